@@ -1,0 +1,46 @@
+# agent-ls build, test and benchmark targets. `make test` is what CI runs.
+GO        ?= go
+BIN       := bin/agent-ls
+STATICCHECK_VERSION := 2026.2.2
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build test test-go test-race lint bench demo fuzz soak deps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/agent-ls
+
+# All Go tests, the race detector on the concurrent packages, and (as they
+# appear) the end-to-end and editor tests. Installs its prerequisites.
+test: deps test-go test-race
+
+test-go:
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -count=1 -race ./store/...
+
+deps:
+	@bash scripts/deps.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+demo: build
+	@bash scripts/demo.sh
+
+fuzz:
+	@echo "no fuzz targets yet"
+
+soak:
+	@echo "no soak tests yet"
+
+clean:
+	rm -rf bin

@@ -1,0 +1,3 @@
+module github.com/agent-ls/agent-ls
+
+go 1.26

@@ -1,0 +1,212 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Primitive names a part of the agent's anatomy a memory can target.
+type Primitive string
+
+// The primitives of MemoryTarget's discriminated union.
+const (
+	PrimitiveBackground Primitive = "background"
+	PrimitiveJudgment   Primitive = "judgment"
+	PrimitiveExample    Primitive = "example"
+	PrimitiveAwareness  Primitive = "awareness"
+	PrimitiveRecovery   Primitive = "recovery"
+	PrimitiveManual     Primitive = "manual"
+)
+
+// Primitives lists the primitives in canonical order.
+var Primitives = []Primitive{PrimitiveBackground, PrimitiveJudgment, PrimitiveExample, PrimitiveAwareness, PrimitiveRecovery, PrimitiveManual}
+
+// Judgment slots a memory may target.
+const (
+	SlotHeuristics         = "heuristics"
+	SlotConstraints        = "constraints"
+	SlotEscalationTriggers = "escalationTriggers"
+)
+
+// JudgmentSlots lists the judgment slots in render order.
+var JudgmentSlots = []string{SlotHeuristics, SlotConstraints, SlotEscalationTriggers}
+
+// ManualSectionWorkflows is the one manual section a memory may target.
+const ManualSectionWorkflows = "workflows"
+
+// MemoryTarget is ADR-0008's discriminated union naming the slot a record
+// compiles into. Which fields are set depends on Primitive:
+//
+//	background{section, key} | judgment{domain, slot} | example{judgmentDomain}
+//	| awareness | recovery | manual{capability, section: "workflows"}
+type MemoryTarget struct {
+	Primitive      Primitive `json:"primitive"`
+	Section        string    `json:"section,omitempty"`
+	Key            string    `json:"key,omitempty"`
+	Domain         string    `json:"domain,omitempty"`
+	Slot           string    `json:"slot,omitempty"`
+	JudgmentDomain string    `json:"judgmentDomain,omitempty"`
+	Capability     string    `json:"capability,omitempty"`
+}
+
+// Validate checks that the target is a well-formed member of the union.
+func (t MemoryTarget) Validate() error {
+	switch t.Primitive {
+	case PrimitiveBackground:
+		if !contains(BackgroundSections, t.Section) {
+			return fmt.Errorf("background target: section %q is not one of %s", t.Section, strings.Join(BackgroundSections, ", "))
+		}
+		if t.Key == "" {
+			return fmt.Errorf("background target: key is required")
+		}
+		if t.Domain != "" || t.Slot != "" || t.JudgmentDomain != "" || t.Capability != "" {
+			return fmt.Errorf("background target: only section and key are allowed")
+		}
+	case PrimitiveJudgment:
+		if t.Domain == "" {
+			return fmt.Errorf("judgment target: domain is required")
+		}
+		if !contains(JudgmentSlots, t.Slot) {
+			return fmt.Errorf("judgment target: slot %q is not one of %s", t.Slot, strings.Join(JudgmentSlots, ", "))
+		}
+		if t.Section != "" || t.Key != "" || t.JudgmentDomain != "" || t.Capability != "" {
+			return fmt.Errorf("judgment target: only domain and slot are allowed")
+		}
+	case PrimitiveExample:
+		if t.JudgmentDomain == "" {
+			return fmt.Errorf("example target: judgmentDomain is required")
+		}
+		if t.Section != "" || t.Key != "" || t.Domain != "" || t.Slot != "" || t.Capability != "" {
+			return fmt.Errorf("example target: only judgmentDomain is allowed")
+		}
+	case PrimitiveAwareness, PrimitiveRecovery:
+		if t != (MemoryTarget{Primitive: t.Primitive}) {
+			return fmt.Errorf("%s target: takes no fields", t.Primitive)
+		}
+	case PrimitiveManual:
+		if t.Capability == "" {
+			return fmt.Errorf("manual target: capability is required")
+		}
+		if t.Section != ManualSectionWorkflows {
+			return fmt.Errorf("manual target: section must be %q", ManualSectionWorkflows)
+		}
+		if t.Key != "" || t.Domain != "" || t.Slot != "" || t.JudgmentDomain != "" {
+			return fmt.Errorf("manual target: only capability and section are allowed")
+		}
+	default:
+		return fmt.Errorf("target primitive %q is not one of background, judgment, example, awareness, recovery, manual", t.Primitive)
+	}
+	return nil
+}
+
+// String prints the compact text form, e.g. "background.projectContext.deploy_window",
+// "judgment.refunds.heuristics", "example.refunds", "awareness", "recovery",
+// "manual.deploy.workflows".
+func (t MemoryTarget) String() string {
+	switch t.Primitive {
+	case PrimitiveBackground:
+		return "background." + t.Section + "." + t.Key
+	case PrimitiveJudgment:
+		return "judgment." + t.Domain + "." + t.Slot
+	case PrimitiveExample:
+		return "example." + t.JudgmentDomain
+	case PrimitiveManual:
+		return "manual." + t.Capability + "." + t.Section
+	}
+	return string(t.Primitive)
+}
+
+// ParseTarget parses the compact text form printed by String. Keys, domains
+// and capabilities may contain dots only where the form is unambiguous: a
+// background key is everything after the section, a judgment domain and a
+// manual capability are everything between the primitive and the last dot.
+func ParseTarget(s string) (MemoryTarget, error) {
+	if s == "" {
+		return MemoryTarget{}, fmt.Errorf("empty target")
+	}
+	head, rest, _ := strings.Cut(s, ".")
+	var t MemoryTarget
+	switch Primitive(head) {
+	case PrimitiveBackground:
+		sec, key, ok := strings.Cut(rest, ".")
+		if !ok {
+			return t, fmt.Errorf("target %q: want background.SECTION.KEY", s)
+		}
+		t = MemoryTarget{Primitive: PrimitiveBackground, Section: sec, Key: key}
+	case PrimitiveJudgment:
+		i := strings.LastIndex(rest, ".")
+		if i < 0 {
+			return t, fmt.Errorf("target %q: want judgment.DOMAIN.SLOT", s)
+		}
+		t = MemoryTarget{Primitive: PrimitiveJudgment, Domain: rest[:i], Slot: rest[i+1:]}
+	case PrimitiveExample:
+		t = MemoryTarget{Primitive: PrimitiveExample, JudgmentDomain: rest}
+	case PrimitiveAwareness, PrimitiveRecovery:
+		if strings.Contains(s, ".") {
+			return t, fmt.Errorf("target %q: %s takes no further parts", s, head)
+		}
+		t = MemoryTarget{Primitive: Primitive(head)}
+	case PrimitiveManual:
+		i := strings.LastIndex(rest, ".")
+		if i < 0 {
+			return t, fmt.Errorf("target %q: want manual.CAPABILITY.workflows", s)
+		}
+		t = MemoryTarget{Primitive: PrimitiveManual, Capability: rest[:i], Section: rest[i+1:]}
+	default:
+		return t, fmt.Errorf("target %q: unknown primitive %q (want background, judgment, example, awareness, recovery or manual)", s, head)
+	}
+	if err := t.Validate(); err != nil {
+		return MemoryTarget{}, fmt.Errorf("target %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// UnmarshalJSON accepts the union object or the compact string form.
+func (t *MemoryTarget) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		pt, err := ParseTarget(s)
+		if err != nil {
+			return err
+		}
+		*t = pt
+		return nil
+	}
+	type plain MemoryTarget
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*t = MemoryTarget(p)
+	return nil
+}
+
+// SlotKey identifies the slot a target writes: two live records with the same
+// SlotKey collide. Background targets collide on section+key; list-valued
+// slots (heuristics, examples, awareness, ...) never collide by slot alone and
+// return "".
+func (t MemoryTarget) SlotKey() string {
+	if t.Primitive == PrimitiveBackground {
+		return t.String()
+	}
+	return ""
+}
+
+// NeedsPayload reports whether records with this target must carry a
+// structured payload (examples and awareness domains do).
+func (t MemoryTarget) NeedsPayload() bool {
+	return t.Primitive == PrimitiveExample || t.Primitive == PrimitiveAwareness
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

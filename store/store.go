@@ -1,0 +1,372 @@
+// Package store defines the memory-store protocol every backend implements
+// (ADR-0007 records plus ADR-0008 promotion state and ledger), its typed
+// errors, and the agent-key convention. Backends live in sub-packages
+// (store/bolt, store/memstore); store/storetest is the conformance kit.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// Typed errors. Backends wrap them with context; test with errors.Is.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrConflict  = errors.New("conflict")
+	ErrLocked    = errors.New("store locked")
+	ErrCorrupt   = errors.New("store corrupt")
+	ErrInvalid   = errors.New("invalid request")
+	ErrForbidden = errors.New("forbidden")
+	ErrClosed    = errors.New("store closed")
+)
+
+// ActorKind says who performs an operation.
+type ActorKind string
+
+// The actor kinds.
+const (
+	ActorAgent  ActorKind = "agent"
+	ActorHuman  ActorKind = "human"
+	ActorSystem ActorKind = "system"
+)
+
+// Actor is who performed a mutation; it is recorded on every ledger entry.
+type Actor struct {
+	Kind ActorKind `json:"kind"`
+	Name string    `json:"name"`
+}
+
+// String prints "kind:name".
+func (a Actor) String() string { return string(a.Kind) + ":" + a.Name }
+
+// ParseActor parses "kind:name" with kind agent, human or system.
+func ParseActor(s string) (Actor, error) {
+	k, n, ok := strings.Cut(s, ":")
+	if !ok || n == "" {
+		return Actor{}, fmt.Errorf("actor %q: want kind:name, e.g. human:ana or agent:support-bot", s)
+	}
+	switch ActorKind(k) {
+	case ActorAgent, ActorHuman, ActorSystem:
+	default:
+		return Actor{}, fmt.Errorf("actor %q: kind must be agent, human or system", s)
+	}
+	return Actor{Kind: ActorKind(k), Name: n}, nil
+}
+
+// WriteRequest is one record to create in a Write batch.
+type WriteRequest struct {
+	Scope      map[string]string
+	Kind       schema.Kind
+	Content    string
+	Tags       []string
+	Provenance schema.Provenance
+	ExpiresAt  string
+	Target     *schema.MemoryTarget
+	Payload    json.RawMessage
+	// Supersedes names a record that existed before the batch; it is
+	// invalidated with SupersededBy set to the new record, atomically.
+	Supersedes string
+}
+
+// Unlimited as a Query limit returns every match.
+const Unlimited = -1
+
+// DefaultLimit is the number of records Search returns when Limit is nil.
+const DefaultLimit = 10
+
+// Limit returns a pointer to n, for Query.Limit.
+func Limit(n int) *int { return &n }
+
+// Query selects records for Search.
+type Query struct {
+	// Scope is a subset-match filter: a record matches when its scope holds
+	// every pair. Empty matches all.
+	Scope map[string]string
+	Kinds []schema.Kind
+	// Tags: a record matches when it carries every tag listed.
+	Tags []string
+	// Text is tokenized (lowercase, accents folded, split on non
+	// letter/digit) and OR-matched; more matching tokens rank first.
+	// Without text, results are newest first (later write first on ties).
+	Text string
+	// Target, when set, keeps records whose target equals it.
+	Target *schema.MemoryTarget
+	// TargetedOnly keeps records that carry a target.
+	TargetedOnly bool
+	// Limit: nil is DefaultLimit, 0 returns nothing, Unlimited returns all.
+	Limit              *int
+	IncludeInvalidated bool
+}
+
+// Result is a Search answer. Skipped counts stored records that failed to
+// decode: they are left out, never a failed listing.
+type Result struct {
+	Records []schema.MemoryRecord
+	Skipped int
+}
+
+// Evidence is why a promotion (or demotion) happened.
+type Evidence struct {
+	Conversations []string    `json:"conversations,omitempty"`
+	Eval          *EvalResult `json:"eval,omitempty"`
+	ApprovedBy    string      `json:"approvedBy,omitempty"`
+	ProposalID    string      `json:"proposalId,omitempty"`
+	Note          string      `json:"note,omitempty"`
+}
+
+// EvalResult is the outcome of an eval gate: base vs candidate.
+type EvalResult struct {
+	BaseScore      float64 `json:"baseScore"`
+	CandidateScore float64 `json:"candidateScore"`
+	BasePassed     int     `json:"basePassed"`
+	BaseFailed     int     `json:"baseFailed"`
+	Passed         int     `json:"passed"`
+	Failed         int     `json:"failed"`
+	Require        string  `json:"require,omitempty"`
+}
+
+// Promotion is the row that makes a record part of the agent's composition.
+type Promotion struct {
+	RecordID   string      `json:"recordId"`
+	Tier       schema.Tier `json:"tier"`
+	PromotedAt string      `json:"promotedAt"`
+	Actor      Actor       `json:"actor"`
+	Approver   string      `json:"approver,omitempty"`
+	Evidence   Evidence    `json:"evidence"`
+}
+
+// PromoteRequest asks the store to record a promotion. Gates are evolve's
+// job; the store records what it is told, atomically with its ledger entry.
+type PromoteRequest struct {
+	Tier     schema.Tier
+	Actor    Actor
+	Approver string
+	Evidence Evidence
+}
+
+// ProposalKind says what a pending proposal would do once approved.
+type ProposalKind string
+
+// The proposal kinds.
+const (
+	ProposePromote ProposalKind = "promote"
+	ProposeDemote  ProposalKind = "demote"
+)
+
+// ProposalState is where a proposal is in its life.
+type ProposalState string
+
+// The proposal states.
+const (
+	ProposalPending  ProposalState = "pending"
+	ProposalApproved ProposalState = "approved"
+	ProposalRejected ProposalState = "rejected"
+	ProposalExpired  ProposalState = "expired"
+)
+
+// Proposal is a promotion or demotion waiting for a human. It fails closed:
+// unanswered by ExpiresAt it expires, and nothing changes.
+type Proposal struct {
+	ID          string       `json:"id"`
+	Kind        ProposalKind `json:"kind"`
+	RecordID    string       `json:"recordId"`
+	Tier        schema.Tier  `json:"tier"`
+	RequestedBy Actor        `json:"requestedBy"`
+	CreatedAt   string       `json:"createdAt"`
+	ExpiresAt   string       `json:"expiresAt"`
+	Reason      string       `json:"reason,omitempty"`
+	Evidence    Evidence     `json:"evidence"`
+	// Invalidate: approving a demotion also invalidates the record (the
+	// agent asked to invalidate or supersede it).
+	Invalidate bool `json:"invalidate,omitempty"`
+	// SupersededBy: approving the demotion sets the record's supersededBy.
+	SupersededBy string        `json:"supersededBy,omitempty"`
+	State        ProposalState `json:"state"`
+	DecidedAt    string        `json:"decidedAt,omitempty"`
+	DecidedBy    *Actor        `json:"decidedBy,omitempty"`
+	Decision     string        `json:"decision,omitempty"`
+}
+
+// ProposalRequest creates a pending proposal.
+type ProposalRequest struct {
+	Kind         ProposalKind
+	RecordID     string
+	Tier         schema.Tier
+	RequestedBy  Actor
+	TTL          time.Duration
+	Reason       string
+	Evidence     Evidence
+	Invalidate   bool
+	SupersededBy string
+}
+
+// ProposalFilter selects proposals; zero values match all.
+type ProposalFilter struct {
+	State    ProposalState
+	RecordID string
+	// Scope and Agent select proposals whose record matches (subset match,
+	// then the agent-key rule).
+	Scope map[string]string
+	Agent string
+}
+
+// Op names a ledger operation.
+type Op string
+
+// The ledger operations: every mutation appends one.
+const (
+	OpWrite       Op = "write"
+	OpSupersede   Op = "supersede"
+	OpInvalidate  Op = "invalidate"
+	OpDelete      Op = "delete"
+	OpCorroborate Op = "corroborate"
+	OpPromote     Op = "promote"
+	OpDemote      Op = "demote"
+	OpPropose     Op = "propose"
+	OpApprove     Op = "approve"
+	OpReject      Op = "reject"
+	OpExpire      Op = "expire"
+	OpImport      Op = "import"
+)
+
+// LedgerEntry is one hash-chained history entry. Hash covers every other
+// field and PrevHash, so editing, removing or reordering entries breaks the
+// chain. Record carries the record as written (write, supersede, import) so
+// StateAt can rebuild the composition from the ledger alone.
+type LedgerEntry struct {
+	Seq        uint64               `json:"seq"`
+	At         string               `json:"at"`
+	Op         Op                   `json:"op"`
+	RecordID   string               `json:"recordId,omitempty"`
+	ProposalID string               `json:"proposalId,omitempty"`
+	Actor      Actor                `json:"actor"`
+	Reason     string               `json:"reason,omitempty"`
+	Tier       schema.Tier          `json:"tier,omitempty"`
+	Evidence   *Evidence            `json:"evidence,omitempty"`
+	Support    *schema.Support      `json:"support,omitempty"`
+	Record     *schema.MemoryRecord `json:"record,omitempty"`
+	PrevHash   string               `json:"prevHash"`
+	Hash       string               `json:"hash"`
+}
+
+// LedgerFilter selects ledger entries; zero values match all.
+type LedgerFilter struct {
+	Since    string // entries with At >= Since
+	Until    string // entries with At <= Until
+	RecordID string
+	Ops      []Op
+	Limit    int // 0 = all
+}
+
+// OverlaySummary is appended at each instantiate: counts and ids, never
+// content. Backends keep a bounded number (oldest dropped first).
+type OverlaySummary struct {
+	At                string            `json:"at"`
+	Agent             string            `json:"agent"`
+	Scope             map[string]string `json:"scope,omitempty"`
+	RecordCount       int               `json:"recordCount"`
+	CharsPerPrimitive map[string]int    `json:"charsPerPrimitive"`
+	Conflicts         int               `json:"conflicts"`
+	Spilled           int               `json:"spilled"`
+	RecordIDs         []string          `json:"recordIds"`
+}
+
+// Store is the memory-store protocol. All methods are safe for concurrent use
+// within a process; backends that share a file across processes serialize
+// writers and report ErrLocked rather than hang.
+type Store interface {
+	// Write creates a batch of records all-or-nothing with one `now`.
+	Write(ctx context.Context, batch []WriteRequest, actor Actor) ([]schema.MemoryRecord, error)
+	// Get returns a record by id, invalidated ones included.
+	Get(ctx context.Context, id string) (schema.MemoryRecord, error)
+	// Search lists records matching q; expired records are never returned.
+	Search(ctx context.Context, q Query) (Result, error)
+	// Invalidate marks a record invalid with a reason. Unknown ids are
+	// ErrNotFound; invalidating twice is a no-op.
+	Invalidate(ctx context.Context, id, reason string, actor Actor) error
+	// Delete removes a record. Host-only: agents get ErrForbidden.
+	Delete(ctx context.Context, id string, actor Actor) error
+
+	// Corroborate appends a support; the same conversation twice counts
+	// once (counted reports whether it was new).
+	Corroborate(ctx context.Context, id string, s schema.Support, actor Actor) (counted bool, err error)
+	// Promote records a promotion row and its ledger entry.
+	Promote(ctx context.Context, id string, req PromoteRequest) (Promotion, error)
+	// Demote removes a record's promotion row (the record stays valid).
+	Demote(ctx context.Context, id, reason string, actor Actor) error
+	// Promotion returns a record's current promotion row, or ErrNotFound.
+	Promotion(ctx context.Context, id string) (Promotion, error)
+	// Promoted returns the valid, promoted records of scope for agent (the
+	// agent-key rule) in one bounded query whose cost grows with the number
+	// of matches, not the size of the store.
+	Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error)
+	// Candidates returns the valid, targeted, unpromoted records of scope
+	// for agent, newest first.
+	Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error)
+
+	// Propose opens a pending proposal.
+	Propose(ctx context.Context, req ProposalRequest) (Proposal, error)
+	// GetProposal returns a proposal by id.
+	GetProposal(ctx context.Context, id string) (Proposal, error)
+	// Proposals lists proposals, oldest first. Pending proposals past their
+	// expiry are reported as expired.
+	Proposals(ctx context.Context, f ProposalFilter) ([]Proposal, error)
+	// Approve carries out a pending proposal (promote, or demote and maybe
+	// invalidate) atomically. Agents get ErrForbidden; an expired or
+	// decided proposal is ErrConflict.
+	Approve(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
+	// Reject closes a pending proposal without effect.
+	Reject(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
+	// ExpireProposals marks pending proposals past their expiry as expired
+	// (ledgered) and returns them.
+	ExpireProposals(ctx context.Context) ([]Proposal, error)
+
+	// Ledger lists ledger entries in sequence order.
+	Ledger(ctx context.Context, f LedgerFilter) ([]LedgerEntry, error)
+	// Verify checks the hash chain and names the first bad entry.
+	Verify(ctx context.Context) error
+	// StateAt rebuilds, from the ledger alone, the records that were valid
+	// and promoted at time at (a schema.FormatTime string), with the
+	// supports they had then.
+	StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, error)
+
+	// AppendOverlaySummary stores an instantiate summary (bounded retention).
+	AppendOverlaySummary(ctx context.Context, s OverlaySummary) error
+	// OverlaySummaries returns the newest summaries first, up to limit (0 = all kept).
+	OverlaySummaries(ctx context.Context, limit int) ([]OverlaySummary, error)
+
+	// Export calls fn for every readable record (invalidated and expired
+	// included), in id order, and returns how many failed to decode.
+	Export(ctx context.Context, fn func(schema.MemoryRecord) error) (skipped int, err error)
+	// Import stores records with their ids all-or-nothing; an existing id is
+	// ErrConflict, an invalid record ErrInvalid naming its index.
+	Import(ctx context.Context, recs []schema.MemoryRecord, actor Actor) error
+
+	// Close releases the store.
+	Close() error
+}
+
+// Options are what a backend needs from its host: a clock, randomness for
+// ids, a logger and, for file backends, how long to wait for a lock.
+type Options struct {
+	Now         func() time.Time
+	Entropy     io.Reader
+	Logger      *slog.Logger
+	LockTimeout time.Duration
+	// ReadOnly opens file backends read-only (salvage, listing).
+	ReadOnly bool
+	// SummaryRetention bounds kept overlay summaries (default 1000).
+	SummaryRetention int
+}
+
+// Opener opens a store; the language server and CLI receive one so tests can
+// pass fakes.
+type Opener func(ctx context.Context) (Store, error)
