@@ -253,8 +253,11 @@ type LedgerEntry struct {
 	Evidence   *Evidence            `json:"evidence,omitempty"`
 	Support    *schema.Support      `json:"support,omitempty"`
 	Record     *schema.MemoryRecord `json:"record,omitempty"`
-	PrevHash   string               `json:"prevHash"`
-	Hash       string               `json:"hash"`
+	// Proposal carries the proposal as it stood after a propose, approve,
+	// reject or expire entry, so replay knows what an approval did.
+	Proposal *Proposal `json:"proposal,omitempty"`
+	PrevHash string    `json:"prevHash"`
+	Hash     string    `json:"hash"`
 }
 
 // LedgerFilter selects ledger entries; zero values match all.

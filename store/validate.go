@@ -1,0 +1,200 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// ValidateWrite checks one write request. The error wraps ErrInvalid and
+// names the field: kind must be valid, content non-blank, scope keys and
+// values non-empty, tags non-empty, a target well-formed, a payload valid
+// JSON, expiresAt in the canonical schema.TimeLayout form.
+//
+// A payload is not required here even for targets that need one
+// (schema.MemoryTarget.NeedsPayload): such a record is stored but cannot be
+// promoted, which is evolve's gate.
+func ValidateWrite(req WriteRequest) error {
+	if err := validateFields(req.Kind, req.Content, req.Scope, req.Tags, req.Target, req.Payload); err != nil {
+		return err
+	}
+	if req.ExpiresAt != "" {
+		if err := checkTime("expiresAt", req.ExpiresAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateRecord checks a record for Import: the fields of ValidateWrite plus
+// a non-empty id and canonical timestamps. An empty createdAt is allowed
+// (the importer stamps it with now).
+func ValidateRecord(r schema.MemoryRecord) error {
+	if strings.TrimSpace(r.ID) == "" {
+		return fmt.Errorf("%w: id is required", ErrInvalid)
+	}
+	if err := validateFields(r.Kind, r.Content, r.Scope, r.Tags, r.Target, r.Payload); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{
+		{"createdAt", r.CreatedAt}, {"updatedAt", r.UpdatedAt}, {"invalidAt", r.InvalidAt}, {"expiresAt", r.ExpiresAt},
+	} {
+		if f.v != "" {
+			if err := checkTime(f.name, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	for i, s := range r.Supports {
+		if s.ConversationID == "" {
+			return fmt.Errorf("%w: supports[%d]: conversationId is required", ErrInvalid, i)
+		}
+	}
+	return nil
+}
+
+func validateFields(kind schema.Kind, content string, scope map[string]string, tags []string, target *schema.MemoryTarget, payload json.RawMessage) error {
+	if !kind.Valid() {
+		return fmt.Errorf("%w: kind %q is not one of fact, preference, episode, profile", ErrInvalid, kind)
+	}
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("%w: content is empty", ErrInvalid)
+	}
+	for _, k := range slices.Sorted(maps.Keys(scope)) {
+		if k == "" {
+			return fmt.Errorf("%w: scope has an empty key", ErrInvalid)
+		}
+		if scope[k] == "" {
+			return fmt.Errorf("%w: scope key %q has an empty value", ErrInvalid, k)
+		}
+	}
+	for i, t := range tags {
+		if strings.TrimSpace(t) == "" {
+			return fmt.Errorf("%w: tags[%d] is empty", ErrInvalid, i)
+		}
+	}
+	if target != nil {
+		if err := target.Validate(); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+	}
+	if len(payload) > 0 && !json.Valid(payload) {
+		return fmt.Errorf("%w: payload is not valid JSON", ErrInvalid)
+	}
+	return nil
+}
+
+func checkTime(name, v string) error {
+	t, err := schema.ParseTime(v)
+	if err != nil || schema.FormatTime(t) != v {
+		return fmt.Errorf("%w: %s %q: want the canonical form, e.g. 2026-11-03T14:05:00.000Z", ErrInvalid, name, v)
+	}
+	return nil
+}
+
+// NewRecord builds the record a validated write request creates, so every
+// backend stores the same shape: scope and tags copied, createdAt and
+// updatedAt set to now, provenance.at defaulting to now and
+// provenance.author to actor.String().
+func NewRecord(req WriteRequest, id, now string, actor Actor) schema.MemoryRecord {
+	r := schema.MemoryRecord{
+		ID:         id,
+		Scope:      maps.Clone(req.Scope),
+		Kind:       req.Kind,
+		Content:    req.Content,
+		Tags:       slices.Clone(req.Tags),
+		Provenance: req.Provenance,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+		ExpiresAt:  req.ExpiresAt,
+	}
+	if r.Scope == nil {
+		r.Scope = map[string]string{}
+	}
+	if r.Provenance.At == "" {
+		r.Provenance.At = now
+	}
+	if r.Provenance.Author == "" {
+		r.Provenance.Author = actor.String()
+	}
+	if req.Target != nil {
+		t := *req.Target
+		r.Target = &t
+	}
+	if len(req.Payload) > 0 {
+		r.Payload = slices.Clone(req.Payload)
+	}
+	return r
+}
+
+// ApplyInvalidate marks rec invalid at now with reason (the Invalidate
+// mutation). It reports false, changing nothing, when rec is already invalid.
+func ApplyInvalidate(rec *schema.MemoryRecord, now, reason string) bool {
+	if rec.InvalidAt != "" {
+		return false
+	}
+	rec.InvalidAt = now
+	rec.InvalidReason = reason
+	rec.UpdatedAt = now
+	return true
+}
+
+// ApplySupersede marks old as superseded by newID at now: invalidAt,
+// supersededBy and the reason "superseded by NEWID".
+func ApplySupersede(old *schema.MemoryRecord, newID, now string) {
+	old.InvalidAt = now
+	old.InvalidReason = "superseded by " + newID
+	old.SupersededBy = newID
+	old.UpdatedAt = now
+}
+
+// ApplySupport appends s to rec's supports unless its conversation already
+// taught the record (its provenance or an earlier support); it reports
+// whether the support was new. Only a new support changes the record.
+func ApplySupport(rec *schema.MemoryRecord, s schema.Support, now string) bool {
+	if s.ConversationID == rec.Provenance.ConversationID {
+		return false
+	}
+	for _, o := range rec.Supports {
+		if o.ConversationID == s.ConversationID {
+			return false
+		}
+	}
+	rec.Supports = append(rec.Supports, s)
+	rec.UpdatedAt = now
+	return true
+}
+
+// NormalizeSupport validates a corroboration and stamps At with now when
+// empty. The error wraps ErrInvalid.
+func NormalizeSupport(s schema.Support, now string) (schema.Support, error) {
+	if strings.TrimSpace(s.ConversationID) == "" {
+		return s, fmt.Errorf("%w: corroboration needs a conversationId", ErrInvalid)
+	}
+	if s.At == "" {
+		s.At = now
+	} else if err := checkTime("support at", s.At); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// CloneRecord deep-copies a record (scope, tags, target, payload,
+// supports), so in-memory backends never share mutable state with callers.
+func CloneRecord(r schema.MemoryRecord) schema.MemoryRecord {
+	if r.Scope != nil {
+		r.Scope = maps.Clone(r.Scope)
+	}
+	r.Tags = slices.Clone(r.Tags)
+	if r.Target != nil {
+		t := *r.Target
+		r.Target = &t
+	}
+	r.Payload = slices.Clone(r.Payload)
+	r.Supports = slices.Clone(r.Supports)
+	return r
+}
