@@ -1,0 +1,147 @@
+package lexical
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"The deploy's window", []string{"deploy", "window"}},
+		{"Don't refund digital goods", []string{"refund", "digital", "good"}},
+		{"Always check errors from deferred Close calls", []string{"check", "error", "defer", "clos", "call"}},
+		{"Handled, handles, handle", []string{"handl", "handl", "handl"}},
+		{"Café CRÈME", []string{"caf", "crem"}},
+		{"Deploys go out Tuesdays after 14:00 ET", []string{"deploy", "go", "tuesday", "after", "14", "00", "et"}},
+		{"You cannot skip tests", []string{"skip", "test"}},
+		{"it’s the user’s choice", []string{"user", "choic"}},
+	}
+	for _, tt := range tests {
+		if got := Tokens(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSimilarityBounds(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want float64
+	}{
+		{"", "", 1},
+		{"refund", "", 0},
+		{"refund digital goods", "refund digital goods", 1},
+		{"refund digital goods", "ship physical parcels", 0},
+		{"refund digital goods", "refund physical goods", 0.5},
+	}
+	for _, tt := range tests {
+		if got := Similarity(tt.a, tt.b); got != tt.want {
+			t.Errorf("Similarity(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+		if got := Similarity(tt.b, tt.a); got != tt.want {
+			t.Errorf("Similarity is not symmetric for %q, %q: %v", tt.b, tt.a, got)
+		}
+	}
+}
+
+// Paraphrase pairs that must and must not count as the same lesson.
+func TestNearDuplicate(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		// Must match: the same lesson reworded.
+		{"Check that errors from deferred Close calls are handled",
+			"Make sure errors returned by deferred Close calls are handled", true},
+		{"Flag unchecked errors on deferred Close calls",
+			"Always flag unchecked errors from deferred Close() calls", true},
+		{"Refunds over $50 need a manager's approval",
+			"refunds over 50 dollars need manager approval", true},
+		{"Run database migrations before deploying the app",
+			"Always run the database migration before you deploy the app", true},
+		{"Ask before deleting any resource in prod",
+			"Always ask before deleting resources in prod", true},
+		{"Deploys go out Tuesdays after 14:00 ET", "deploys go out on Tuesdays after 14:00 ET.", true},
+		// Must not match: different lessons sharing some words.
+		{"Never refund digital goods", "Always refund damaged goods", false},
+		{"Use tabs for indentation", "Use spaces for indentation", false},
+		{"Check errors from deferred Close calls", "Check for nil pointer dereferences in handlers", false},
+		// Known limit: one differing word in a short sentence still reads as a
+		// near-duplicate; keyed (background) saves therefore demand identical
+		// tokens before corroborating (see evolve).
+		{"Deploys go out Tuesdays after 14:00 ET", "Deploys go out Thursdays after 14:00 ET", true},
+		// Must not match: opposites are contradictions, not duplicates.
+		{"Always refund within 30 days", "Never refund within 30 days", false},
+		{"Run migrations before deploying", "Run migrations after deploying", false},
+		{"", "Use tabs", false},
+	}
+	for _, tt := range tests {
+		if got := NearDuplicate(tt.a, tt.b); got != tt.want {
+			t.Errorf("NearDuplicate(%q, %q) = %v, want %v (similarity %.2f)", tt.a, tt.b, got, tt.want, Similarity(tt.a, tt.b))
+		}
+		if got := NearDuplicate(tt.b, tt.a); got != tt.want {
+			t.Errorf("NearDuplicate is not symmetric for (%q, %q)", tt.b, tt.a)
+		}
+	}
+}
+
+func TestContradicts(t *testing.T) {
+	tests := []struct {
+		a, b   string
+		want   bool
+		whyHas string
+	}{
+		{"Always refund within 30 days", "Never refund within 30 days", true, `"never"`},
+		{"Flag missing error checks on deferred Close calls",
+			"Don't flag missing error checks on deferred Close calls", true, `"not"`},
+		{"You must squash commits before merging", "You must not squash commits before merging", true, `"not"`},
+		{"Run migrations before deploying", "Run migrations after deploying", true, `"after"`},
+		{"Allow refunds without a receipt under $20", "Forbid refunds without a receipt under $20", true, `forbid`},
+		{"Approve refunds for damaged items", "Deny refunds for damaged items", true, `"deny"`},
+		{"Enable feature flags in staging", "Disable feature flags in staging", true, `"disable"`},
+		{"Do not deploy on Fridays", "Never deploy on Fridays", false, ""},
+		{"Never refund digital goods", "Always refund damaged goods", false, ""},
+		{"Never deploy on Fridays", "Always page the on-call engineer on Fridays", false, ""},
+		{"Use tabs", "Use tabs", false, ""},
+		{"", "Never", false, ""},
+		// Known limit: a double negative reads as affirmative.
+		{"Never skip the tests", "Always run the tests", false, ""},
+	}
+	for _, tt := range tests {
+		got, why := Contradicts(tt.a, tt.b)
+		if got != tt.want {
+			t.Errorf("Contradicts(%q, %q) = %v (%s), want %v", tt.a, tt.b, got, why, tt.want)
+			continue
+		}
+		if got && !strings.Contains(why, tt.whyHas) {
+			t.Errorf("Contradicts(%q, %q) why = %q, want it to mention %s", tt.a, tt.b, why, tt.whyHas)
+		}
+		if !got && why != "" {
+			t.Errorf("Contradicts(%q, %q) = false with a reason %q", tt.a, tt.b, why)
+		}
+		if g2, _ := Contradicts(tt.b, tt.a); g2 != got {
+			t.Errorf("Contradicts is not symmetric for (%q, %q)", tt.b, tt.a)
+		}
+	}
+}
+
+func FuzzLexical(f *testing.F) {
+	f.Add("Don't refund digital goods", "Always refund within 30 days")
+	f.Add("it’s a café's ''' n't", "cannot")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		s := Similarity(a, b)
+		if s < 0 || s > 1 {
+			t.Fatalf("Similarity out of range: %v", s)
+		}
+		if NearDuplicate(a, b) {
+			if c, _ := Contradicts(a, b); c {
+				t.Fatalf("near-duplicate and contradiction at once")
+			}
+		}
+	})
+}
