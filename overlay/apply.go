@@ -1,0 +1,399 @@
+package overlay
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// LearnedRecoveryName names the recovery block Apply creates when a recovery
+// memory is promoted for an agent whose authored config has none.
+const LearnedRecoveryName = "Learned recovery"
+
+// item is one record on its way through Apply.
+type item struct {
+	rec      *schema.MemoryRecord
+	t        schema.MemoryTarget
+	out      *RecordOutcome
+	chars    int
+	supports int
+	judgment int    // index of the target judgment, -1 when none
+	group    string // collision group: "slot:..." conflicts, "line:..." duplicates
+	ex       schema.ExamplePayload
+	aw       schema.AwarenessDomain
+}
+
+// Apply folds records into a copy of cfg under the ADR-0008 merge rules and
+// the policy's budgets, and reports what happened to every record. It never
+// mutates cfg or records, and any permutation of records gives identical
+// results. The caller passes valid, promoted records; untargeted ones are
+// reported and ignored.
+//
+// The rules, per target primitive:
+//   - background: inserts section[key] = content after the authored entries;
+//     a key the authored section holds is dropped (authored-wins).
+//   - judgment: appends content to that slot of the authored judgment with
+//     the domain (unknown-domain when there is none; a memory never creates
+//     a domain).
+//   - example: appends the payload as an Example of that judgment.
+//   - awareness: appends the payload as a domain; an authored domain name
+//     wins (authored-wins).
+//   - recovery: appends content as new lines of the recovery prompt; with no
+//     authored recovery a block named LearnedRecoveryName is created.
+//   - manual: appends content to Manuals[capability].Workflows when the
+//     capability is listed or its manual exists (else unknown-capability).
+//
+// Examples and awareness need a complete payload (missing-payload). A line
+// identical to an authored line of the same list, or to another record's, is
+// dropped as duplicate. Two records on one background key (or one awareness
+// name) collide: the newest createdAt renders, on equal createdAt the smaller
+// id; the other is shadowed and listed in Report.Conflicts. Learned elements
+// are appended in canonical order (createdAt, then id).
+//
+// Budgets count runes of memory-derived text per primitive: a background
+// entry counts key plus content; examples and awareness domains count their
+// payload fields; the rest count content. Records are admitted whole, in
+// spill order — most distinct conversations (MemoryRecord.DistinctConversations)
+// first, then newest createdAt, then smaller id — first fit: a record that
+// does not fit the remaining budget spills and later, smaller ones may still
+// fit. Spilled records are reported (reason budget) and marked in the
+// composition; they belong to the recall tier.
+func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*schema.AgentConfig, Report) {
+	if cfg == nil {
+		cfg = &schema.AgentConfig{}
+	}
+	recs := make([]*schema.MemoryRecord, len(records))
+	for i := range records {
+		recs[i] = &records[i]
+	}
+	slices.SortFunc(recs, canonicalCmp)
+
+	rep := Report{
+		Records:   make([]RecordOutcome, len(recs)),
+		Conflicts: []Conflict{},
+	}
+	items := make([]item, 0, len(recs))
+	lastID := ""
+	for i, r := range recs {
+		out := &rep.Records[i]
+		out.ID = r.ID
+		if i > 0 && r.ID == lastID {
+			drop(out, ReasonDuplicate)
+			continue
+		}
+		lastID = r.ID
+		if r.Target == nil {
+			drop(out, ReasonUntargeted)
+			continue
+		}
+		t := *r.Target
+		out.Primitive = t.Primitive
+		out.Target = t.String()
+		if t.Validate() != nil {
+			out.Primitive, out.Target = "", ""
+			drop(out, ReasonInvalidTarget)
+			continue
+		}
+		it := item{rec: r, t: t, out: out, judgment: -1, supports: r.DistinctConversations()}
+		if reason := classify(cfg, &it); reason != "" {
+			drop(out, reason)
+			continue
+		}
+		out.Chars = it.chars
+		items = append(items, it)
+	}
+
+	resolveGroups(items, &rep)
+	admitWithinBudgets(items, p)
+
+	c := cloneConfig(cfg)
+	attr := Attribution{}
+	learnedRecovery := c.RoleTemplate.Recovery == nil
+	for i := range items {
+		it := &items[i]
+		switch it.out.Status {
+		case "":
+			it.out.Status = StatusApplied
+			it.out.Pointer = place(c, it, &attr, learnedRecovery)
+		case StatusSpilled:
+			attr.addSpilled(container(it), it.rec.ID)
+		}
+	}
+	rep.Attribution = attr
+	rep.Totals = totals(&rep, p)
+	return c, rep
+}
+
+func drop(out *RecordOutcome, r Reason) { out.Status, out.Reason = StatusDropped, r }
+
+// canonicalCmp orders records by createdAt, then id; the remaining fields
+// only make the order total when the same id is passed twice.
+func canonicalCmp(a, b *schema.MemoryRecord) int {
+	return cmp.Or(
+		strings.Compare(a.CreatedAt, b.CreatedAt),
+		strings.Compare(a.ID, b.ID),
+		strings.Compare(a.UpdatedAt, b.UpdatedAt),
+		strings.Compare(a.Content, b.Content),
+		strings.Compare(string(a.Payload), string(b.Payload)),
+	)
+}
+
+// newer reports whether a beats b in a collision: newest createdAt, then the
+// smaller id.
+func newer(a, b *schema.MemoryRecord) bool {
+	if a.CreatedAt != b.CreatedAt {
+		return a.CreatedAt > b.CreatedAt
+	}
+	return a.ID < b.ID
+}
+
+// classify checks a targeted record against the authored config, fills the
+// item's derived fields and returns a drop reason, or "".
+func classify(cfg *schema.AgentConfig, it *item) Reason {
+	t, r := it.t, it.rec
+	switch t.Primitive {
+	case schema.PrimitiveBackground:
+		if sec := cfg.Background.Section(t.Section); sec != nil && sec.Has(t.Key) {
+			return ReasonAuthoredWins
+		}
+		it.chars = runes(t.Key) + runes(r.Content)
+		it.group = "slot:" + t.String()
+	case schema.PrimitiveJudgment:
+		it.judgment = cfg.JudgmentByDomain(t.Domain)
+		if it.judgment < 0 {
+			return ReasonUnknownDomain
+		}
+		if slices.Contains(judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content) {
+			return ReasonDuplicate
+		}
+		it.chars = runes(r.Content)
+		it.group = "line:" + t.String() + "\x00" + r.Content
+	case schema.PrimitiveExample:
+		if json.Unmarshal(r.Payload, &it.ex) != nil || it.ex.Scenario == "" || it.ex.Good == "" {
+			return ReasonMissingPayload
+		}
+		it.judgment = cfg.JudgmentByDomain(t.JudgmentDomain)
+		if it.judgment < 0 {
+			return ReasonUnknownDomain
+		}
+		it.chars = runes(it.ex.Scenario) + runes(it.ex.Good) + runes(it.ex.Bad) + runes(it.ex.Reasoning)
+	case schema.PrimitiveAwareness:
+		if json.Unmarshal(r.Payload, &it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
+			return ReasonMissingPayload
+		}
+		for _, d := range cfg.Awareness.Domains {
+			if d.Name == it.aw.Name {
+				return ReasonAuthoredWins
+			}
+		}
+		it.chars = runes(it.aw.Name) + runes(it.aw.Description) + runes(it.aw.AccessMethod)
+		it.group = "slot:awareness." + it.aw.Name
+	case schema.PrimitiveRecovery:
+		it.chars = runes(r.Content)
+	case schema.PrimitiveManual:
+		m, hasManual := cfg.Manuals[t.Capability]
+		if !hasManual && !slices.Contains(cfg.Capabilities, t.Capability) {
+			return ReasonUnknownCapability
+		}
+		if slices.Contains(m.Workflows, r.Content) {
+			return ReasonDuplicate
+		}
+		it.chars = runes(r.Content)
+		it.group = "line:" + t.String() + "\x00" + r.Content
+	}
+	return ""
+}
+
+func runes(s string) int { return utf8.RuneCountInString(s) }
+
+func judgmentSlot(j *schema.Judgment, slot string) []string {
+	switch slot {
+	case schema.SlotHeuristics:
+		return j.Heuristics
+	case schema.SlotConstraints:
+		return j.Constraints
+	case schema.SlotEscalationTriggers:
+		return j.EscalationTriggers
+	}
+	return nil
+}
+
+func judgmentSlotRef(j *schema.Judgment, slot string) *[]string {
+	switch slot {
+	case schema.SlotConstraints:
+		return &j.Constraints
+	case schema.SlotEscalationTriggers:
+		return &j.EscalationTriggers
+	}
+	return &j.Heuristics
+}
+
+// resolveGroups settles collisions: in each group the newest record wins;
+// the others are shadowed (slot groups) or dropped as duplicates (line
+// groups).
+func resolveGroups(items []item, rep *Report) {
+	winners := map[string]*item{}
+	for i := range items {
+		it := &items[i]
+		if it.group == "" {
+			continue
+		}
+		if w, ok := winners[it.group]; !ok || newer(it.rec, w.rec) {
+			winners[it.group] = it
+		}
+	}
+	for i := range items {
+		it := &items[i]
+		if it.group == "" {
+			continue
+		}
+		w := winners[it.group]
+		if w == it {
+			continue
+		}
+		if strings.HasPrefix(it.group, "line:") {
+			drop(it.out, ReasonDuplicate)
+			continue
+		}
+		it.out.Status, it.out.Reason = StatusShadowed, ReasonConflict
+		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: strings.TrimPrefix(it.group, "slot:"), Winner: w.rec.ID, Shadowed: it.rec.ID})
+	}
+	slices.SortFunc(rep.Conflicts, func(a, b Conflict) int {
+		return cmp.Or(strings.Compare(a.Slot, b.Slot), strings.Compare(a.Shadowed, b.Shadowed))
+	})
+}
+
+// admitWithinBudgets spills, per primitive, the records that do not fit the
+// budget in spill order (first fit).
+func admitWithinBudgets(items []item, p Policy) {
+	byPrim := map[schema.Primitive][]*item{}
+	for i := range items {
+		it := &items[i]
+		if it.out.Status == "" {
+			byPrim[it.t.Primitive] = append(byPrim[it.t.Primitive], it)
+		}
+	}
+	for prim, list := range byPrim {
+		budget := p.Budgets.For(prim)
+		if budget <= 0 {
+			continue
+		}
+		slices.SortFunc(list, func(a, b *item) int {
+			return cmp.Or(
+				cmp.Compare(b.supports, a.supports),
+				strings.Compare(b.rec.CreatedAt, a.rec.CreatedAt),
+				strings.Compare(a.rec.ID, b.rec.ID),
+			)
+		})
+		left := budget
+		for _, it := range list {
+			if it.chars <= left {
+				left -= it.chars
+				continue
+			}
+			it.out.Status, it.out.Reason = StatusSpilled, ReasonBudget
+		}
+	}
+}
+
+// container is the pointer of the list or block a record targets, where a
+// spill marker renders.
+func container(it *item) string {
+	switch it.t.Primitive {
+	case schema.PrimitiveBackground:
+		return backgroundPtr(it.t.Section)
+	case schema.PrimitiveJudgment:
+		return judgmentSlotPtr(it.judgment, it.t.Slot)
+	case schema.PrimitiveExample:
+		return judgmentSlotPtr(it.judgment, "examples")
+	case schema.PrimitiveAwareness:
+		return awarenessPtr
+	case schema.PrimitiveRecovery:
+		return recoveryPtr
+	case schema.PrimitiveManual:
+		return manualPtr(it.t.Capability)
+	}
+	return ""
+}
+
+// place writes an admitted record into the composed config c, attributes it
+// and returns its pointer. learnedRecovery says the authored config has no
+// recovery block, so the whole block is memory-derived.
+func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery bool) string {
+	r, t, id := it.rec, it.t, it.rec.ID
+	var ptr string
+	switch t.Primitive {
+	case schema.PrimitiveBackground:
+		sec := c.Background.Section(t.Section)
+		*sec = append(*sec, schema.Entry{Key: t.Key, Value: r.Content})
+		ptr = backgroundKeyPtr(t.Section, t.Key)
+	case schema.PrimitiveJudgment:
+		list := judgmentSlotRef(&c.RoleTemplate.Judgments[it.judgment], t.Slot)
+		*list = append(*list, r.Content)
+		ptr = indexPtr(judgmentSlotPtr(it.judgment, t.Slot), len(*list)-1)
+	case schema.PrimitiveExample:
+		j := &c.RoleTemplate.Judgments[it.judgment]
+		j.Examples = append(j.Examples, schema.Example(it.ex))
+		ptr = indexPtr(judgmentSlotPtr(it.judgment, "examples"), len(j.Examples)-1)
+	case schema.PrimitiveAwareness:
+		c.Awareness.Domains = append(c.Awareness.Domains, it.aw)
+		ptr = indexPtr(awarenessPtr, len(c.Awareness.Domains)-1)
+	case schema.PrimitiveRecovery:
+		rec := c.RoleTemplate.Recovery
+		if rec == nil {
+			rec = &schema.Recovery{Name: LearnedRecoveryName}
+			c.RoleTemplate.Recovery = rec
+		}
+		if learnedRecovery {
+			attr.addLine(recoveryPtr, id)
+		}
+		start := 0
+		if rec.Prompt != "" {
+			start = strings.Count(rec.Prompt, "\n") + 1
+			rec.Prompt += "\n"
+		}
+		rec.Prompt += r.Content
+		for k := range strings.Count(r.Content, "\n") + 1 {
+			attr.addLine(recoveryPromptPtr+"/"+strconv.Itoa(start+k), id)
+		}
+		return recoveryPromptPtr + "/" + strconv.Itoa(start)
+	case schema.PrimitiveManual:
+		if c.Manuals == nil {
+			c.Manuals = map[string]schema.Manual{}
+		}
+		m := c.Manuals[t.Capability]
+		m.Workflows = append(m.Workflows, r.Content)
+		c.Manuals[t.Capability] = m
+		ptr = indexPtr(manualPtr(t.Capability), len(m.Workflows)-1)
+	}
+	attr.addLine(ptr, id)
+	return ptr
+}
+
+func totals(rep *Report, p Policy) Totals {
+	t := Totals{Records: len(rep.Records), CharsPerPrimitive: map[string]int{}, Conflicts: len(rep.Conflicts), Ceiling: p.Ceiling}
+	for _, prim := range schema.Primitives {
+		t.CharsPerPrimitive[string(prim)] = 0
+	}
+	for _, o := range rep.Records {
+		switch o.Status {
+		case StatusApplied:
+			t.Applied++
+			t.CharsPerPrimitive[string(o.Primitive)] += o.Chars
+			t.Chars += o.Chars
+		case StatusDropped:
+			t.Dropped++
+		case StatusSpilled:
+			t.Spilled++
+		case StatusShadowed:
+			t.Shadowed++
+		}
+	}
+	t.CeilingExceeded = p.Ceiling > 0 && t.Chars > p.Ceiling
+	return t
+}

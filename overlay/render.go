@@ -1,0 +1,453 @@
+package overlay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// Fragment sources. Sections are "role" or "instance"; a fragment is its
+// section's source unless it is memory-derived.
+const (
+	SourceRole     = "role"
+	SourceInstance = "instance"
+	SourceMemory   = "memory"
+)
+
+// Fragment is one line (or one multi-line element, such as an example) of a
+// rendered section. Memory-derived fragments carry their record ids.
+type Fragment struct {
+	Source    string   `json:"source"`
+	Text      string   `json:"text"`
+	MemoryIDs []string `json:"memoryIds,omitempty"`
+}
+
+// Section is one top-level part of the system prompt.
+type Section struct {
+	Title     string     `json:"title"`
+	Source    string     `json:"source"`
+	Fragments []Fragment `json:"fragments"`
+}
+
+// Prompt is a rendered system prompt with attribution.
+type Prompt struct {
+	Sections []Section `json:"sections"`
+}
+
+// Section titles, in render order.
+const (
+	TitleIdentity     = "Identity"
+	TitleBoundaries   = "Boundaries"
+	TitleCapabilities = "Capabilities"
+	TitleContext      = "Context"
+	TitleMission      = "Mission"
+	TitleMethodology  = "Methodology"
+)
+
+// DefaultMaxAttempts is the reference framework's recovery maxAttempts
+// default, rendered when a recovery block leaves it unset.
+const DefaultMaxAttempts = 3
+
+// Render renders a (composed) config as the reference framework's system
+// prompt: Identity, Boundaries, Capabilities, Context, Mission, Methodology,
+// empty sections dropped. Elements named in attr render as memory fragments;
+// containers with spilled records get a marker line. With a zero
+// Attribution every fragment is authored.
+func Render(cfg *schema.AgentConfig, attr Attribution) Prompt {
+	if cfg == nil {
+		cfg = &schema.AgentConfig{}
+	}
+	r := renderer{attr: attr, cfg: cfg}
+	var p Prompt
+	for _, f := range []func() Section{r.identity, r.boundaries, r.capabilities, r.context, r.mission, r.methodology} {
+		if s := f(); len(s.Fragments) > 1 {
+			p.Sections = append(p.Sections, s)
+		}
+	}
+	return p
+}
+
+type renderer struct {
+	attr Attribution
+	cfg  *schema.AgentConfig
+	sec  *Section
+}
+
+func (r *renderer) begin(title, source, heading string) *Section {
+	r.sec = &Section{Title: title, Source: source}
+	r.text(heading)
+	return r.sec
+}
+
+// text adds an authored fragment.
+func (r *renderer) text(s string) {
+	r.sec.Fragments = append(r.sec.Fragments, Fragment{Source: r.sec.Source, Text: s})
+}
+
+// line adds a fragment for the element at ptr: memory-derived when attr
+// names it.
+func (r *renderer) line(s, ptr string) {
+	if ids := r.attr.Lines[ptr]; len(ids) > 0 {
+		r.sec.Fragments = append(r.sec.Fragments, Fragment{Source: SourceMemory, Text: s, MemoryIDs: slices.Clone(ids)})
+		return
+	}
+	r.text(s)
+}
+
+// spilled returns the ids spilled from the containers.
+func (r *renderer) spilled(ptrs ...string) []string {
+	var ids []string
+	for _, p := range ptrs {
+		ids = append(ids, r.attr.Spilled[p]...)
+	}
+	return ids
+}
+
+// marker adds the budget marker line for spilled ids.
+func (r *renderer) marker(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	r.sec.Fragments = append(r.sec.Fragments, Fragment{Source: SourceMemory, Text: MarkerText(len(ids)), MemoryIDs: slices.Clone(ids)})
+}
+
+// MarkerText is the line marking where a budget cut the composition.
+func MarkerText(n int) string {
+	noun := "entries"
+	if n == 1 {
+		noun = "entry"
+	}
+	return fmt.Sprintf("… [memory budget reached — %d learned %s moved to recall]", n, noun)
+}
+
+func (r *renderer) bullets(heading string, items []string, listPtr string, spilled []string) {
+	if len(items) == 0 && len(spilled) == 0 {
+		return
+	}
+	if heading != "" {
+		r.text(heading)
+	}
+	for i, s := range items {
+		r.line("- "+s, indexPtr(listPtr, i))
+	}
+	r.marker(spilled)
+}
+
+func (r *renderer) identity() Section {
+	rt := &r.cfg.RoleTemplate
+	s := r.begin(TitleIdentity, SourceRole, "## Identity")
+	if id := strings.TrimSpace(rt.Persona.Identity); id != "" {
+		r.text("You are " + strings.TrimSuffix(id, ".") + ".")
+	}
+	var tone []string
+	if rt.Persona.Tone != "" {
+		tone = append(tone, rt.Persona.Tone)
+	}
+	if t := rt.Tone; t != nil {
+		if t.Prompt != "" {
+			tone = append(tone, t.Prompt)
+		}
+		for _, ex := range t.Examples {
+			tone = append(tone, "- "+ex[0]+": "+ex[1])
+		}
+		for _, a := range t.AntiPatterns {
+			tone = append(tone, "- Avoid: "+a)
+		}
+	}
+	if len(tone) > 0 {
+		r.text("### Tone")
+		for _, t := range tone {
+			r.text(t)
+		}
+	}
+	r.bullets("### Priorities", rt.Persona.Priorities, "/roleTemplate/persona/priorities", nil)
+	r.bullets("### Principles", rt.Persona.Principles, "/roleTemplate/persona/principles", nil)
+	if len(rt.Responsibilities) > 0 {
+		r.text("### Responsibilities")
+		for _, resp := range rt.Responsibilities {
+			line := "- **" + resp.Name + "**"
+			if resp.Description != "" {
+				line += ": " + resp.Description
+			}
+			r.text(line)
+			for _, ex := range resp.Examples {
+				r.text("  - " + ex)
+			}
+		}
+	}
+	return *s
+}
+
+func (r *renderer) boundaries() Section {
+	rt := &r.cfg.RoleTemplate
+	s := r.begin(TitleBoundaries, SourceRole, "## Boundaries")
+	for _, slot := range []struct{ name, heading string }{
+		{schema.SlotConstraints, "### Constraints"},
+		{schema.SlotEscalationTriggers, "### Escalate When"},
+	} {
+		var spilled []string
+		has := false
+		for j := range rt.Judgments {
+			spilled = append(spilled, r.spilled(judgmentSlotPtr(j, slot.name))...)
+			has = has || len(judgmentSlot(&rt.Judgments[j], slot.name)) > 0
+		}
+		if !has && len(spilled) == 0 {
+			continue
+		}
+		r.text(slot.heading)
+		for j := range rt.Judgments {
+			list := judgmentSlotPtr(j, slot.name)
+			for i, c := range judgmentSlot(&rt.Judgments[j], slot.name) {
+				r.line("- "+c, indexPtr(list, i))
+			}
+		}
+		r.marker(spilled)
+	}
+	rec := rt.Recovery
+	spilled := r.spilled(recoveryPtr)
+	if rec == nil && len(spilled) == 0 {
+		return *s
+	}
+	r.line("### Recovery", recoveryPtr)
+	if rec != nil {
+		if rec.Prompt != "" {
+			var authored []string
+			flush := func() {
+				if len(authored) > 0 {
+					r.text(strings.Join(authored, "\n"))
+					authored = authored[:0]
+				}
+			}
+			for i, l := range strings.Split(rec.Prompt, "\n") {
+				ptr := recoveryPromptPtr + "/" + strconv.Itoa(i)
+				if len(r.attr.Lines[ptr]) > 0 {
+					flush()
+					r.line(l, ptr)
+					continue
+				}
+				authored = append(authored, l)
+			}
+			flush()
+		}
+		n := rec.MaxAttempts
+		if n <= 0 {
+			n = DefaultMaxAttempts
+		}
+		r.line("Max attempts before escalating: "+strconv.Itoa(n), recoveryPtr)
+	}
+	r.marker(spilled)
+	return *s
+}
+
+func (r *renderer) capabilities() Section {
+	s := r.begin(TitleCapabilities, SourceRole, "## Capabilities")
+	caps := slices.Clone(r.cfg.Capabilities)
+	var extra []string
+	for name := range r.cfg.Manuals {
+		if !slices.Contains(caps, name) {
+			extra = append(extra, name)
+		}
+	}
+	slices.Sort(extra)
+	seen := map[string]bool{}
+	for _, name := range append(caps, extra...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		r.text("### " + name)
+		list := manualPtr(name)
+		for i, w := range r.cfg.Manuals[name].Workflows {
+			r.line("- "+w, indexPtr(list, i))
+		}
+		r.marker(r.spilled(list))
+	}
+	return *s
+}
+
+var backgroundHeadings = map[string]string{
+	schema.SectionTeamContext:    "## Team Context",
+	schema.SectionProjectContext: "## Project Context",
+	schema.SectionConventions:    "## Conventions",
+	schema.SectionCurrentState:   "## Current State",
+}
+
+func (r *renderer) context() Section {
+	s := r.begin(TitleContext, SourceInstance, "## Context")
+	for _, name := range schema.BackgroundSections {
+		entries := *r.cfg.Background.Section(name)
+		spilled := r.spilled(backgroundPtr(name))
+		if len(entries) == 0 && len(spilled) == 0 {
+			continue
+		}
+		r.text(backgroundHeadings[name])
+		for _, e := range entries {
+			r.line("- **"+e.Key+"**: "+FormatValue(e.Value), backgroundKeyPtr(name, e.Key))
+		}
+		r.marker(spilled)
+	}
+	aw := &r.cfg.Awareness
+	r.text("## Available Information Sources")
+	if len(aw.Domains) == 0 {
+		r.text("You have no external information sources available.")
+	} else {
+		r.text("You can access:")
+		for i, d := range aw.Domains {
+			r.line("- **"+d.Name+"**: "+d.Description+" (via "+d.AccessMethod+")", indexPtr(awarenessPtr, i))
+		}
+	}
+	r.marker(r.spilled(awarenessPtr))
+	if len(aw.ExplorationCapabilities) > 0 {
+		r.text("You can also explore: " + strings.Join(aw.ExplorationCapabilities, ", ") + ".")
+	}
+	return *s
+}
+
+func (r *renderer) mission() Section {
+	m := &r.cfg.Mission
+	s := r.begin(TitleMission, SourceInstance, "## Mission")
+	if m.Objective != "" {
+		r.text(m.Objective)
+	}
+	r.bullets("### Success Criteria", m.SuccessCriteria, "/mission/successCriteria", nil)
+	r.bullets("### Constraints", m.Constraints, "/mission/constraints", nil)
+	if m.Rationale != "" {
+		r.text("### Rationale")
+		r.text(m.Rationale)
+	}
+	return *s
+}
+
+func (r *renderer) methodology() Section {
+	rt := &r.cfg.RoleTemplate
+	s := r.begin(TitleMethodology, SourceRole, "## Methodology")
+	if m := rt.Methodology; m != nil {
+		if m.Prompt != "" {
+			r.text(m.Prompt)
+		}
+		for _, c := range m.Checklist {
+			r.text("- " + c)
+		}
+	}
+	for j := range rt.Judgments {
+		jd := &rt.Judgments[j]
+		hPtr, exPtr := judgmentSlotPtr(j, schema.SlotHeuristics), judgmentSlotPtr(j, "examples")
+		hSpilled, exSpilled := r.spilled(hPtr), r.spilled(exPtr)
+		if len(jd.Heuristics) == 0 && len(jd.Examples) == 0 && len(hSpilled) == 0 && len(exSpilled) == 0 {
+			continue
+		}
+		r.text("### " + TitleCase(jd.Domain))
+		r.bullets("", jd.Heuristics, hPtr, hSpilled)
+		if len(jd.Examples) == 0 && len(exSpilled) == 0 {
+			continue
+		}
+		r.text("**Examples:**")
+		for i, ex := range jd.Examples {
+			r.line(exampleText(ex), indexPtr(exPtr, i))
+		}
+		r.marker(exSpilled)
+	}
+	return *s
+}
+
+func exampleText(ex schema.Example) string {
+	var b strings.Builder
+	b.WriteString("- Scenario: " + ex.Scenario)
+	b.WriteString("\n  Good: " + ex.Good)
+	if ex.Bad != "" {
+		b.WriteString("\n  Bad: " + ex.Bad)
+	}
+	if ex.Reasoning != "" {
+		b.WriteString("\n  Why: " + ex.Reasoning)
+	}
+	return b.String()
+}
+
+// TitleCase turns a judgment domain such as "code-review" into "Code Review".
+func TitleCase(s string) string {
+	words := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' || unicode.IsSpace(r) })
+	for i, w := range words {
+		r, n := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[n:]
+	}
+	return strings.Join(words, " ")
+}
+
+// FormatValue renders a background value: strings as they are, everything
+// else as compact JSON (map keys sorted, no HTML escaping).
+func FormatValue(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// Text is the system prompt as the model receives it: learned lines are
+// indistinguishable from authored ones.
+func (p Prompt) Text() string { return p.write(nil) }
+
+// Annotated is Text with each memory-derived fragment followed by
+// "  ⟵ memory ID, ID".
+func (p Prompt) Annotated() string {
+	return p.AnnotatedWith(func(ids []string) string { return "memory " + strings.Join(ids, ", ") })
+}
+
+// AnnotatedWith is Text with label(ids) appended, after "  ⟵ ", to the first
+// line of each memory-derived fragment.
+func (p Prompt) AnnotatedWith(label func(ids []string) string) string {
+	return p.write(func(f Fragment) string { return "  ⟵ " + label(f.MemoryIDs) })
+}
+
+// Markdown is Text for a Markdown viewer: memory-derived fragments end in an
+// italic note naming their records.
+func (p Prompt) Markdown() string {
+	return p.write(func(f Fragment) string {
+		return " _(memory: " + strings.Join(f.MemoryIDs, ", ") + ")_"
+	})
+}
+
+// write joins fragments with newlines, a blank line before headings and
+// between sections; note (when set) annotates memory fragments.
+func (p Prompt) write(note func(Fragment) string) string {
+	var b strings.Builder
+	for si, s := range p.Sections {
+		if si > 0 {
+			b.WriteString("\n\n")
+		}
+		for i, f := range s.Fragments {
+			if i > 0 {
+				if strings.HasPrefix(f.Text, "#") {
+					b.WriteString("\n\n")
+				} else {
+					b.WriteString("\n")
+				}
+			}
+			text := f.Text
+			if note != nil && f.Source == SourceMemory {
+				first, rest, multi := strings.Cut(text, "\n")
+				text = first + note(f)
+				if multi {
+					text += "\n" + rest
+				}
+			}
+			b.WriteString(text)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
