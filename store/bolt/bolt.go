@@ -1,0 +1,284 @@
+// Package bolt is the bbolt-backed memory store: one database file shared by
+// the language server, the CLI and agents. The Store never keeps the file
+// open between operations: each operation opens it, runs one short
+// transaction and closes it, so several processes can take turns writing.
+// A writer that cannot get the lock within Options.LockTimeout gets an error
+// wrapping store.ErrLocked; an unreadable file is store.ErrCorrupt and is
+// never written to.
+//
+// Layout (schema version 1), one bucket per concern:
+//
+//	meta        "version" -> uint64
+//	records     id -> 8-byte write sequence + record JSON
+//	targeted    id -> nil, for records that carry a target
+//	tscope      "k=v\x00id" -> nil for every scope pair of a targeted record
+//	promotions  id -> Promotion JSON
+//	pscope      "k=v\x00id" -> nil for every scope pair of a promoted record
+//	proposals   id -> Proposal JSON
+//	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained)
+//	summaries   seq -> OverlaySummary JSON (bounded retention)
+//
+// Version 0 is the pre-release layout: a records bucket holding plain record
+// JSON and nothing else. Opening it read-write migrates it in one
+// transaction: sequences are assigned in id order, indexes are built and an
+// import ledger entry is written per record.
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Version is the schema version this package writes.
+const Version = 1
+
+// DefaultLockTimeout is how long an operation waits for the file lock when
+// Options.LockTimeout is zero.
+const DefaultLockTimeout = 2 * time.Second
+
+// DefaultRetention is the number of overlay summaries kept when
+// Options.SummaryRetention is zero.
+const DefaultRetention = 1000
+
+// DefaultPath is the store file relative to the workspace root.
+var DefaultPath = filepath.Join(".agent-memory", "memory.db")
+
+// ErrVersion reports a store file written by a newer agent-ls, or an old
+// file opened read-only before it was migrated.
+var ErrVersion = errors.New("unsupported store version")
+
+var (
+	bucketMeta       = []byte("meta")
+	bucketRecords    = []byte("records")
+	bucketTargeted   = []byte("targeted")
+	bucketTScope     = []byte("tscope")
+	bucketPromotions = []byte("promotions")
+	bucketPScope     = []byte("pscope")
+	bucketProposals  = []byte("proposals")
+	bucketLedger     = []byte("ledger")
+	bucketSummaries  = []byte("summaries")
+
+	keyVersion = []byte("version")
+
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketPromotions,
+		bucketPScope, bucketProposals, bucketLedger, bucketSummaries}
+)
+
+// Store is a bbolt-backed store.Store. It is safe for concurrent use; within a
+// process writers are serialized by a mutex, across processes by the file
+// lock.
+type Store struct {
+	path      string
+	opts      store.Options
+	now       func() time.Time
+	timeout   time.Duration
+	retention int
+	logger    *slog.Logger
+
+	mu     sync.RWMutex // writers exclusive, readers shared, within this process
+	idMu   sync.Mutex
+	ids    *schema.IDGenerator
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open returns a Store for the database file at path. Unless opts.ReadOnly,
+// it creates the file (and its parent directories) if needed and migrates an
+// older schema version; a read-only Store of a missing file reads as empty.
+func Open(path string, opts store.Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{
+		path:      abs,
+		opts:      opts,
+		now:       opts.Now,
+		timeout:   opts.LockTimeout,
+		retention: opts.SummaryRetention,
+		logger:    opts.Logger,
+		ids:       schema.NewIDGenerator(opts.Entropy),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultLockTimeout
+	}
+	if s.retention <= 0 {
+		s.retention = DefaultRetention
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ReadOnly {
+		err := s.view(context.Background(), func(*bbolt.Tx) error { return nil })
+		if err != nil && !errors.Is(err, errNoFile) {
+			return nil, err
+		}
+		return s, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	if err := s.update(context.Background(), func(*bbolt.Tx) error { return nil }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close marks the store closed; the file is not held open between
+// operations, so there is nothing else to release.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
+// errNoFile is returned by view when the file does not exist: reads treat
+// the store as empty.
+var errNoFile = errors.New("store file does not exist")
+
+// view runs fn in a read-only transaction on a read-only (shared-lock) open
+// of the file.
+func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("store %s: %w", s.path, store.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+		return errNoFile
+	}
+	return s.withDB(true, func(db *bbolt.DB) error {
+		return db.View(func(tx *bbolt.Tx) error {
+			v, err := readVersion(tx)
+			if err != nil {
+				return err
+			}
+			if v != Version {
+				if v < Version {
+					return fmt.Errorf("store %s: %w: schema version %d, open it read-write once to migrate it to %d", s.path, ErrVersion, v, Version)
+				}
+				return fmt.Errorf("store %s: %w: schema version %d is newer than this agent-ls supports (%d); upgrade agent-ls", s.path, ErrVersion, v, Version)
+			}
+			return fn(tx)
+		})
+	})
+}
+
+// update runs fn in a read-write transaction, creating and migrating the
+// schema first when needed.
+func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("store %s: %w", s.path, store.ErrClosed)
+	}
+	if s.opts.ReadOnly {
+		return fmt.Errorf("store %s: opened read-only: %w", s.path, store.ErrForbidden)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return fmt.Errorf("store %s: %w", s.path, err)
+	}
+	return s.withDB(false, func(db *bbolt.DB) error {
+		return db.Update(func(tx *bbolt.Tx) error {
+			if err := s.migrate(tx); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	})
+}
+
+// withDB opens the file, runs fn and closes it, mapping lock timeouts to
+// store.ErrLocked and unreadable files (including bbolt panics and memory
+// faults on corrupt pages) to store.ErrCorrupt.
+func (s *Store) withDB(readOnly bool, fn func(db *bbolt.DB) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var db *bbolt.DB
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("store %s: %w: %v", s.path, store.ErrCorrupt, r)
+			if db != nil {
+				func() {
+					defer func() { _ = recover() }()
+					_ = db.Close()
+				}()
+			}
+		}
+	}()
+	db, err = bbolt.Open(s.path, 0o600, &bbolt.Options{Timeout: s.timeout, ReadOnly: readOnly})
+	if err != nil {
+		db = nil
+		return s.openError(err)
+	}
+	ferr := fn(db)
+	cerr := db.Close()
+	db = nil
+	if ferr != nil {
+		return ferr
+	}
+	if cerr != nil {
+		return fmt.Errorf("close store %s: %w", s.path, cerr)
+	}
+	return nil
+}
+
+func (s *Store) openError(err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("store %s: %w: another agent-ls process holds it; retry in a moment (waited %s)", s.path, store.ErrLocked, s.timeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):
+		return fmt.Errorf("store %s: %w: %v", s.path, store.ErrCorrupt, err)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	// bbolt reports short or mangled files with ad-hoc errors (mmap size,
+	// page size); none of them is recoverable by retrying.
+	return fmt.Errorf("store %s: %w: %v", s.path, store.ErrCorrupt, err)
+}
+
+// corrupt wraps a decoding problem found inside a transaction.
+func (s *Store) corrupt(format string, args ...any) error {
+	return fmt.Errorf("store %s: %w: %s", s.path, store.ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+func (s *Store) nowString() string { return schema.FormatTime(s.now()) }
+
+// newID mints an id; the generator is not safe for concurrent use.
+func (s *Store) newID(t time.Time) (string, error) {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.ids.New(t)
+}

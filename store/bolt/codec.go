@@ -1,0 +1,204 @@
+package bolt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// decodeRecord decodes a records value (8-byte sequence + JSON) stored under
+// key. ok is false when the value is damaged: too short, not JSON, or naming
+// another id.
+func decodeRecord(key, v []byte) (store.Stored, bool) {
+	if len(v) < 8 {
+		return store.Stored{}, false
+	}
+	var r schema.MemoryRecord
+	if err := json.Unmarshal(v[8:], &r); err != nil || r.ID != string(key) {
+		return store.Stored{}, false
+	}
+	if r.Scope == nil {
+		r.Scope = map[string]string{}
+	}
+	return store.Stored{Rec: r, Seq: binary.BigEndian.Uint64(v[:8])}, true
+}
+
+// putRecord stores rec with its write sequence.
+func putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode record %s: %w", rec.ID, err)
+	}
+	return tx.Bucket(bucketRecords).Put([]byte(rec.ID), append(u64(seq), data...))
+}
+
+// getStored reads one record; found is false for a missing id, and a damaged
+// value is a store.ErrCorrupt error naming the id.
+func (s *Store) getStored(tx *bbolt.Tx, id string) (st store.Stored, found bool, err error) {
+	b := tx.Bucket(bucketRecords)
+	if b == nil || id == "" {
+		return store.Stored{}, false, nil
+	}
+	v := b.Get([]byte(id))
+	if v == nil {
+		return store.Stored{}, false, nil
+	}
+	st, ok := decodeRecord([]byte(id), v)
+	if !ok {
+		return store.Stored{}, false, s.corrupt("record %s does not decode", id)
+	}
+	return st, true, nil
+}
+
+// scopeKeys returns the index keys "k=v\x00id" of every scope pair.
+func scopeKeys(rec schema.MemoryRecord) [][]byte {
+	keys := make([][]byte, 0, len(rec.Scope))
+	for k, v := range rec.Scope {
+		keys = append(keys, scopeKey(k, v, rec.ID))
+	}
+	return keys
+}
+
+func scopePrefix(k, v string) []byte {
+	p := make([]byte, 0, len(k)+len(v)+2)
+	p = append(p, k...)
+	p = append(p, '=')
+	p = append(p, v...)
+	return append(p, 0)
+}
+
+func scopeKey(k, v, id string) []byte { return append(scopePrefix(k, v), id...) }
+
+// indexTargeted adds a targeted record to the target index.
+func indexTargeted(tx *bbolt.Tx, rec schema.MemoryRecord) error {
+	if rec.Target == nil {
+		return nil
+	}
+	return addIndex(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), rec)
+}
+
+// addIndex adds rec's id to all (unless nil: the promotions bucket is its
+// own list) and its scope pairs to byScope.
+func addIndex(all, byScope *bbolt.Bucket, rec schema.MemoryRecord) error {
+	if all != nil {
+		if err := all.Put([]byte(rec.ID), nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range scopeKeys(rec) {
+		if err := byScope.Put(k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func dropIndex(all, byScope *bbolt.Bucket, rec schema.MemoryRecord) error {
+	if err := all.Delete([]byte(rec.ID)); err != nil {
+		return err
+	}
+	for _, k := range scopeKeys(rec) {
+		if err := byScope.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexedIDs returns the ids an index holds for filter: every id of all when
+// filter is empty, else the ids under the filter's first pair (in key
+// order). Callers still check the full filter on each record.
+func indexedIDs(all, byScope *bbolt.Bucket, filter map[string]string) []string {
+	var ids []string
+	if all == nil || byScope == nil {
+		return nil
+	}
+	if len(filter) == 0 {
+		c := all.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			ids = append(ids, string(k))
+		}
+		return ids
+	}
+	keys := make([]string, 0, len(filter))
+	for k := range filter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	prefix := scopePrefix(keys[0], filter[keys[0]])
+	c := byScope.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	return ids
+}
+
+// appendLedger chains e after the last entry and stores it, in tx.
+func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
+	b := tx.Bucket(bucketLedger)
+	k, v := b.Cursor().Last()
+	seq, prev := uint64(1), ""
+	if k != nil {
+		var last store.LedgerEntry
+		if len(k) != 8 || json.Unmarshal(v, &last) != nil {
+			return s.corrupt("last ledger entry does not decode; refusing to extend the chain")
+		}
+		seq, prev = binary.BigEndian.Uint64(k)+1, last.Hash
+	}
+	e = store.SealEntry(e, seq, prev)
+	data, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode ledger entry: %w", err)
+	}
+	return b.Put(u64(e.Seq), data)
+}
+
+// allLedger decodes every ledger entry in sequence order; a damaged entry is
+// a store.ErrCorrupt error naming its key.
+func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
+	b := tx.Bucket(bucketLedger)
+	if b == nil {
+		return nil, nil
+	}
+	var out []store.LedgerEntry
+	err := b.ForEach(func(k, v []byte) error {
+		var e store.LedgerEntry
+		if len(k) != 8 {
+			return s.corrupt("ledger key %x is not a sequence", k)
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {
+	if b == nil {
+		return false, nil
+	}
+	data := b.Get([]byte(key))
+	if data == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(data, v)
+}
+
+func putJSON(b *bbolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, data)
+}
+
+func be64(k []byte) uint64 { return binary.BigEndian.Uint64(k) }

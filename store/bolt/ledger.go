@@ -1,0 +1,114 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Ledger lists ledger entries matching f in sequence order.
+func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
+	entries, err := s.ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.FilterLedger(entries, f), nil
+}
+
+// Verify checks the ledger's hash chain; the error names the first bad entry
+// and wraps store.ErrCorrupt.
+func (s *Store) Verify(ctx context.Context) error {
+	entries, err := s.ledger(ctx)
+	if err != nil {
+		return err
+	}
+	if err := store.VerifyChain(entries); err != nil {
+		return fmt.Errorf("verify store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// StateAt rebuilds the valid promoted records at time at from the ledger
+// alone (store.ReplayState).
+func (s *Store) StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, error) {
+	at, err := store.CanonicalTime(at)
+	if err != nil {
+		return nil, fmt.Errorf("state at: %w", err)
+	}
+	entries, err := s.ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return store.ReplayState(entries, at), nil
+}
+
+func (s *Store) ledger(ctx context.Context) ([]store.LedgerEntry, error) {
+	var entries []store.LedgerEntry
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		entries, err = s.allLedger(tx)
+		return err
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// AppendOverlaySummary stores an instantiate summary and drops the oldest
+// beyond the retention bound, in one transaction.
+func (s *Store) AppendOverlaySummary(ctx context.Context, sum store.OverlaySummary) error {
+	if sum.At == "" {
+		sum.At = s.nowString()
+	}
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketSummaries)
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := putJSON(b, u64(seq), sum); err != nil {
+			return fmt.Errorf("store overlay summary: %w", err)
+		}
+		// Keys are contiguous sequences trimmed from the front, so the
+		// count is last - first + 1.
+		c := b.Cursor()
+		for k, _ := c.First(); len(k) == 8 && seq-be64(k)+1 > uint64(s.retention); k, _ = c.First() {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// OverlaySummaries returns the newest summaries first, up to limit (0 = all
+// kept). Summaries that do not decode are left out.
+func (s *Store) OverlaySummaries(ctx context.Context, limit int) ([]store.OverlaySummary, error) {
+	var out []store.OverlaySummary
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketSummaries)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
+			var sum store.OverlaySummary
+			if json.Unmarshal(v, &sum) != nil {
+				continue
+			}
+			out = append(out, sum)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return nil, err
+	}
+	return out, nil
+}

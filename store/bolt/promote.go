@@ -1,0 +1,149 @@
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	bbolt "go.etcd.io/bbolt"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Promote records a promotion row for a live record (store.CheckPromote),
+// indexes it by scope and ledgers it, in one transaction.
+func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest) (store.Promotion, error) {
+	now := s.nowString()
+	var p store.Promotion
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		st, found, err := s.getStored(tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("promote %s: %w", id, store.ErrNotFound)
+		}
+		if err := store.CheckPromote(&st.Rec, req.Tier, now); err != nil {
+			return fmt.Errorf("promote %s: %w", id, err)
+		}
+		p = store.Promotion{RecordID: id, Tier: req.Tier, PromotedAt: now, Actor: req.Actor, Approver: req.Approver, Evidence: store.CloneEvidence(req.Evidence)}
+		if err := s.putPromotion(tx, st.Rec, p); err != nil {
+			return err
+		}
+		ev := store.CloneEvidence(req.Evidence)
+		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Evidence: &ev})
+	})
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	return p, nil
+}
+
+// Demote removes a record's promotion row; the record stays valid. An
+// unknown id is store.ErrNotFound; an unpromoted record is a no-op.
+func (s *Store) Demote(ctx context.Context, id, reason string, actor store.Actor) error {
+	now := s.nowString()
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		st, found, err := s.getStored(tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("demote %s: %w", id, store.ErrNotFound)
+		}
+		var row store.Promotion
+		promoted, err := getJSON(tx.Bucket(bucketPromotions), id, &row)
+		if err != nil {
+			return s.corrupt("promotion of %s does not decode: %v", id, err)
+		}
+		if !promoted {
+			return nil
+		}
+		if err := s.dropPromotion(tx, st.Rec); err != nil {
+			return err
+		}
+		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpDemote, RecordID: id, Actor: actor, Reason: reason, Tier: row.Tier})
+	})
+}
+
+// Promotion returns a record's promotion row, or store.ErrNotFound.
+func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, error) {
+	var p store.Promotion
+	var found bool
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		found, err = getJSON(tx.Bucket(bucketPromotions), id, &p)
+		if err != nil {
+			return s.corrupt("promotion of %s does not decode: %v", id, err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return store.Promotion{}, err
+	}
+	if !found {
+		return store.Promotion{}, fmt.Errorf("promotion of %s: %w", id, store.ErrNotFound)
+	}
+	return p, nil
+}
+
+// Promoted returns the valid promoted records of scope for agent, newest
+// first. It reads the promoted-scope index under the filter's first pair
+// (or every promotion row for an empty filter), so its cost grows with the
+// promoted records sharing that pair, not with the store.
+func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
+	return s.indexed(ctx, bucketPromotions, bucketPScope, scope, agent, func(*bbolt.Tx, string) bool { return true })
+}
+
+// Candidates returns the valid, targeted, unpromoted records of scope for
+// agent, newest first, from the target index.
+func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
+	return s.indexed(ctx, bucketTargeted, bucketTScope, scope, agent, func(tx *bbolt.Tx, id string) bool {
+		return tx.Bucket(bucketPromotions).Get([]byte(id)) == nil
+	})
+}
+
+func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[string]string, agent string, keep func(*bbolt.Tx, string) bool) ([]schema.MemoryRecord, error) {
+	now := s.nowString()
+	filter, mine := store.AgentFilter(scope, agent)
+	var hits []store.Stored
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
+			st, found, err := s.getStored(tx, id)
+			if err != nil {
+				// A damaged record is left out, as in Search.
+				s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
+				continue
+			}
+			if !found || !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
+				continue
+			}
+			hits = append(hits, st)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return nil, err
+	}
+	store.SortNewest(hits)
+	out := make([]schema.MemoryRecord, len(hits))
+	for i, h := range hits {
+		out[i] = h.Rec
+	}
+	return out, nil
+}
+
+// putPromotion writes a promotion row and its scope index entries.
+func (s *Store) putPromotion(tx *bbolt.Tx, rec schema.MemoryRecord, p store.Promotion) error {
+	b := tx.Bucket(bucketPromotions)
+	if err := putJSON(b, []byte(rec.ID), p); err != nil {
+		return fmt.Errorf("store promotion of %s: %w", rec.ID, err)
+	}
+	return addIndex(nil, tx.Bucket(bucketPScope), rec)
+}
+
+// dropPromotion removes a promotion row (if any) and its index entries.
+func (s *Store) dropPromotion(tx *bbolt.Tx, rec schema.MemoryRecord) error {
+	return dropIndex(tx.Bucket(bucketPromotions), tx.Bucket(bucketPScope), rec)
+}
