@@ -1,0 +1,162 @@
+package schema
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Position is a place in a source file: Line is 0-based, Character counts
+// UTF-16 code units from the start of the line (as LSP does), and Offset is
+// the byte offset into the source.
+type Position struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+	Offset    int `json:"offset"`
+}
+
+// Range is the half-open span [Start, End) of a node or token.
+type Range struct {
+	Start Position `json:"start"`
+	End   Position `json:"end"`
+}
+
+// Contains reports whether p lies within r, end inclusive (a cursor just
+// after a token still touches it).
+func (r Range) Contains(p Position) bool {
+	return !p.before(r.Start) && !r.End.before(p)
+}
+
+func (p Position) before(q Position) bool {
+	if p.Line != q.Line {
+		return p.Line < q.Line
+	}
+	return p.Character < q.Character
+}
+
+// ParseError is malformed input at a place in a file. Line and Col are
+// 1-based; Col is the UTF-16 character plus one, which equals the byte
+// column on ASCII lines.
+type ParseError struct {
+	File string
+	Line int
+	Col  int
+	Msg  string
+}
+
+// Error prints "file:line:col: msg".
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Range returns the zero-width range at the error's place.
+func (e *ParseError) Range() Range {
+	p := Position{Line: e.Line - 1, Character: e.Col - 1}
+	return Range{Start: p, End: p}
+}
+
+// lineIndex converts between byte offsets and positions of one source.
+type lineIndex struct {
+	src    []byte
+	starts []int // byte offset of each line's first character
+}
+
+func newLineIndex(src []byte) *lineIndex {
+	li := &lineIndex{src: src, starts: []int{0}}
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		li.starts[0] = 3 // the byte order mark is not part of line 0's text
+	}
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\n':
+			li.starts = append(li.starts, i+1)
+		case '\r':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+			li.starts = append(li.starts, i+1)
+		}
+	}
+	return li
+}
+
+// lines is the number of lines (a trailing newline opens an empty last line).
+func (li *lineIndex) lines() int { return len(li.starts) }
+
+// lineEnd is the offset of the end of line l's text, before its line break.
+func (li *lineIndex) lineEnd(l int) int {
+	if l+1 >= len(li.starts) {
+		return len(li.src)
+	}
+	end := li.starts[l+1]
+	if end > 0 && li.src[end-1] == '\n' {
+		end--
+	}
+	if end > 0 && li.src[end-1] == '\r' {
+		end--
+	}
+	return max(end, li.starts[l])
+}
+
+// pos converts a byte offset to a Position.
+func (li *lineIndex) pos(off int) Position {
+	off = min(max(off, 0), len(li.src))
+	l := sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off }) - 1
+	l = max(l, 0)
+	start := li.starts[l]
+	if off < start { // inside the byte order mark
+		off = start
+	}
+	return Position{Line: l, Character: utf16Len(li.src[start:off]), Offset: off}
+}
+
+// rng converts a byte span to a Range.
+func (li *lineIndex) rng(start, end int) Range {
+	return Range{Start: li.pos(start), End: li.pos(max(start, end))}
+}
+
+// offsetOfRune converts a 1-based line and a 1-based column counted in
+// characters (runes), as gopkg.in/yaml.v3 reports them, to a byte offset.
+func (li *lineIndex) offsetOfRune(line, col int) int {
+	if line < 1 {
+		return 0
+	}
+	if line > len(li.starts) {
+		return len(li.src)
+	}
+	off := li.starts[line-1]
+	end := li.lineEnd(line - 1)
+	for n := 1; n < col && off < end; n++ {
+		_, size := utf8.DecodeRune(li.src[off:end])
+		off += size
+	}
+	return off
+}
+
+// lineRange is the range of line l's text.
+func (li *lineIndex) lineRange(l int) Range {
+	l = min(max(l, 0), len(li.starts)-1)
+	return li.rng(li.starts[l], li.lineEnd(l))
+}
+
+// firstNonBlank is the offset of line l's first non-blank byte (its end when
+// it is blank).
+func (li *lineIndex) firstNonBlank(l int) int {
+	l = min(max(l, 0), len(li.starts)-1)
+	off, end := li.starts[l], li.lineEnd(l)
+	for off < end && (li.src[off] == ' ' || li.src[off] == '\t') {
+		off++
+	}
+	return off
+}
+
+func utf16Len(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		b = b[size:]
+		n += utf16.RuneLen(r)
+	}
+	return n
+}

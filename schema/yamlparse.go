@@ -1,0 +1,456 @@
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// parseYAML parses one YAML document into a node tree with positions.
+// gopkg.in/yaml.v3 reports 1-based lines and columns counted in characters;
+// end positions are computed here from the source text.
+func parseYAML(d *Document) (root *node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, d.errAt(0, fmt.Sprintf("YAML parser failed: %v", r))
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(d.src))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return &node{kind: kindScalar}, nil // an empty document is null
+	} else if err != nil {
+		return nil, d.yamlError(err)
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil {
+		return nil, d.errAt(d.lines.offsetOfRune(second.Line, second.Column), "one agent per file: a second YAML document starts here")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, d.yamlError(err)
+	}
+	if len(doc.Content) == 0 {
+		return &node{kind: kindScalar}, nil
+	}
+	b := &yamlBuilder{d: d, src: d.src, expanding: map[*yaml.Node]bool{}}
+	return b.build(doc.Content[0], "", 0, false, -1)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlError turns a yaml.v3 error into a *ParseError. yaml.v3 reports only a
+// line (and none on the first line); the column is the line's first
+// non-blank character.
+func (d *Document) yamlError(err error) *ParseError {
+	msg := err.Error()
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	line = min(max(line, 1), d.lines.lines())
+	return d.errAt(d.lines.firstNonBlank(line-1), "invalid YAML: "+msg)
+}
+
+type yamlBuilder struct {
+	d          *Document
+	src        []byte
+	aliasNodes int
+	expanding  map[*yaml.Node]bool
+}
+
+func (b *yamlBuilder) errNode(y *yaml.Node, msg string) *ParseError {
+	return b.d.errAt(b.d.lines.offsetOfRune(y.Line, y.Column), msg)
+}
+
+// build converts y (at pointer ptr) to a node. aliased marks nodes reached
+// through an alias; indent is the column of the owning key or "-" (for block
+// scalars), -1 at the root.
+func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, indent int) (*node, error) {
+	if depth > MaxDepth {
+		return nil, b.errNode(y, fmt.Sprintf("nesting deeper than %d levels", MaxDepth))
+	}
+	if aliased {
+		b.aliasNodes++
+		if b.aliasNodes > MaxAliasNodes {
+			return nil, b.errNode(y, fmt.Sprintf("YAML aliases expand to more than %d nodes (a \"billion laughs\" document?)", MaxAliasNodes))
+		}
+	}
+	start := b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
+	switch y.Kind {
+	case yaml.AliasNode:
+		target := y.Alias
+		if target == nil {
+			return nil, b.errNode(y, fmt.Sprintf("unknown alias *%s", y.Value))
+		}
+		if b.expanding[target] {
+			return nil, b.errNode(y, fmt.Sprintf("alias *%s refers to a node that contains it", y.Value))
+		}
+		b.expanding[target] = true
+		n, err := b.build(target, ptr, depth, true, indent)
+		delete(b.expanding, target)
+		if err != nil {
+			return nil, err
+		}
+		n.aliased = aliased
+		n.val = b.d.lines.rng(start, start+1+len(y.Value))
+		return n, nil
+	case yaml.ScalarNode:
+		v, err := b.scalarValue(y)
+		if err != nil {
+			return nil, err
+		}
+		end := b.scalarEnd(y, start, indent)
+		return &node{ptr: ptr, kind: kindScalar, val: b.d.lines.rng(start, end), value: v, aliased: aliased}, nil
+	case yaml.MappingNode:
+		return b.mapping(y, ptr, depth, aliased, start)
+	case yaml.SequenceNode:
+		return b.sequence(y, ptr, depth, aliased, start)
+	}
+	return nil, b.errNode(y, "unexpected YAML node")
+}
+
+func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool, start int) (*node, error) {
+	n := &node{ptr: ptr, kind: kindObject, aliased: aliased}
+	obj := map[string]any{}
+	explicit := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		k := y.Content[i]
+		if isMergeKey(k) {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			return nil, b.errNode(k, "mapping keys must be strings")
+		}
+		if first, dup := explicit[k.Value]; dup {
+			return nil, b.errNode(k, fmt.Sprintf("duplicate key %q (first on line %d)", k.Value, first.Line))
+		}
+		explicit[k.Value] = k
+	}
+	lastEnd := start
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		k, v := y.Content[i], y.Content[i+1]
+		if isMergeKey(k) {
+			if err := b.merge(n, obj, v, explicit, ptr, depth); err != nil {
+				return nil, err
+			}
+			lastEnd = max(lastEnd, b.mergeEnd(v))
+			continue
+		}
+		kstart := b.skipProps(b.d.lines.offsetOfRune(k.Line, k.Column))
+		keyRange := b.d.lines.rng(kstart, b.scalarEnd(k, kstart, -1))
+		c, err := b.build(v, JoinPointer(ptr, k.Value), depth+1, aliased, k.Column-1)
+		if err != nil {
+			return nil, err
+		}
+		c.key = keyRange
+		n.children = append(n.children, c)
+		obj[k.Value] = c.value
+		lastEnd = max(lastEnd, c.val.End.Offset)
+	}
+	n.value = obj
+	n.val = b.collectionRange(start, '{', lastEnd)
+	return n, nil
+}
+
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
+}
+
+// merge applies a "<<" merge key: the keys of the merged mapping(s) that the
+// mapping does not set itself.
+func (b *yamlBuilder) merge(n *node, obj map[string]any, v *yaml.Node, explicit map[string]*yaml.Node, ptr string, depth int) error {
+	var sources []*yaml.Node
+	switch {
+	case v.Kind == yaml.SequenceNode:
+		sources = v.Content
+	default:
+		sources = []*yaml.Node{v}
+	}
+	for _, s := range sources {
+		m := s
+		if m.Kind == yaml.AliasNode && m.Alias != nil {
+			m = m.Alias
+		}
+		if m.Kind != yaml.MappingNode {
+			return b.errNode(s, "merge key << needs a mapping or a list of mappings")
+		}
+		if b.expanding[m] {
+			return b.errNode(s, "merge key << refers to a mapping that contains it")
+		}
+		b.expanding[m] = true
+		sub, err := b.build(m, ptr, depth, true, -1)
+		delete(b.expanding, m)
+		if err != nil {
+			return err
+		}
+		for _, c := range sub.children {
+			key := SplitPointer(c.ptr)[len(SplitPointer(ptr))]
+			if _, ok := explicit[key]; ok {
+				continue
+			}
+			if _, ok := obj[key]; ok {
+				continue // an earlier merge source wins
+			}
+			obj[key] = c.value
+			n.children = append(n.children, c)
+		}
+	}
+	return nil
+}
+
+func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool, start int) (*node, error) {
+	n := &node{ptr: ptr, kind: kindArray, aliased: aliased}
+	arr := make([]any, 0, len(y.Content))
+	lastEnd := start
+	for i, item := range y.Content {
+		c, err := b.build(item, JoinPointer(ptr, i), depth+1, aliased, y.Column-1)
+		if err != nil {
+			return nil, err
+		}
+		c.key = b.itemKey(c)
+		n.children = append(n.children, c)
+		arr = append(arr, c.value)
+		lastEnd = max(lastEnd, c.val.End.Offset)
+	}
+	n.value = arr
+	n.val = b.collectionRange(start, '[', lastEnd)
+	return n, nil
+}
+
+// itemKey is the "key" of a sequence item: its "-" in block style, else its
+// opening bracket when it is a collection, else the item itself.
+func (b *yamlBuilder) itemKey(c *node) Range {
+	i := c.val.Start.Offset - 1
+	for i >= 0 && (b.src[i] == ' ' || b.src[i] == '\t' || b.src[i] == '\n' || b.src[i] == '\r') {
+		i--
+	}
+	if i >= 0 && b.src[i] == '-' {
+		return b.d.lines.rng(i, i+1)
+	}
+	if c.kind != kindScalar {
+		s := c.val.Start.Offset
+		return b.d.lines.rng(s, s+1)
+	}
+	return c.val
+}
+
+// collectionRange is a mapping's or sequence's range: from its first byte to
+// its closing bracket (flow style) or to lastEnd, the end of its last child's
+// text (block style).
+func (b *yamlBuilder) collectionRange(start int, open byte, lastEnd int) Range {
+	if start < len(b.src) && b.src[start] == open {
+		close := byte('}')
+		if open == '[' {
+			close = ']'
+		}
+		return b.d.lines.rng(start, b.closeAfter(max(start+1, lastEnd), close))
+	}
+	return b.d.lines.rng(start, max(start, lastEnd))
+}
+
+// mergeEnd is the end of a merge key's value text: an alias or a list of
+// aliases.
+func (b *yamlBuilder) mergeEnd(v *yaml.Node) int {
+	start := b.skipProps(b.d.lines.offsetOfRune(v.Line, v.Column))
+	switch v.Kind {
+	case yaml.AliasNode:
+		return start + 1 + len(v.Value)
+	case yaml.SequenceNode:
+		end := start
+		for _, c := range v.Content {
+			end = max(end, b.mergeEnd(c))
+		}
+		if start < len(b.src) && b.src[start] == '[' {
+			return b.closeAfter(max(start+1, end), ']')
+		}
+		return end
+	}
+	return start
+}
+
+// closeAfter finds the closing bracket at or after from, skipping blanks,
+// commas and comments; it returns the offset just past it.
+func (b *yamlBuilder) closeAfter(from int, close byte) int {
+	for i := from; i < len(b.src); i++ {
+		switch c := b.src[i]; {
+		case c == close:
+			return i + 1
+		case c == '#' && (i == 0 || isBlank(b.src[i-1])):
+			for i < len(b.src) && b.src[i] != '\n' {
+				i++
+			}
+		case isBlank(c) || c == ',':
+		default:
+			return from
+		}
+	}
+	return from
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipProps skips a node's anchor (&a) and tag (!t) and the blanks and
+// comments after them.
+func (b *yamlBuilder) skipProps(off int) int {
+	for off < len(b.src) && (b.src[off] == '&' || b.src[off] == '!') {
+		for off < len(b.src) && !isBlank(b.src[off]) {
+			off++
+		}
+		for off < len(b.src) {
+			if isBlank(b.src[off]) {
+				off++
+			} else if b.src[off] == '#' {
+				for off < len(b.src) && b.src[off] != '\n' {
+					off++
+				}
+			} else {
+				break
+			}
+		}
+	}
+	return off
+}
+
+// scalarEnd is the offset just past a scalar token that starts at start:
+// quotes included, a block scalar through its last content line.
+func (b *yamlBuilder) scalarEnd(y *yaml.Node, start, indent int) int {
+	src := b.src
+	if start >= len(src) {
+		return start
+	}
+	switch src[start] {
+	case '"':
+		for i := start + 1; i < len(src); i++ {
+			if src[i] == '\\' {
+				i++
+			} else if src[i] == '"' {
+				return i + 1
+			}
+		}
+		return len(src)
+	case '\'':
+		for i := start + 1; i < len(src); i++ {
+			if src[i] == '\'' {
+				if i+1 < len(src) && src[i+1] == '\'' {
+					i++
+					continue
+				}
+				return i + 1
+			}
+		}
+		return len(src)
+	case '|', '>':
+		if y.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			return b.blockEnd(start, indent)
+		}
+	}
+	return b.plainEnd(y.Value, start)
+}
+
+// plainEnd matches a plain scalar's value against the source: a run of
+// blanks and line breaks in the source stands for the single space or the
+// line feeds that folding left in the value.
+func (b *yamlBuilder) plainEnd(val string, start int) int {
+	src := b.src
+	i, j := start, 0
+	for j < len(val) && i < len(src) {
+		switch {
+		case src[i] == val[j]:
+			i++
+			j++
+		case isBlank(src[i]) && (val[j] == ' ' || val[j] == '\n'):
+			for i < len(src) && isBlank(src[i]) {
+				i++
+			}
+			for j < len(val) && (val[j] == ' ' || val[j] == '\n') {
+				j++
+			}
+		default:
+			return max(i, start)
+		}
+	}
+	return i
+}
+
+// blockEnd is the end of a literal or folded block scalar whose header ("|",
+// ">-", "|2" ...) is at start: the end of its last content line. Content
+// lines are indented more than indent (the owning key's or "-"'s column).
+func (b *yamlBuilder) blockEnd(start, indent int) int {
+	li := b.d.lines
+	src := b.src
+	hl := li.pos(start).Line
+	hend := start
+	explicit := 0
+	for hend < li.lineEnd(hl) && !isBlank(src[hend]) {
+		if c := src[hend]; c >= '1' && c <= '9' {
+			explicit = int(c - '0')
+		}
+		hend++
+	}
+	end := hend
+	content := -1
+	if explicit > 0 {
+		content = max(indent, 0) + explicit
+	}
+	for l := hl + 1; l < li.lines(); l++ {
+		s, e := li.starts[l], li.lineEnd(l)
+		ind := 0
+		for s+ind < e && src[s+ind] == ' ' {
+			ind++
+		}
+		if s+ind == e {
+			continue // blank lines belong to the scalar only if content follows
+		}
+		if content < 0 {
+			if ind <= indent {
+				break
+			}
+			content = ind
+		}
+		if ind < content {
+			break
+		}
+		end = e
+	}
+	return end
+}
+
+// scalarValue is a scalar's JSON value by its resolved tag.
+func (b *yamlBuilder) scalarValue(y *yaml.Node) (any, error) {
+	switch tag := y.ShortTag(); tag {
+	case "!!str", "!!binary", "!!timestamp":
+		return y.Value, nil
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var v bool
+		if err := y.Decode(&v); err != nil {
+			return nil, b.errNode(y, fmt.Sprintf("invalid boolean %q", y.Value))
+		}
+		return v, nil
+	case "!!int", "!!float":
+		var i int64
+		if tag == "!!int" && y.Decode(&i) == nil {
+			return float64(i), nil
+		}
+		var f float64
+		if err := y.Decode(&f); err != nil {
+			return nil, b.errNode(y, fmt.Sprintf("invalid number %q", y.Value))
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, b.errNode(y, fmt.Sprintf("number %q has no JSON value", y.Value))
+		}
+		return f, nil
+	default:
+		return nil, b.errNode(y, fmt.Sprintf("unsupported YAML tag %s", tag))
+	}
+}
