@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"slices"
@@ -134,13 +135,19 @@ func drop(out *RecordOutcome, r Reason) { out.Status, out.Reason = StatusDropped
 // canonicalCmp orders records by createdAt, then id; the remaining fields
 // only make the order total when the same id is passed twice.
 func canonicalCmp(a, b *schema.MemoryRecord) int {
-	return cmp.Or(
+	if c := cmp.Or(
 		strings.Compare(a.CreatedAt, b.CreatedAt),
 		strings.Compare(a.ID, b.ID),
 		strings.Compare(a.UpdatedAt, b.UpdatedAt),
 		strings.Compare(a.Content, b.Content),
 		strings.Compare(string(a.Payload), string(b.Payload)),
-	)
+	); c != 0 {
+		return c
+	}
+	// Same id, same text: fall back to the whole encoding (rare).
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Compare(ja, jb)
 }
 
 // newer reports whether a beats b in a collision: newest createdAt, then the

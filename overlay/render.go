@@ -124,7 +124,7 @@ func MarkerText(n int) string {
 	if n == 1 {
 		noun = "entry"
 	}
-	return fmt.Sprintf("… [memory budget reached — %d learned %s moved to recall]", n, noun)
+	return fmt.Sprintf(markerPrefix+"%d learned %s moved to recall]", n, noun)
 }
 
 func (r *renderer) bullets(heading string, items []string, listPtr string, spilled []string) {
@@ -399,16 +399,28 @@ func FormatValue(v any) string {
 // indistinguishable from authored ones.
 func (p Prompt) Text() string { return p.write(nil) }
 
-// Annotated is Text with each memory-derived fragment followed by
-// "  ⟵ memory ID, ID".
+// Annotated is Text with each memory-derived line followed by
+// "  ⟵ memory ID, ID" (a budget marker by "  ⟵ spilled ID, ID").
 func (p Prompt) Annotated() string {
-	return p.AnnotatedWith(func(ids []string) string { return "memory " + strings.Join(ids, ", ") })
+	return p.AnnotatedWith(func(f Fragment) string {
+		if IsMarker(f) {
+			return "spilled " + strings.Join(f.MemoryIDs, ", ")
+		}
+		return "memory " + strings.Join(f.MemoryIDs, ", ")
+	})
 }
 
-// AnnotatedWith is Text with label(ids) appended, after "  ⟵ ", to the first
-// line of each memory-derived fragment.
-func (p Prompt) AnnotatedWith(label func(ids []string) string) string {
-	return p.write(func(f Fragment) string { return "  ⟵ " + label(f.MemoryIDs) })
+// IsMarker reports whether f is a budget marker line.
+func IsMarker(f Fragment) bool {
+	return f.Source == SourceMemory && strings.HasPrefix(f.Text, markerPrefix)
+}
+
+const markerPrefix = "… [memory budget reached — "
+
+// AnnotatedWith is Text with label(fragment) appended, after "  ⟵ ", to the
+// first line of each memory-derived fragment.
+func (p Prompt) AnnotatedWith(label func(Fragment) string) string {
+	return p.write(func(f Fragment) string { return "  ⟵ " + label(f) })
 }
 
 // Markdown is Text for a Markdown viewer: memory-derived fragments end in an
