@@ -161,6 +161,12 @@ var errNoFile = errors.New("store file does not exist")
 // view runs fn in a read-only transaction on a read-only (shared-lock) open
 // of the file.
 func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	return s.viewOpt(ctx, true, fn)
+}
+
+// viewOpt is view; checkSize false skips the truncation check so a salvage
+// reads what it can.
+func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.Tx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -174,6 +180,11 @@ func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	}
 	return s.withDB(true, func(db *bbolt.DB) error {
 		return db.View(func(tx *bbolt.Tx) error {
+			if checkSize {
+				if err := s.checkSize(tx); err != nil {
+					return err
+				}
+			}
 			v, err := readVersion(tx)
 			if err != nil {
 				return err
@@ -208,6 +219,11 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	}
 	return s.withDB(false, func(db *bbolt.DB) error {
 		return db.Update(func(tx *bbolt.Tx) error {
+			// Checked before anything is written: a truncated file is
+			// never extended or rewritten.
+			if err := s.checkSize(tx); err != nil {
+				return err
+			}
 			if err := s.migrate(tx); err != nil {
 				return err
 			}
@@ -267,6 +283,19 @@ func (s *Store) openError(err error) error {
 	// bbolt reports short or mangled files with ad-hoc errors (mmap size,
 	// page size); none of them is recoverable by retrying.
 	return fmt.Errorf("store %s: %w: %v", s.path, store.ErrCorrupt, err)
+}
+
+// checkSize refuses a file shorter than the pages its meta page says it
+// has: a truncated file, whose missing pages would fault when read.
+func (s *Store) checkSize(tx *bbolt.Tx) error {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", s.path, err)
+	}
+	if need := tx.Size(); fi.Size() < need {
+		return s.corrupt("file is truncated: %d bytes, its pages need %d", fi.Size(), need)
+	}
+	return nil
 }
 
 // corrupt wraps a decoding problem found inside a transaction.

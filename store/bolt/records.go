@@ -235,7 +235,7 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 func (s *Store) Export(ctx context.Context, fn func(schema.MemoryRecord) error) (int, error) {
 	var recs []schema.MemoryRecord
 	skipped := 0
-	verr := s.view(ctx, func(tx *bbolt.Tx) error {
+	verr := s.viewOpt(ctx, false, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
 		if b == nil {
 			return nil
