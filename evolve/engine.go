@@ -1,0 +1,286 @@
+// Package evolve is how a memory earns its way into an agent and how it
+// leaves (ADR-0008 Decisions 1, 4, 5, 6, 7): reconciliation at save, the
+// tiered gate chain for promotion and demotion, human proposals that fail
+// closed, the eval gate, gardening and learnings. It sits on the store
+// protocol and decides; the store records.
+//
+// # Tier x operation x actor
+//
+// Humans are actors of kind human; agents and system jobs (gardening) are
+// never approvers.
+//
+//	tier     save (any actor)                 promote: agent/system           promote: human          demote/invalidate: agent/system       demote/invalidate: human
+//	auto     promoted at save ("auto")        promoted                        promoted                done                                  done
+//	earned   candidate; promoted when         promoted when recurrence met,   promoted (approver)     done with accumulated contradiction   done
+//	         recurrence met                   else eval pass, else blocked                            or eval regression, else a proposal
+//	guarded  candidate + promotion proposal   a pending promotion proposal    promoted (the approval) a pending demotion proposal; the     done
+//	                                                                                                  record keeps rendering
+//	locked   refused                          refused                         refused                 -                                     -
+//
+// Before any judgment promotion (every path above, humans included) the
+// contradiction check runs: the same domain's authored and promoted
+// heuristics and constraints are compared with lexical.Contradicts; a
+// contradicting candidate is blocked and reported as a conflict. Resolve it
+// with Supersede (keep one, retire the other). Approve and Reject are
+// human-only: anyone else gets ErrRefused. Proposals expire at their TTL
+// (promotion.proposalExpiry) and nothing changes. Delete is never an engine
+// operation (the store refuses agents).
+//
+// Recurrence counts distinct conversations (the record's provenance plus its
+// supports): one conversation repeating a lesson never promotes it, and
+// contradicting evidence never decrements the count (it is a separate record
+// reported as a conflict).
+package evolve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"time"
+
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// ErrRefused is a gate refusal: an operation the actor may never perform
+// (an agent approving, a locked tier, a memory creating a judgment domain).
+// Callers map it to a refused answer (CLI exit 1).
+var ErrRefused = errors.New("refused")
+
+// Outcome statuses.
+const (
+	StatusPromoted    = "promoted"
+	StatusPending     = "pending"
+	StatusBlocked     = "blocked"
+	StatusRefused     = "refused"
+	StatusDemoted     = "demoted"
+	StatusInvalidated = "invalidated"
+	StatusApproved    = "approved"
+	StatusRejected    = "rejected"
+)
+
+// Save statuses and record states.
+const (
+	SaveSaved    = "saved"
+	SaveConflict = "conflict"
+	SaveNotFound = "not_found"
+	SaveRefused  = "refused"
+
+	StatePromoted  = "promoted"
+	StateCandidate = "candidate"
+	StatePending   = "pending"
+	StateRecall    = "recall"
+)
+
+// Config is what an Engine needs. Store is required; the rest have defaults.
+type Config struct {
+	Store store.Store
+	// Workspace carries promotion, staleness and budget settings; defaults
+	// are filled in by New.
+	Workspace schema.WorkspaceConfig
+	// Agent is the authored config (nil when none was found: domain and
+	// authored-contradiction checks are then skipped, and the overlay
+	// reports unknown domains later).
+	Agent *schema.AgentConfig
+	// Scope is the base scope; records are saved with agent =
+	// Agent.RoleTemplate.Name added (or Scope["agent"] when Agent is nil).
+	Scope     map[string]string
+	Now       func() time.Time
+	Evaluator Evaluator
+	Logger    *slog.Logger
+}
+
+// Engine applies the evolution rules to one agent's view of a store. It is
+// safe for concurrent use as far as its Store is.
+type Engine struct {
+	st         store.Store
+	ws         schema.WorkspaceConfig
+	agent      *schema.AgentConfig
+	name       string
+	base       map[string]string // base scope without the agent key
+	scope      map[string]string // scope records are saved with
+	now        func() time.Time
+	eval       Evaluator
+	log        *slog.Logger
+	policy     overlay.Policy
+	recurrence int
+	ttl        time.Duration
+	staleAfter time.Duration
+}
+
+// New returns an engine for c. Unparseable durations in the workspace config
+// fall back to their defaults (schema validation reports them).
+func New(c Config) *Engine {
+	ws := c.Workspace.WithDefaults()
+	e := &Engine{
+		st:         c.Store,
+		ws:         ws,
+		agent:      c.Agent,
+		now:        c.Now,
+		eval:       c.Evaluator,
+		log:        c.Logger,
+		policy:     overlay.PolicyFrom(ws),
+		recurrence: ws.Promotion.Recurrence,
+		ttl:        schema.DefaultProposalExpiry,
+		staleAfter: schema.DefaultStaleAfter,
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if d, err := schema.ParseDuration(ws.Promotion.ProposalExpiry); err == nil && d > 0 {
+		e.ttl = d
+	}
+	if d, err := schema.ParseDuration(ws.StaleAfter); err == nil && d > 0 {
+		e.staleAfter = d
+	}
+	if c.Agent != nil {
+		e.name = c.Agent.RoleTemplate.Name
+	} else {
+		e.name = c.Scope[store.AgentKey]
+	}
+	e.base = map[string]string{}
+	for k, v := range c.Scope {
+		if k != store.AgentKey {
+			e.base[k] = v
+		}
+	}
+	e.scope = maps.Clone(e.base)
+	if e.name != "" {
+		e.scope[store.AgentKey] = e.name
+	}
+	return e
+}
+
+// AgentName is the agent key this engine works for ("" when unknown).
+func (e *Engine) AgentName() string { return e.name }
+
+// Scope returns a copy of the scope saved records get.
+func (e *Engine) Scope() map[string]string { return maps.Clone(e.scope) }
+
+// Recurrence is N: distinct conversations that earn a promotion.
+func (e *Engine) Recurrence() int { return e.recurrence }
+
+// Progress reports an earned-tier record's recurrence progress: distinct
+// conversations it has and the number it needs. Other tiers need 0.
+func (e *Engine) Progress(rec schema.MemoryRecord) (have, need int) {
+	have = rec.DistinctConversations()
+	if rec.Target != nil && schema.TierOf(*rec.Target) == schema.TierEarned {
+		need = e.recurrence
+	}
+	return have, need
+}
+
+func (e *Engine) nowString() string { return schema.FormatTime(e.now()) }
+
+// visible reports whether a record belongs to this engine's view: its scope
+// holds the base scope and its agent is unset or this agent.
+func (e *Engine) visible(rec *schema.MemoryRecord) bool {
+	if !store.MatchScope(rec.Scope, e.base) {
+		return false
+	}
+	a, ok := rec.Scope[store.AgentKey]
+	return !ok || a == "" || a == e.name
+}
+
+// get returns a record of this engine's view.
+func (e *Engine) get(ctx context.Context, id string) (schema.MemoryRecord, error) {
+	rec, err := e.st.Get(ctx, id)
+	if err != nil {
+		return rec, fmt.Errorf("record %s: %w", id, err)
+	}
+	if !e.visible(&rec) {
+		return rec, fmt.Errorf("record %s: not in scope of agent %q: %w", id, e.name, store.ErrNotFound)
+	}
+	return rec, nil
+}
+
+// promotion returns the record's promotion row, ok=false when unpromoted.
+func (e *Engine) promotion(ctx context.Context, id string) (store.Promotion, bool, error) {
+	p, err := e.st.Promotion(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, fmt.Errorf("promotion of %s: %w", id, err)
+	}
+	return p, true, nil
+}
+
+// promoted returns the valid promoted records of this engine's view.
+func (e *Engine) promoted(ctx context.Context) ([]schema.MemoryRecord, error) {
+	recs, err := e.st.Promoted(ctx, e.base, e.name)
+	if err != nil {
+		return nil, fmt.Errorf("promoted records: %w", err)
+	}
+	return recs, nil
+}
+
+// live returns the valid records of this view with exactly target t.
+func (e *Engine) live(ctx context.Context, t schema.MemoryTarget) ([]schema.MemoryRecord, error) {
+	res, err := e.st.Search(ctx, store.Query{Scope: e.base, Target: &t, Limit: store.Limit(store.Unlimited)})
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", t, err)
+	}
+	var out []schema.MemoryRecord
+	for _, r := range res.Records {
+		if e.visible(&r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// pendingFor returns the pending proposal of kind k for a record, if any.
+func (e *Engine) pendingFor(ctx context.Context, id string, k store.ProposalKind) (store.Proposal, bool, error) {
+	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, RecordID: id})
+	if err != nil {
+		return store.Proposal{}, false, fmt.Errorf("proposals of %s: %w", id, err)
+	}
+	for _, p := range ps {
+		if p.Kind == k {
+			return p, true, nil
+		}
+	}
+	return store.Proposal{}, false, nil
+}
+
+// propose opens a proposal unless an equivalent one is already pending.
+func (e *Engine) propose(ctx context.Context, req store.ProposalRequest) (store.Proposal, error) {
+	if p, ok, err := e.pendingFor(ctx, req.RecordID, req.Kind); err != nil || ok {
+		return p, err
+	}
+	req.TTL = e.ttl
+	p, err := e.st.Propose(ctx, req)
+	if err != nil {
+		return p, fmt.Errorf("propose %s of %s: %w", req.Kind, req.RecordID, err)
+	}
+	e.log.Info("proposal opened", "id", p.ID, "kind", p.Kind, "record", p.RecordID, "by", req.RequestedBy.String())
+	return p, nil
+}
+
+func isHuman(a store.Actor) bool { return a.Kind == store.ActorHuman }
+
+// evidenceConversations lists a record's distinct conversations in order.
+func evidenceConversations(rec *schema.MemoryRecord) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(c string) {
+		if c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	add(rec.Provenance.ConversationID)
+	for _, s := range rec.Supports {
+		add(s.ConversationID)
+	}
+	return out
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,491 @@
+package evolve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Outcome is the answer of a gated operation.
+type Outcome struct {
+	// Status is promoted, pending, blocked, refused, demoted, invalidated,
+	// approved or rejected.
+	Status   string      `json:"status"`
+	RecordID string      `json:"recordId,omitempty"`
+	Tier     schema.Tier `json:"tier,omitempty"`
+	// Reason says why, in one human sentence.
+	Reason     string         `json:"reason,omitempty"`
+	Evidence   store.Evidence `json:"evidence"`
+	ProposalID string         `json:"proposalId,omitempty"`
+	// Conflicts are the contradictions that blocked a promotion.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	// Diff previews the composition change, when computed.
+	Diff string `json:"diff,omitempty"`
+}
+
+// Conflict is a contradiction between a record and an authored line or
+// another record.
+type Conflict struct {
+	RecordID string `json:"recordId"`
+	// With is the other side: a record id, or "" for an authored line.
+	With string `json:"with,omitempty"`
+	// Authored is the JSON pointer of the authored line, when With is "".
+	Authored string `json:"authored,omitempty"`
+	Text     string `json:"text"`
+	Why      string `json:"why"`
+}
+
+func refused(o Outcome, format string, args ...any) (Outcome, error) {
+	o.Status = StatusRefused
+	o.Reason = fmt.Sprintf(format, args...)
+	return o, fmt.Errorf("%s: %w", o.Reason, ErrRefused)
+}
+
+// checkDomain refuses a judgment or example target whose domain the agent
+// lacks: a memory may not create a judgment domain.
+func (e *Engine) checkDomain(t schema.MemoryTarget) string {
+	if e.agent == nil {
+		return ""
+	}
+	d := ""
+	switch t.Primitive {
+	case schema.PrimitiveJudgment:
+		d = t.Domain
+	case schema.PrimitiveExample:
+		d = t.JudgmentDomain
+	default:
+		return ""
+	}
+	if e.agent.JudgmentByDomain(d) >= 0 {
+		return ""
+	}
+	var have []string
+	for _, j := range e.agent.RoleTemplate.Judgments {
+		have = append(have, j.Domain)
+	}
+	return fmt.Sprintf("agent %q has no judgment domain %q (it has: %s); a memory may not create a judgment domain — a human adds it to the agent file",
+		e.name, d, strings.Join(have, ", "))
+}
+
+// checkPayload reports why a record's structured payload cannot promote.
+func checkPayload(rec *schema.MemoryRecord) string {
+	if rec.Target == nil || !rec.Target.NeedsPayload() {
+		return ""
+	}
+	if len(rec.Payload) == 0 {
+		return fmt.Sprintf("a %s memory needs a structured payload to promote", rec.Target.Primitive)
+	}
+	switch rec.Target.Primitive {
+	case schema.PrimitiveExample:
+		var p schema.ExamplePayload
+		if err := json.Unmarshal(rec.Payload, &p); err != nil || p.Scenario == "" || p.Good == "" {
+			return "an example payload needs non-empty scenario and good"
+		}
+	case schema.PrimitiveAwareness:
+		var p schema.AwarenessPayload
+		if err := json.Unmarshal(rec.Payload, &p); err != nil || p.Name == "" || p.Description == "" || p.AccessMethod == "" {
+			return "an awareness payload needs non-empty name, description and accessMethod"
+		}
+	}
+	return ""
+}
+
+// Contradictions finds the authored and promoted heuristics and constraints
+// of rec's judgment domain that rec contradicts (lexical.Contradicts). Only
+// judgment targets are checked.
+func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([]Conflict, error) {
+	if rec.Target == nil || rec.Target.Primitive != schema.PrimitiveJudgment {
+		return nil, nil
+	}
+	domain := rec.Target.Domain
+	var out []Conflict
+	if e.agent != nil {
+		if j := e.agent.JudgmentByDomain(domain); j >= 0 {
+			jd := e.agent.RoleTemplate.Judgments[j]
+			for _, s := range []struct {
+				slot  string
+				lines []string
+			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
+				for i, line := range s.lines {
+					if c, why := lexical.Contradicts(rec.Content, line); c {
+						out = append(out, Conflict{RecordID: rec.ID,
+							Authored: fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, i), Text: line, Why: why})
+					}
+				}
+			}
+		}
+	}
+	prom, err := e.promoted(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range prom {
+		if p.ID == rec.ID || p.Target == nil || p.Target.Primitive != schema.PrimitiveJudgment || p.Target.Domain != domain {
+			continue
+		}
+		if p.Target.Slot != schema.SlotHeuristics && p.Target.Slot != schema.SlotConstraints {
+			continue
+		}
+		if c, why := lexical.Contradicts(rec.Content, p.Content); c {
+			out = append(out, Conflict{RecordID: rec.ID, With: p.ID, Text: p.Content, Why: why})
+		}
+	}
+	return out, nil
+}
+
+func conflictReason(cs []Conflict) string {
+	c := cs[0]
+	what := "authored line " + c.Authored
+	if c.With != "" {
+		what = "promoted record " + c.With
+	}
+	more := ""
+	if len(cs) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(cs)-1)
+	}
+	return fmt.Sprintf("contradicts %s %q%s: %s; resolve it with a supersede (keep one, retire the other)", what, c.Text, more, c.Why)
+}
+
+// Promote runs rec's gate chain for actor (see the package doc's table).
+// Refusals return an error wrapping ErrRefused along with the Outcome;
+// blocked and pending are answers, not errors.
+func (e *Engine) Promote(ctx context.Context, id string, actor store.Actor) (Outcome, error) {
+	o := Outcome{RecordID: id}
+	rec, err := e.get(ctx, id)
+	if err != nil {
+		return o, err
+	}
+	if rec.Target == nil {
+		return refused(o, "record %s has no target: untargeted memories stay recall-only", id)
+	}
+	o.Tier = schema.TierOf(*rec.Target)
+	if !rec.Valid(e.nowString()) {
+		return refused(o, "record %s is invalidated or expired", id)
+	}
+	if p, ok, err := e.promotion(ctx, id); err != nil {
+		return o, err
+	} else if ok {
+		o.Status, o.Reason, o.Evidence = StatusPromoted, "already promoted", p.Evidence
+		return o, nil
+	}
+	if o.Tier == schema.TierLocked {
+		return refused(o, "%s is a locked target: identity and structure are authored, never learned", rec.Target)
+	}
+	if why := e.checkDomain(*rec.Target); why != "" {
+		return refused(o, "%s", why)
+	}
+	if why := checkPayload(&rec); why != "" {
+		o.Status, o.Reason = StatusBlocked, why
+		return o, nil
+	}
+	return e.gate(ctx, rec, actor, o)
+}
+
+// gate is the promotion chain after the static checks.
+func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, o Outcome) (Outcome, error) {
+	conflicts, err := e.Contradictions(ctx, rec)
+	if err != nil {
+		return o, err
+	}
+	if len(conflicts) > 0 {
+		o.Status, o.Conflicts, o.Reason = StatusBlocked, conflicts, conflictReason(conflicts)
+		e.log.Info("promotion blocked by contradiction", "record", rec.ID, "conflicts", len(conflicts))
+		return o, nil
+	}
+	convs := evidenceConversations(&rec)
+	switch o.Tier {
+	case schema.TierAuto:
+		ev := store.Evidence{Conversations: convs, Note: "auto"}
+		return e.doPromote(ctx, rec, actor, ev, o)
+	case schema.TierEarned:
+		have := len(convs)
+		if have >= e.recurrence {
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			return e.doPromote(ctx, rec, actor, ev, o)
+		}
+		if isHuman(actor) {
+			ev := store.Evidence{Conversations: convs, ApprovedBy: actor.String(), Note: "promoted by a human"}
+			return e.doPromote(ctx, rec, actor, ev, o)
+		}
+		if e.eval != nil && e.agent != nil {
+			res, err := e.evaluate(ctx, rec)
+			if err != nil {
+				return o, err
+			}
+			ev := store.Evidence{Conversations: convs, Eval: res.Result}
+			if !res.Pass {
+				o.Status, o.Evidence = StatusBlocked, ev
+				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%d distinct conversations", res.Reason, have, e.recurrence)
+				return o, nil
+			}
+			ev.Note = "eval pass: " + res.Reason
+			return e.doPromote(ctx, rec, actor, ev, o)
+		}
+		o.Status = StatusBlocked
+		o.Evidence = store.Evidence{Conversations: convs}
+		o.Reason = fmt.Sprintf("needs support from %d distinct conversations, has %d (or an eval pass, or a human's promote)", e.recurrence, have)
+		return o, nil
+	case schema.TierGuarded:
+		if isHuman(actor) {
+			ev := store.Evidence{Conversations: convs, ApprovedBy: actor.String(), Note: "approved by a human promote"}
+			return e.doPromote(ctx, rec, actor, ev, o)
+		}
+		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: rec.ID, Tier: o.Tier,
+			RequestedBy: actor, Reason: "guarded tier: needs a human approval", Evidence: store.Evidence{Conversations: convs}})
+		if err != nil {
+			return o, err
+		}
+		o.Status, o.ProposalID = StatusPending, p.ID
+		o.Reason = fmt.Sprintf("guarded tier: proposal %s waits for a human approval until %s", p.ID, p.ExpiresAt)
+		return o, nil
+	}
+	return refused(o, "%s is not promotable", rec.Target)
+}
+
+func (e *Engine) doPromote(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, ev store.Evidence, o Outcome) (Outcome, error) {
+	req := store.PromoteRequest{Tier: o.Tier, Actor: actor, Evidence: ev}
+	if ev.ApprovedBy != "" {
+		req.Approver = ev.ApprovedBy
+	}
+	if _, err := e.st.Promote(ctx, rec.ID, req); err != nil {
+		return o, fmt.Errorf("promote %s: %w", rec.ID, err)
+	}
+	e.log.Info("promoted", "record", rec.ID, "tier", o.Tier, "by", actor.String())
+	o.Status, o.Evidence = StatusPromoted, ev
+	if o.Reason == "" {
+		o.Reason = ev.Note
+	}
+	return o, nil
+}
+
+// Demote removes a record's promotion (the record stays valid and returns
+// to recall) if actor may; see the package doc's table.
+func (e *Engine) Demote(ctx context.Context, id, reason string, actor store.Actor) (Outcome, error) {
+	return e.unlearn(ctx, id, reason, actor, false, "")
+}
+
+// Invalidate retires a record. A promoted guarded record invalidated by an
+// agent keeps rendering: a pending demotion proposal opens instead.
+func (e *Engine) Invalidate(ctx context.Context, id, reason string, actor store.Actor) (Outcome, error) {
+	return e.unlearn(ctx, id, reason, actor, true, "")
+}
+
+// unlearn is Demote (invalidate=false) and Invalidate; supersededBy names
+// the record replacing this one (for proposals opened by a supersede).
+func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Actor, invalidate bool, supersededBy string) (Outcome, error) {
+	o := Outcome{RecordID: id}
+	if strings.TrimSpace(reason) == "" {
+		return refused(o, "a reason is required")
+	}
+	rec, err := e.get(ctx, id)
+	if err != nil {
+		return o, err
+	}
+	if rec.Target != nil {
+		o.Tier = schema.TierOf(*rec.Target)
+	}
+	prom, promoted, err := e.promotion(ctx, id)
+	if err != nil {
+		return o, err
+	}
+	if !rec.Valid(e.nowString()) {
+		o.Status, o.Reason = StatusInvalidated, "already invalidated"
+		if !invalidate {
+			return refused(o, "record %s is invalidated: nothing to demote", id)
+		}
+		return o, nil
+	}
+	if !promoted {
+		if !invalidate {
+			return refused(o, "record %s is not promoted", id)
+		}
+		// A candidate or untargeted record: anyone may retire it.
+		return e.doInvalidate(ctx, id, reason, actor, o)
+	}
+	o.Tier = prom.Tier
+	allowed, ev, why, err := e.mayUnlearn(ctx, rec, prom, actor)
+	if err != nil {
+		return o, err
+	}
+	if !allowed {
+		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: id, Tier: prom.Tier,
+			RequestedBy: actor, Reason: reason, Evidence: ev, Invalidate: invalidate || supersededBy != "", SupersededBy: supersededBy})
+		if err != nil {
+			return o, err
+		}
+		o.Status, o.ProposalID, o.Evidence = StatusPending, p.ID, ev
+		o.Reason = fmt.Sprintf("%s; the record keeps rendering until a human approves proposal %s (expires %s)", why, p.ID, p.ExpiresAt)
+		return o, nil
+	}
+	o.Evidence = ev
+	if invalidate {
+		return e.doInvalidate(ctx, id, reason, actor, o)
+	}
+	if err := e.st.Demote(ctx, id, reason, actor); err != nil {
+		return o, fmt.Errorf("demote %s: %w", id, err)
+	}
+	o.Status, o.Reason = StatusDemoted, reason
+	return o, nil
+}
+
+// mayUnlearn applies the demotion bar: it equals the bar that added the
+// record. It returns whether actor may demote now, the evidence, and why not.
+func (e *Engine) mayUnlearn(ctx context.Context, rec schema.MemoryRecord, prom store.Promotion, actor store.Actor) (bool, store.Evidence, string, error) {
+	if isHuman(actor) {
+		return true, store.Evidence{ApprovedBy: actor.String(), Note: "demoted by a human"}, "", nil
+	}
+	switch prom.Tier {
+	case schema.TierAuto:
+		return true, store.Evidence{Note: "auto tier"}, "", nil
+	case schema.TierEarned:
+		if ev, ok, err := e.accumulatedContradiction(ctx, rec); err != nil || ok {
+			return ok, ev, "", err
+		}
+		if e.eval != nil && e.agent != nil {
+			res, err := e.evaluate(ctx, rec)
+			if err != nil {
+				return false, store.Evidence{}, "", err
+			}
+			if res.Regressed {
+				return true, store.Evidence{Eval: res.Result, Note: "eval regression: " + res.Reason}, "", nil
+			}
+		}
+		return false, store.Evidence{}, "earned tier: demotion needs a human, an eval regression or accumulated contradicting evidence", nil
+	}
+	return false, store.Evidence{}, "guarded tier: an agent cannot unlearn what it was made to learn", nil
+}
+
+// accumulatedContradiction finds a live candidate contradicting rec that has
+// itself earned the recurrence bar.
+func (e *Engine) accumulatedContradiction(ctx context.Context, rec schema.MemoryRecord) (store.Evidence, bool, error) {
+	if rec.Target == nil {
+		return store.Evidence{}, false, nil
+	}
+	live, err := e.live(ctx, *rec.Target)
+	if err != nil {
+		return store.Evidence{}, false, err
+	}
+	for _, c := range live {
+		if c.ID == rec.ID || c.DistinctConversations() < e.recurrence {
+			continue
+		}
+		if ok, why := lexical.Contradicts(rec.Content, c.Content); ok {
+			return store.Evidence{Conversations: evidenceConversations(&c),
+				Note: fmt.Sprintf("accumulated contradiction: %s (%d conversations) %s", c.ID, c.DistinctConversations(), why)}, true, nil
+		}
+	}
+	return store.Evidence{}, false, nil
+}
+
+func (e *Engine) doInvalidate(ctx context.Context, id, reason string, actor store.Actor, o Outcome) (Outcome, error) {
+	if err := e.st.Invalidate(ctx, id, reason, actor); err != nil {
+		return o, fmt.Errorf("invalidate %s: %w", id, err)
+	}
+	o.Status, o.Reason = StatusInvalidated, reason
+	return o, nil
+}
+
+// Approve carries out a pending proposal. Only humans approve; anyone else
+// gets ErrRefused. Expired proposals are expired first and cannot be
+// approved.
+func (e *Engine) Approve(ctx context.Context, proposalID string, actor store.Actor, reason string) (Outcome, error) {
+	return e.decide(ctx, proposalID, actor, reason, true)
+}
+
+// Reject closes a pending proposal without effect. Only humans reject.
+func (e *Engine) Reject(ctx context.Context, proposalID string, actor store.Actor, reason string) (Outcome, error) {
+	return e.decide(ctx, proposalID, actor, reason, false)
+}
+
+func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reason string, approve bool) (Outcome, error) {
+	o := Outcome{ProposalID: id}
+	verb := "reject"
+	if approve {
+		verb = "approve"
+	}
+	if !isHuman(actor) {
+		return refused(o, "%s cannot %s: only a human (actor human:NAME) approves or rejects proposals", actor, verb)
+	}
+	if _, err := e.st.ExpireProposals(ctx); err != nil {
+		return o, fmt.Errorf("expire proposals: %w", err)
+	}
+	p, err := e.st.GetProposal(ctx, id)
+	if err != nil {
+		return o, fmt.Errorf("proposal %s: %w", id, err)
+	}
+	o.RecordID, o.Tier, o.Evidence = p.RecordID, p.Tier, p.Evidence
+	if p.State != store.ProposalPending {
+		return refused(o, "proposal %s is %s: nothing to %s", id, p.State, verb)
+	}
+	if approve {
+		p, err = e.st.Approve(ctx, id, actor, reason)
+	} else {
+		if strings.TrimSpace(reason) == "" {
+			return refused(o, "a reason is required to reject")
+		}
+		p, err = e.st.Reject(ctx, id, actor, reason)
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return refused(o, "proposal %s can no longer be %sd: %v", id, verb, err)
+	}
+	if err != nil {
+		return o, fmt.Errorf("%s proposal %s: %w", verb, id, err)
+	}
+	o.Status = StatusRejected
+	if approve {
+		o.Status = StatusApproved
+	}
+	o.Reason = fmt.Sprintf("%s of %s %sd by %s", p.Kind, p.RecordID, verb, actor)
+	return o, nil
+}
+
+// Proposals expires overdue proposals, then lists the pending ones of this
+// agent, oldest first.
+func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
+	if _, err := e.st.ExpireProposals(ctx); err != nil {
+		return nil, fmt.Errorf("expire proposals: %w", err)
+	}
+	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: e.base, Agent: e.name})
+	if err != nil {
+		return nil, fmt.Errorf("list proposals: %w", err)
+	}
+	return ps, nil
+}
+
+// Supersede resolves a conflict: dropID is retired in favour of keepID
+// (through dropID's demotion gate for actor), then keepID, if a candidate,
+// runs its promotion gate.
+func (e *Engine) Supersede(ctx context.Context, keepID, dropID string, actor store.Actor) (Outcome, error) {
+	if keepID == dropID {
+		return refused(Outcome{RecordID: keepID}, "a record cannot supersede itself")
+	}
+	keep, err := e.get(ctx, keepID)
+	if err != nil {
+		return Outcome{RecordID: keepID}, err
+	}
+	if !keep.Valid(e.nowString()) {
+		return refused(Outcome{RecordID: keepID}, "record %s is invalidated: keep a live record", keepID)
+	}
+	o, err := e.unlearn(ctx, dropID, "superseded by "+keepID, actor, true, keepID)
+	if err != nil || o.Status != StatusInvalidated {
+		return o, err
+	}
+	if keep.Target == nil {
+		return o, nil
+	}
+	if _, ok, err := e.promotion(ctx, keepID); err != nil || ok {
+		return o, err
+	}
+	po, err := e.Promote(ctx, keepID, actor)
+	if err != nil && !errors.Is(err, ErrRefused) {
+		return po, err
+	}
+	po.Reason = fmt.Sprintf("%s superseded by %s; %s: %s", dropID, keepID, po.Status, po.Reason)
+	return po, nil
+}

@@ -1,0 +1,296 @@
+package evolve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// SaveRequest is one new memory, as memory_save, `agent-ls memory save` and
+// the language server send it. An empty Kind means fact.
+type SaveRequest struct {
+	Kind       schema.Kind          `json:"kind"`
+	Content    string               `json:"content"`
+	Tags       []string             `json:"tags,omitempty"`
+	Target     *schema.MemoryTarget `json:"target,omitempty"`
+	Payload    json.RawMessage      `json:"payload,omitempty"`
+	Supersedes string               `json:"supersedes,omitempty"`
+	Provenance schema.Provenance    `json:"provenance"`
+	// ExpiresAt is an RFC 3339 time (stored in the canonical form).
+	ExpiresAt string      `json:"expiresAt,omitempty"`
+	Actor     store.Actor `json:"actor"`
+}
+
+// SaveResult is Save's answer.
+type SaveResult struct {
+	// Status is saved, conflict, not_found or refused.
+	Status string `json:"status"`
+	// Record is the record written, or the existing one that was corroborated.
+	Record       *schema.MemoryRecord `json:"record,omitempty"`
+	SupersededID string               `json:"supersededId,omitempty"`
+	Corroborated bool                 `json:"corroborated"`
+	Tier         schema.Tier          `json:"tier,omitempty"`
+	// State is promoted, candidate, pending (a proposal waits) or recall
+	// (untargeted).
+	State      string `json:"state,omitempty"`
+	ProposalID string `json:"proposalId,omitempty"`
+	// DemotionProposalID is the pending demotion opened when an agent
+	// superseded a gated (earned or guarded) promoted record.
+	DemotionProposalID string `json:"demotionProposalId,omitempty"`
+	// Existing is the live record a conflict collided with.
+	Existing *schema.MemoryRecord `json:"existing,omitempty"`
+	// Conflicts are contradictions with authored or promoted judgment lines.
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Guidance  string     `json:"guidance,omitempty"`
+}
+
+// Save is the one entry point for new memories: it validates, reconciles
+// (corroborates a near-duplicate, reports a key conflict, refuses a new
+// judgment domain or a locked target), writes with scope = base scope +
+// agent, and applies the save-time part of the target's tier. Invalid
+// requests return an error wrapping store.ErrInvalid; refusals, conflicts
+// and unknown supersedes are answers (nil error).
+func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
+	if r.Kind == "" {
+		r.Kind = schema.KindFact
+	}
+	if r.ExpiresAt != "" {
+		t, err := schema.ParseTime(r.ExpiresAt)
+		if err != nil {
+			return SaveResult{}, fmt.Errorf("%w: expiresAt: %v", store.ErrInvalid, err)
+		}
+		r.ExpiresAt = schema.FormatTime(t)
+	}
+	if err := store.ValidateWrite(store.WriteRequest{Scope: e.scope, Kind: r.Kind, Content: r.Content, Tags: r.Tags,
+		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt}); err != nil {
+		return SaveResult{}, fmt.Errorf("save: %w", err)
+	}
+	res := SaveResult{State: StateRecall}
+	if r.Target != nil {
+		res.Tier = schema.TierOf(*r.Target)
+		if res.Tier == schema.TierLocked {
+			res.Status = SaveRefused
+			res.Guidance = fmt.Sprintf("%s is locked: persona, tone, methodology, mission, manuals and new judgment domains are authored, never learned; save it untargeted to keep it in recall", r.Target)
+			return res, nil
+		}
+		if why := e.checkDomain(*r.Target); why != "" {
+			res.Status, res.Guidance = SaveRefused, why
+			return res, nil
+		}
+	}
+	var old *schema.MemoryRecord
+	if r.Supersedes != "" {
+		o, err := e.get(ctx, r.Supersedes)
+		if err != nil {
+			if isNotFound(err) {
+				res.Status = SaveNotFound
+				res.Guidance = fmt.Sprintf("no record %s to supersede in this agent's scope; search first, or save without supersedes", r.Supersedes)
+				return res, nil
+			}
+			return res, err
+		}
+		if !o.Valid(e.nowString()) {
+			res.Status, res.Existing = SaveConflict, &o
+			res.Guidance = fmt.Sprintf("record %s is already invalidated (%s); supersede the live record instead", o.ID, o.InvalidReason)
+			return res, nil
+		}
+		old = &o
+	}
+	if r.Target != nil {
+		live, err := e.live(ctx, *r.Target)
+		if err != nil {
+			return res, err
+		}
+		keyed := r.Target.SlotKey() != ""
+		for i := range live {
+			c := &live[i]
+			if old != nil && c.ID == old.ID {
+				continue
+			}
+			if sameLesson(keyed, c.Content, r.Content) {
+				return e.corroborate(ctx, *c, r, res)
+			}
+		}
+		if keyed {
+			for i := range live {
+				if old == nil || live[i].ID != old.ID {
+					res.Status, res.Existing = SaveConflict, &live[i]
+					res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
+						r.Target, live[i].Content, live[i].ID)
+					return res, nil
+				}
+			}
+		}
+	}
+	return e.write(ctx, r, old, res)
+}
+
+// sameLesson: list slots use lexical.NearDuplicate; keyed background slots
+// demand identical content tokens (a one-word change there is a correction,
+// not a corroboration).
+func sameLesson(keyed bool, a, b string) bool {
+	if keyed {
+		return slices.Equal(lexical.Tokens(a), lexical.Tokens(b))
+	}
+	return lexical.NearDuplicate(a, b)
+}
+
+func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRecord, res SaveResult) (SaveResult, error) {
+	req := store.WriteRequest{Scope: e.Scope(), Kind: r.Kind, Content: r.Content, Tags: r.Tags, Provenance: r.Provenance,
+		ExpiresAt: r.ExpiresAt, Target: r.Target, Payload: r.Payload, Supersedes: r.Supersedes}
+	deferred := false
+	if old != nil && !isHuman(r.Actor) {
+		if p, ok, err := e.promotion(ctx, old.ID); err != nil {
+			return res, err
+		} else if ok && p.Tier != schema.TierAuto {
+			// A gated learning is not unlearned by an agent's supersede:
+			// write the new record, propose the demotion of the old one.
+			req.Supersedes, deferred = "", true
+		}
+	}
+	recs, err := e.st.Write(ctx, []store.WriteRequest{req}, r.Actor)
+	if err != nil {
+		return res, fmt.Errorf("save: %w", err)
+	}
+	rec := recs[0]
+	res.Status, res.Record = SaveSaved, &rec
+	if old != nil && !deferred {
+		res.SupersededID = old.ID
+	}
+	if deferred {
+		o, err := e.unlearn(ctx, old.ID, "superseded by "+rec.ID, r.Actor, true, rec.ID)
+		if err != nil {
+			return res, err
+		}
+		switch o.Status {
+		case StatusPending:
+			res.DemotionProposalID = o.ProposalID
+		case StatusInvalidated:
+			res.SupersededID = old.ID
+		}
+	}
+	if rec.Target == nil {
+		res.State = StateRecall
+		res.Guidance = "saved untargeted: it reaches the agent through recall"
+		return res, nil
+	}
+	if err := e.settle(ctx, rec, r.Actor, &res, true); err != nil {
+		return res, err
+	}
+	if res.DemotionProposalID != "" {
+		res.Guidance += fmt.Sprintf("; %s is a gated learning and keeps rendering until a human approves its demotion (proposal %s)", old.ID, res.DemotionProposalID)
+	}
+	return res, nil
+}
+
+// settle applies the save-time tier rules to a targeted record: auto
+// promotes, earned promotes once recurrence is met, guarded opens a
+// promotion proposal; a contradiction keeps it a candidate.
+func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, res *SaveResult, fresh bool) error {
+	tier := schema.TierOf(*rec.Target)
+	res.Tier, res.State = tier, StateCandidate
+	res.Record = &rec
+	if _, ok, err := e.promotion(ctx, rec.ID); err != nil {
+		return err
+	} else if ok {
+		res.State = StatePromoted
+		res.Guidance = "promoted: part of the agent's composition"
+		return nil
+	}
+	if why := checkPayload(&rec); why != "" {
+		res.Guidance = "candidate: " + why
+		return nil
+	}
+	conflicts, err := e.Contradictions(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if len(conflicts) > 0 {
+		res.Conflicts = conflicts
+		res.Guidance = "candidate, cannot promote: " + conflictReason(conflicts)
+		return nil
+	}
+	convs := evidenceConversations(&rec)
+	o := Outcome{RecordID: rec.ID, Tier: tier}
+	switch tier {
+	case schema.TierAuto:
+		if _, err := e.doPromote(ctx, rec, actor, store.Evidence{Conversations: convs, Note: "auto"}, o); err != nil {
+			return err
+		}
+		res.State, res.Guidance = StatePromoted, "promoted (auto tier): part of the agent's composition from the next instantiate"
+	case schema.TierEarned:
+		have := len(convs)
+		if have >= e.recurrence {
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			if _, err := e.doPromote(ctx, rec, actor, ev, o); err != nil {
+				return err
+			}
+			res.State, res.Guidance = StatePromoted, "promoted (earned tier): "+ev.Note
+			return nil
+		}
+		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%d distinct conversations; it reaches the agent through recall until another conversation corroborates it", have, e.recurrence)
+	case schema.TierGuarded:
+		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
+			return err
+		} else if ok {
+			res.State, res.ProposalID = StatePending, p.ID
+			res.Guidance = fmt.Sprintf("pending (guarded tier): proposal %s waits for a human approval until %s", p.ID, p.ExpiresAt)
+			return nil
+		}
+		if !fresh {
+			// A decided or expired proposal is not reopened by corroboration.
+			res.Guidance = "candidate (guarded tier): its proposal was decided or expired; a human may promote it"
+			return nil
+		}
+		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: rec.ID, Tier: tier, RequestedBy: actor,
+			Reason: "guarded tier: needs a human approval", Evidence: store.Evidence{Conversations: convs}})
+		if err != nil {
+			return err
+		}
+		res.State, res.ProposalID = StatePending, p.ID
+		res.Guidance = fmt.Sprintf("pending (guarded tier): proposal %s waits for a human approval until %s", p.ID, p.ExpiresAt)
+	}
+	return nil
+}
+
+// corroborate counts r as support of the existing near-duplicate c.
+func (e *Engine) corroborate(ctx context.Context, c schema.MemoryRecord, r SaveRequest, res SaveResult) (SaveResult, error) {
+	res.Status = SaveSaved
+	conv := r.Provenance.ConversationID
+	if conv == "" {
+		rec := c
+		res.Record = &rec
+		res.Tier = schema.TierOf(*c.Target)
+		res.State = StateCandidate
+		if _, ok, err := e.promotion(ctx, c.ID); err != nil {
+			return res, err
+		} else if ok {
+			res.State = StatePromoted
+		}
+		res.Guidance = fmt.Sprintf("already known as record %s; without a conversationId the save cannot count as support", c.ID)
+		return res, nil
+	}
+	counted, err := e.st.Corroborate(ctx, c.ID, schema.Support{ConversationID: conv, RunID: r.Provenance.RunID, At: e.nowString()}, r.Actor)
+	if err != nil {
+		return res, fmt.Errorf("corroborate %s: %w", c.ID, err)
+	}
+	rec, err := e.get(ctx, c.ID)
+	if err != nil {
+		return res, err
+	}
+	res.Corroborated = counted
+	if err := e.settle(ctx, rec, r.Actor, &res, false); err != nil {
+		return res, err
+	}
+	note := fmt.Sprintf("corroborated existing record %s", c.ID)
+	if !counted {
+		note = fmt.Sprintf("near-duplicate of record %s from the same conversation: counted once", c.ID)
+	}
+	res.Guidance = note + "; " + res.Guidance
+	return res, nil
+}
