@@ -228,23 +228,27 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// capped is a writer keeping at most max bytes and noting overflow.
+// capped is a writer keeping at most max bytes and noting overflow. It does
+// not embed bytes.Buffer: io.Copy would use Buffer.ReadFrom and bypass the cap.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int
 	over bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room < len(p) {
+	if room := c.max - c.buf.Len(); room < len(p) {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(p[:room])
+			c.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
+
+func (c *capped) Bytes() []byte  { return c.buf.Bytes() }
+func (c *capped) String() string { return c.buf.String() }
 
 // evaluate compares the composition without rec and with it (both on top of
 // the other promoted records of this view).

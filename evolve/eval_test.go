@@ -1,0 +1,134 @@
+package evolve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+func evalScript(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "eval", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func withHeuristic(t *testing.T, h string) *schema.AgentConfig {
+	c := testAgent(t)
+	c.RoleTemplate.Judgments[0].Heuristics = append(c.RoleTemplate.Judgments[0].Heuristics, h)
+	return c
+}
+
+// TestCommandEvaluator runs real child processes for every gate outcome.
+func TestCommandEvaluator(t *testing.T) {
+	check := []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}
+	big := filepath.Join(t.TempDir(), "big.sh")
+	if err := os.WriteFile(big, []byte("#!/bin/sh\nhead -c 2000000 /dev/zero | tr '\\0' 'a'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		cfg       schema.EvalConfig
+		candidate *schema.AgentConfig
+		pass      bool
+		regressed bool
+		reason    string
+	}{
+		{"improvement passes", schema.EvalConfig{Command: check}, withHeuristic(t, "Flag unchecked errors on deferred Close calls"), true, false, "passed 5/6 → 6/6"},
+		{"unchanged passes non-regression", schema.EvalConfig{Command: check}, withHeuristic(t, "Read the description first"), true, false, "score"},
+		{"unchanged fails when improvement required", schema.EvalConfig{Command: check, Require: "improvement"}, withHeuristic(t, "Read the description first"), false, false, "no improvement"},
+		{"regression fails", schema.EvalConfig{Command: check}, withHeuristic(t, "Skip the tests for docs-only changes"), false, true, "regression: score"},
+		{"timeout fails", schema.EvalConfig{Command: []string{"sh", evalScript(t, "sleep.sh")}, Timeout: "300ms"}, testAgent(t), false, false, "timed out after 300ms"},
+		{"crash fails", schema.EvalConfig{Command: []string{"sh", evalScript(t, "crash.sh")}}, testAgent(t), false, false, "suite exploded"},
+		{"garbage fails", schema.EvalConfig{Command: []string{"sh", evalScript(t, "garbage.sh")}}, testAgent(t), false, false, "not the JSON result"},
+		{"oversized output fails", schema.EvalConfig{Command: []string{"sh", big}}, testAgent(t), false, false, "exceeds"},
+		{"missing command fails", schema.EvalConfig{Command: []string{filepath.Join(t.TempDir(), "nope")}}, testAgent(t), false, false, "eval command failed"},
+		{"no command fails", schema.EvalConfig{}, testAgent(t), false, false, "no eval command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := NewCommandEvaluator(tt.cfg, t.TempDir())
+			out, err := ev.Evaluate(context.Background(), testAgent(t), tt.candidate)
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if out.Pass != tt.pass || out.Regressed != tt.regressed || !strings.Contains(out.Reason, tt.reason) {
+				t.Fatalf("outcome %+v, want pass=%v regressed=%v reason containing %q", out, tt.pass, tt.regressed, tt.reason)
+			}
+		})
+	}
+}
+
+func TestParseSuiteResult(t *testing.T) {
+	tests := []struct {
+		in, why string
+		score   float64
+	}{
+		{`{"score": 0.93, "passed": 41, "failed": 1}`, "", 0.93},
+		{"progress...\n{\"score\": 1}\n", "", 1},
+		{``, "empty", 0},
+		{`{"passed": 3}`, `no "score"`, 0},
+		{`{"score": "high"}`, "not the JSON result", 0},
+		{`{"score": 1, "passed": -1}`, "negative", 0},
+		{`[1,2]`, "not the JSON result", 0},
+	}
+	for _, tt := range tests {
+		r, why := ParseSuiteResult([]byte(tt.in))
+		if tt.why == "" {
+			if why != "" || *r.Score != tt.score {
+				t.Errorf("ParseSuiteResult(%q) = %+v, %q", tt.in, r, why)
+			}
+			continue
+		}
+		if !strings.Contains(why, tt.why) {
+			t.Errorf("ParseSuiteResult(%q) why = %q, want %q", tt.in, why, tt.why)
+		}
+	}
+}
+
+// TestEvalGatedPromotion: an earned candidate with one conversation promotes
+// through the eval gate when the suite improves, and is blocked when it
+// regresses or the suite cannot run; the evidence carries the scores.
+func TestEvalGatedPromotion(t *testing.T) {
+	check := schema.EvalConfig{Command: []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}}
+	tests := []struct {
+		name, lesson string
+		cfg          schema.EvalConfig
+		want         string
+	}{
+		{"pass", "Flag unchecked errors on deferred Close calls", check, StatusPromoted},
+		{"regression", "Skip the tests for docs-only changes", check, StatusBlocked},
+		{"crash", "Flag unchecked errors on deferred Close calls", schema.EvalConfig{Command: []string{"sh", evalScript(t, "crash.sh")}}, StatusBlocked},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) { c.Evaluator = NewCommandEvaluator(tt.cfg, t.TempDir()) })
+			res := f.save(tt.lesson, "judgment.code-review.heuristics", "conv-1", agentKind)
+			if res.State != StateCandidate {
+				t.Fatalf("save: %+v", res)
+			}
+			o, err := f.eng.Promote(f.ctx, res.Record.ID, agentKind)
+			if err != nil || o.Status != tt.want {
+				t.Fatalf("promote: %+v %v", o, err)
+			}
+			if got := f.isPromoted(res.Record.ID); got != (tt.want == StatusPromoted) {
+				t.Fatalf("promoted = %v", got)
+			}
+			if tt.want == StatusPromoted {
+				p, _ := f.st.Promotion(f.ctx, res.Record.ID)
+				if p.Evidence.Eval == nil || p.Evidence.Eval.Passed != 6 || p.Evidence.Eval.BasePassed != 5 {
+					t.Errorf("eval evidence %+v", p.Evidence.Eval)
+				}
+			}
+			if tt.name == "crash" && !strings.Contains(o.Reason, "eval gate failed") {
+				t.Errorf("reason %q", o.Reason)
+			}
+		})
+	}
+}
