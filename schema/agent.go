@@ -3,6 +3,8 @@ package schema
 // AgentConfig is an authored agent file: the reference framework's
 // AgentConfig in its camelCase JSON shape.
 type AgentConfig struct {
+	// Schema is the optional "$schema" URI editors use; it is not rendered.
+	Schema       string            `json:"$schema,omitempty"`
 	RoleTemplate RoleTemplate      `json:"roleTemplate"`
 	Mission      Mission           `json:"mission"`
 	Background   Background        `json:"background"`

@@ -12,6 +12,8 @@ const DefaultStorePath = ".agent-memory/memory.db"
 // WorkspaceConfig is .agent-ls.yaml. Every key is optional; Defaults fills
 // the documented defaults.
 type WorkspaceConfig struct {
+	// Schema is the optional "$schema" URI editors use.
+	Schema string `json:"$schema,omitempty"`
 	// Store is the database path, relative to the config file.
 	Store string `json:"store,omitempty"`
 	// Scope is the base scope; the agent key comes from roleTemplate.name.

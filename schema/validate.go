@@ -1,0 +1,394 @@
+package schema
+
+import (
+	"bytes"
+	_ "embed" // the committed JSON Schemas
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// The JSON Schemas (draft 2020-12), embedded from the files committed next
+// to this package so editors can use them too.
+var (
+	//go:embed agent.schema.json
+	AgentSchema []byte
+	//go:embed memory-record.schema.json
+	RecordSchema []byte
+	//go:embed workspace.schema.json
+	WorkspaceSchema []byte
+)
+
+// Schema ids, as the files' $id.
+const (
+	AgentSchemaID     = "https://agent-ls.dev/schema/agent.schema.json"
+	RecordSchemaID    = "https://agent-ls.dev/schema/memory-record.schema.json"
+	WorkspaceSchemaID = "https://agent-ls.dev/schema/workspace.schema.json"
+)
+
+// Severities of a Problem, as LSP names them.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+	SeverityHint    = "hint"
+)
+
+// RuleSchema is the rule id of JSON Schema problems.
+const RuleSchema = "schema"
+
+// Problem is one finding about a document, at a precise range.
+type Problem struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+	Pointer  string `json:"pointer"`
+	Range    Range  `json:"range"`
+}
+
+// IsAgentFile reports whether a file name is an agent file: *.agent.yaml,
+// *.agent.yml or *.agent.json.
+func IsAgentFile(name string) bool {
+	base := strings.ToLower(filepath.Base(name))
+	for _, ext := range []string{".agent.yaml", ".agent.yml", ".agent.json"} {
+		if strings.HasSuffix(base, ext) && len(base) > len(ext) {
+			return true
+		}
+	}
+	return false
+}
+
+type compiled struct {
+	schema *jsonschema.Schema
+	err    error
+}
+
+func compile(id string, src []byte) func() compiled {
+	return sync.OnceValue(func() compiled {
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		if err := c.AddResource(id, bytes.NewReader(src)); err != nil {
+			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+		}
+		s, err := c.Compile(id)
+		if err != nil {
+			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+		}
+		return compiled{schema: s}
+	})
+}
+
+var (
+	agentSchema     = compile(AgentSchemaID, AgentSchema)
+	recordSchema    = compile(RecordSchemaID, RecordSchema)
+	workspaceSchema = compile(WorkspaceSchemaID, WorkspaceSchema)
+)
+
+// ValidateAgent checks an agent document against the agent schema and
+// reports every error at its node, rule "schema": a missing required
+// property on its parent's key, an unknown property on its own key, a wrong
+// value on the value. It also reports duplicate judgment domains.
+func ValidateAgent(d *Document) []Problem {
+	ps := validateWith(d, agentSchema())
+	if len(ps) == 0 {
+		ps = append(ps, duplicateDomains(d)...)
+	}
+	return ps
+}
+
+// ValidateRecord checks a memory-record document against the record schema.
+func ValidateRecord(d *Document) []Problem { return validateWith(d, recordSchema()) }
+
+// ValidateRecordJSON checks one memory record in JSON (a JSONL line) against
+// the record schema; the error lists every problem by JSON pointer.
+func ValidateRecordJSON(data []byte) error {
+	d, err := ParseDocument("record.json", data)
+	if err != nil {
+		return err
+	}
+	ps := ValidateRecord(d)
+	if len(ps) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		ptr := p.Pointer
+		if ptr == "" {
+			ptr = "/"
+		}
+		msgs[i] = ptr + ": " + p.Message
+	}
+	return fmt.Errorf("invalid memory record: %s", strings.Join(msgs, "; "))
+}
+
+// DecodeAgent decodes a (validated) agent document into its typed config.
+func DecodeAgent(d *Document) (*AgentConfig, error) {
+	var cfg AgentConfig
+	if err := decodeStrict(d.Value(), &cfg); err != nil {
+		return nil, fmt.Errorf("%s: decode agent: %w", d.Filename(), err)
+	}
+	return &cfg, nil
+}
+
+// LoadAgent parses, validates and decodes an agent file. A malformed file
+// gives a *ParseError; a file with schema problems gives the document and
+// its problems but no config.
+func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
+	d, err := ParseDocument(filename, data)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ps := ValidateAgent(d)
+	if hasErrors(ps) {
+		return d, nil, ps, nil
+	}
+	cfg, err := DecodeAgent(d)
+	if err != nil {
+		return d, nil, ps, err
+	}
+	return d, cfg, ps, nil
+}
+
+func hasErrors(ps []Problem) bool {
+	for _, p := range ps {
+		if p.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeStrict(v any, out any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}
+
+func validateWith(d *Document, c compiled) []Problem {
+	if c.err != nil {
+		return []Problem{{Rule: RuleSchema, Severity: SeverityError, Message: "internal error: " + c.err.Error(), Range: d.rootRange()}}
+	}
+	err := c.schema.Validate(d.Value())
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []Problem{{Rule: RuleSchema, Severity: SeverityError, Message: err.Error(), Range: d.rootRange()}}
+	}
+	var out []Problem
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			out = append(out, leafProblems(d, e)...)
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return sortProblems(out)
+}
+
+// sortProblems orders problems by position, then message, and drops exact
+// duplicates.
+func sortProblems(ps []Problem) []Problem {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Range.Start.Offset != b.Range.Start.Offset {
+			return a.Range.Start.Offset < b.Range.Start.Offset
+		}
+		if a.Range.End.Offset != b.Range.End.Offset {
+			return a.Range.End.Offset < b.Range.End.Offset
+		}
+		return a.Message < b.Message
+	})
+	out := ps[:0]
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+var (
+	quotedRE = regexp.MustCompile(`'((?:[^'\\]|\\.)*)'`)
+	typeRE   = regexp.MustCompile(`^expected (.+), but got (\w+)$`)
+)
+
+// patternMessages replaces the validator's "does not match pattern" with a
+// human message, keyed by the end of the pattern's schema location.
+var patternMessages = []struct{ suffix, msg string }{
+	{"/$defs/timestamp/pattern", "must be a UTC timestamp with milliseconds, e.g. 2026-11-03T14:05:00.000Z"},
+	{"/$defs/duration/pattern", "must be a duration such as 72h, 30m, 7d or 2w"},
+	{"/$defs/targetText/pattern", "not a target: want background.SECTION.KEY, judgment.DOMAIN.SLOT, example.DOMAIN, awareness, recovery or manual.CAPABILITY.workflows"},
+	{"/properties/id/pattern", "must be a record id: 26 characters of Crockford base32"},
+	{"/properties/supersededBy/pattern", "must be a record id: 26 characters of Crockford base32"},
+	{"/properties/actor/pattern", "must be kind:name with kind human, agent or system, e.g. human:ana"},
+}
+
+// unquoteNames extracts the names the validator quoted as 'name'.
+func unquoteNames(msg string) []string {
+	var names []string
+	for _, m := range quotedRE.FindAllStringSubmatch(msg, -1) {
+		s := strings.ReplaceAll(m[1], `\'`, `'`)
+		s = strings.ReplaceAll(s, `"`, `\"`)
+		if u, err := strconv.Unquote(`"` + s + `"`); err == nil {
+			names = append(names, u)
+		} else {
+			names = append(names, m[1])
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// leafProblems maps one leaf validation error to problems at precise
+// ranges.
+func leafProblems(d *Document, e *jsonschema.ValidationError) []Problem {
+	kw := e.KeywordLocation
+	if i := strings.LastIndexByte(kw, '/'); i >= 0 {
+		kw = kw[i+1:]
+	}
+	inst := e.InstanceLocation
+	mk := func(ptr, msg string, r Range) Problem {
+		return Problem{Rule: RuleSchema, Severity: SeverityError, Message: msg, Pointer: ptr, Range: r}
+	}
+	switch kw {
+	case "required":
+		_, r := d.Nearest(inst)
+		var out []Problem
+		for _, name := range unquoteNames(e.Message) {
+			out = append(out, mk(JoinPointer(inst, name), fmt.Sprintf("missing required property %q", name), r))
+		}
+		return out
+	case "additionalProperties":
+		var out []Problem
+		for _, name := range unquoteNames(e.Message) {
+			ptr := JoinPointer(inst, name)
+			r, ok := d.KeyRange(ptr)
+			if !ok {
+				_, r = d.Nearest(ptr)
+			}
+			out = append(out, mk(ptr, fmt.Sprintf("unknown property %q", name), r))
+		}
+		return out
+	}
+	if kw == "false" || (kw == "" && e.Message == "not allowed") {
+		r, ok := d.KeyRange(inst)
+		if !ok {
+			_, r = d.Nearest(inst)
+		}
+		return []Problem{mk(inst, fmt.Sprintf("unknown property %q", lastToken(inst)), r)}
+	}
+	return []Problem{mk(inst, leafMessage(d, e, kw), valueRange(d, inst))}
+}
+
+func lastToken(ptr string) string {
+	toks := SplitPointer(ptr)
+	if len(toks) == 0 {
+		return ""
+	}
+	return toks[len(toks)-1]
+}
+
+// valueRange is where a problem with a value is reported: the value itself,
+// or its key when the value is a collection spanning several lines.
+func valueRange(d *Document, ptr string) Range {
+	n, ok := d.nodes[ptr]
+	if !ok {
+		_, r := d.Nearest(ptr)
+		return r
+	}
+	if n.kind != kindScalar && n.val.Start.Line != n.val.End.Line {
+		_, r := d.Nearest(ptr)
+		return r
+	}
+	return n.val
+}
+
+func leafMessage(d *Document, e *jsonschema.ValidationError, kw string) string {
+	msg := e.Message
+	switch kw {
+	case "type":
+		if strings.HasSuffix(e.AbsoluteKeywordLocation, "/$defs/backgroundValue/type") {
+			return "a background value must not be null: use a string, number, boolean, list or map"
+		}
+		if m := typeRE.FindStringSubmatch(msg); m != nil {
+			want := strings.Split(m[1], " or ")
+			if len(want) > 2 {
+				m[1] = strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]
+			}
+			return fmt.Sprintf("expected %s, got %s", m[1], m[2])
+		}
+	case "enum", "const":
+		got := ""
+		if v, ok := d.ValueAt(e.InstanceLocation); ok {
+			if b, err := json.Marshal(v); err == nil && len(b) <= 80 {
+				got = fmt.Sprintf(" (got %s)", b)
+			}
+		}
+		return strings.TrimPrefix(msg, "value ") + got
+	case "minLength":
+		if strings.HasPrefix(msg, "length must be >= 1,") {
+			return "must not be empty"
+		}
+		return msg
+	case "pattern":
+		for _, pm := range patternMessages {
+			if strings.HasSuffix(e.AbsoluteKeywordLocation, pm.suffix) || strings.HasSuffix(e.KeywordLocation, pm.suffix) {
+				return pm.msg
+			}
+		}
+	case "minimum":
+		return strings.Replace(strings.Replace(msg, " but found ", ", got ", 1), "must be >=", "must be at least", 1)
+	case "minItems":
+		var want, got int
+		if _, err := fmt.Sscanf(msg, "minimum %d items required, but found %d items", &want, &got); err == nil {
+			return fmt.Sprintf("must have at least %d items, got %d", want, got)
+		}
+	case "items", "additionalItems", "maxItems":
+		var want, got int
+		if _, err := fmt.Sscanf(msg, "only %d items are allowed, but found %d items", &want, &got); err == nil {
+			return fmt.Sprintf("must have at most %d items, got %d", want, got)
+		}
+	}
+	return msg
+}
+
+// duplicateDomains reports judgment domains defined twice: memories target a
+// judgment by its domain, so it must be unique.
+func duplicateDomains(d *Document) []Problem {
+	var out []Problem
+	first := map[string]Range{}
+	for _, jp := range d.Children("/roleTemplate/judgments") {
+		ptr := jp + "/domain"
+		v, ok := d.ValueAt(ptr)
+		s, isStr := v.(string)
+		if !ok || !isStr {
+			continue
+		}
+		r, _ := d.ValueRange(ptr)
+		if f, dup := first[s]; dup {
+			out = append(out, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: r,
+				Message: fmt.Sprintf("duplicate judgment domain %q (first on line %d)", s, f.Start.Line+1)})
+			continue
+		}
+		first[s] = r
+	}
+	return out
+}
