@@ -19,14 +19,36 @@ const LearnedRecoveryName = "Learned recovery"
 // item is one record on its way through Apply.
 type item struct {
 	rec      *schema.MemoryRecord
-	t        schema.MemoryTarget
-	out      *RecordOutcome
+	out      *RecordOutcome // holds the target
 	chars    int
 	supports int
-	judgment int    // index of the target judgment, -1 when none
-	group    string // collision group: "slot:..." conflicts, "line:..." duplicates
-	ex       schema.ExamplePayload
-	aw       schema.AwarenessDomain
+	judgment int // index of the target judgment, -1 when none
+	group    groupKey
+	ex       *schema.ExamplePayload
+	aw       *schema.AwarenessDomain
+}
+
+// groupKey names a collision group. Background keys and awareness names are
+// slots: their records conflict. Judgment and manual lines are lists: records
+// with the same line in the same list are duplicates. The zero key is no
+// group.
+type groupKey struct {
+	prim schema.Primitive
+	a, b string // section+key, domain+slot, capability, or awareness name
+	text string // the line, for list groups
+}
+
+func (g groupKey) line() bool {
+	return g.prim == schema.PrimitiveJudgment || g.prim == schema.PrimitiveManual
+}
+
+// slot names a conflict group in the report: background.SECTION.KEY or
+// awareness.NAME.
+func (g groupKey) slot() string {
+	if g.prim == schema.PrimitiveAwareness {
+		return "awareness." + g.a
+	}
+	return "background." + g.a + "." + g.b
 }
 
 // Apply folds records into a copy of cfg under the ADR-0008 merge rules and
@@ -94,13 +116,13 @@ func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*s
 		}
 		t := *r.Target
 		out.Primitive = t.Primitive
-		out.Target = t.String()
+		out.Target = t
 		if t.Validate() != nil {
-			out.Primitive, out.Target = "", ""
+			out.Primitive, out.Target = "", schema.MemoryTarget{}
 			drop(out, ReasonInvalidTarget)
 			continue
 		}
-		it := item{rec: r, t: t, out: out, judgment: -1, supports: r.DistinctConversations()}
+		it := item{rec: r, out: out, judgment: -1, supports: distinctConversations(r)}
 		if reason := classify(cfg, &it); reason != "" {
 			drop(out, reason)
 			continue
@@ -115,6 +137,7 @@ func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*s
 	c := cloneConfig(cfg)
 	attr := Attribution{}
 	learnedRecovery := c.RoleTemplate.Recovery == nil
+	containers := map[containerKey]string{}
 	for i := range items {
 		it := &items[i]
 		switch it.out.Status {
@@ -122,7 +145,14 @@ func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*s
 			it.out.Status = StatusApplied
 			it.out.Pointer = place(c, it, &attr, learnedRecovery)
 		case StatusSpilled:
-			attr.addSpilled(container(it), it.rec.ID)
+			t := &it.out.Target
+			k := containerKey{t.Primitive, cmp.Or(t.Section, t.Slot, t.Capability), it.judgment}
+			ptr, ok := containers[k]
+			if !ok {
+				ptr = container(it)
+				containers[k] = ptr
+			}
+			attr.addSpilled(ptr, it.rec.ID)
 		}
 	}
 	rep.Attribution = attr
@@ -135,9 +165,13 @@ func drop(out *RecordOutcome, r Reason) { out.Status, out.Reason = StatusDropped
 // canonicalCmp orders records by createdAt, then id; the remaining fields
 // only make the order total when the same id is passed twice.
 func canonicalCmp(a, b *schema.MemoryRecord) int {
+	if c := strings.Compare(a.CreatedAt, b.CreatedAt); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
 	if c := cmp.Or(
-		strings.Compare(a.CreatedAt, b.CreatedAt),
-		strings.Compare(a.ID, b.ID),
 		strings.Compare(a.UpdatedAt, b.UpdatedAt),
 		strings.Compare(a.Content, b.Content),
 		strings.Compare(string(a.Payload), string(b.Payload)),
@@ -162,14 +196,14 @@ func newer(a, b *schema.MemoryRecord) bool {
 // classify checks a targeted record against the authored config, fills the
 // item's derived fields and returns a drop reason, or "".
 func classify(cfg *schema.AgentConfig, it *item) Reason {
-	t, r := it.t, it.rec
+	t, r := it.out.Target, it.rec
 	switch t.Primitive {
 	case schema.PrimitiveBackground:
 		if sec := cfg.Background.Section(t.Section); sec != nil && sec.Has(t.Key) {
 			return ReasonAuthoredWins
 		}
 		it.chars = runes(t.Key) + runes(r.Content)
-		it.group = "slot:" + t.String()
+		it.group = groupKey{prim: t.Primitive, a: t.Section, b: t.Key}
 	case schema.PrimitiveJudgment:
 		it.judgment = cfg.JudgmentByDomain(t.Domain)
 		if it.judgment < 0 {
@@ -179,9 +213,10 @@ func classify(cfg *schema.AgentConfig, it *item) Reason {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = "line:" + t.String() + "\x00" + r.Content
+		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: r.Content}
 	case schema.PrimitiveExample:
-		if json.Unmarshal(r.Payload, &it.ex) != nil || it.ex.Scenario == "" || it.ex.Good == "" {
+		it.ex = new(schema.ExamplePayload)
+		if json.Unmarshal(r.Payload, it.ex) != nil || it.ex.Scenario == "" || it.ex.Good == "" {
 			return ReasonMissingPayload
 		}
 		it.judgment = cfg.JudgmentByDomain(t.JudgmentDomain)
@@ -190,7 +225,8 @@ func classify(cfg *schema.AgentConfig, it *item) Reason {
 		}
 		it.chars = runes(it.ex.Scenario) + runes(it.ex.Good) + runes(it.ex.Bad) + runes(it.ex.Reasoning)
 	case schema.PrimitiveAwareness:
-		if json.Unmarshal(r.Payload, &it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
+		it.aw = new(schema.AwarenessDomain)
+		if json.Unmarshal(r.Payload, it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
 			return ReasonMissingPayload
 		}
 		for _, d := range cfg.Awareness.Domains {
@@ -199,7 +235,7 @@ func classify(cfg *schema.AgentConfig, it *item) Reason {
 			}
 		}
 		it.chars = runes(it.aw.Name) + runes(it.aw.Description) + runes(it.aw.AccessMethod)
-		it.group = "slot:awareness." + it.aw.Name
+		it.group = groupKey{prim: t.Primitive, a: it.aw.Name}
 	case schema.PrimitiveRecovery:
 		it.chars = runes(r.Content)
 	case schema.PrimitiveManual:
@@ -211,12 +247,40 @@ func classify(cfg *schema.AgentConfig, it *item) Reason {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = "line:" + t.String() + "\x00" + r.Content
+		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: r.Content}
 	}
 	return ""
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
+
+// distinctConversations is MemoryRecord.DistinctConversations without a map
+// for the common short supports list.
+func distinctConversations(r *schema.MemoryRecord) int {
+	if len(r.Supports) > 16 {
+		return r.DistinctConversations()
+	}
+	n := 0
+	if r.Provenance.ConversationID != "" {
+		n = 1
+	}
+	for i, s := range r.Supports {
+		if s.ConversationID == "" || s.ConversationID == r.Provenance.ConversationID {
+			continue
+		}
+		seen := false
+		for _, p := range r.Supports[:i] {
+			if p.ConversationID == s.ConversationID {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			n++
+		}
+	}
+	return n
+}
 
 func judgmentSlot(j *schema.Judgment, slot string) []string {
 	switch slot {
@@ -241,34 +305,36 @@ func judgmentSlotRef(j *schema.Judgment, slot string) *[]string {
 }
 
 // resolveGroups settles collisions: in each group the newest record wins;
-// the others are shadowed (slot groups) or dropped as duplicates (line
+// the others are shadowed (slot groups) or dropped as duplicates (list
 // groups).
 func resolveGroups(items []item, rep *Report) {
-	winners := map[string]*item{}
+	winners := make(map[groupKey]int32, len(items))
+	var losers []int32
 	for i := range items {
 		it := &items[i]
-		if it.group == "" {
+		if it.group == (groupKey{}) {
 			continue
 		}
-		if w, ok := winners[it.group]; !ok || newer(it.rec, w.rec) {
-			winners[it.group] = it
+		w, ok := winners[it.group]
+		switch {
+		case !ok:
+			winners[it.group] = int32(i)
+		case newer(it.rec, items[w].rec):
+			winners[it.group] = int32(i)
+			losers = append(losers, w)
+		default:
+			losers = append(losers, int32(i))
 		}
 	}
-	for i := range items {
-		it := &items[i]
-		if it.group == "" {
-			continue
-		}
-		w := winners[it.group]
-		if w == it {
-			continue
-		}
-		if strings.HasPrefix(it.group, "line:") {
+	for _, l := range losers {
+		it := &items[l]
+		if it.group.line() {
 			drop(it.out, ReasonDuplicate)
 			continue
 		}
+		w := &items[winners[it.group]]
 		it.out.Status, it.out.Reason = StatusShadowed, ReasonConflict
-		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: strings.TrimPrefix(it.group, "slot:"), Winner: w.rec.ID, Shadowed: it.rec.ID})
+		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: it.group.slot(), Winner: w.rec.ID, Shadowed: it.rec.ID})
 	}
 	slices.SortFunc(rep.Conflicts, func(a, b Conflict) int {
 		return cmp.Or(strings.Compare(a.Slot, b.Slot), strings.Compare(a.Shadowed, b.Shadowed))
@@ -282,7 +348,7 @@ func admitWithinBudgets(items []item, p Policy) {
 	for i := range items {
 		it := &items[i]
 		if it.out.Status == "" {
-			byPrim[it.t.Primitive] = append(byPrim[it.t.Primitive], it)
+			byPrim[it.out.Target.Primitive] = append(byPrim[it.out.Target.Primitive], it)
 		}
 	}
 	for prim, list := range byPrim {
@@ -290,13 +356,7 @@ func admitWithinBudgets(items []item, p Policy) {
 		if budget <= 0 {
 			continue
 		}
-		slices.SortFunc(list, func(a, b *item) int {
-			return cmp.Or(
-				cmp.Compare(b.supports, a.supports),
-				strings.Compare(b.rec.CreatedAt, a.rec.CreatedAt),
-				strings.Compare(a.rec.ID, b.rec.ID),
-			)
-		})
+		slices.SortFunc(list, spillCmp)
 		left := budget
 		for _, it := range list {
 			if it.chars <= left {
@@ -308,14 +368,34 @@ func admitWithinBudgets(items []item, p Policy) {
 	}
 }
 
+// spillCmp is the spill order: most distinct conversations, then newest
+// createdAt, then smaller id.
+func spillCmp(a, b *item) int {
+	if a.supports != b.supports {
+		return cmp.Compare(b.supports, a.supports)
+	}
+	if c := strings.Compare(b.rec.CreatedAt, a.rec.CreatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.rec.ID, b.rec.ID)
+}
+
+// containerKey identifies a container: the primitive, the one of section,
+// slot or capability the primitive has, and the judgment index.
+type containerKey struct {
+	prim     schema.Primitive
+	name     string
+	judgment int
+}
+
 // container is the pointer of the list or block a record targets, where a
 // spill marker renders.
 func container(it *item) string {
-	switch it.t.Primitive {
+	switch it.out.Target.Primitive {
 	case schema.PrimitiveBackground:
-		return backgroundPtr(it.t.Section)
+		return backgroundPtr(it.out.Target.Section)
 	case schema.PrimitiveJudgment:
-		return judgmentSlotPtr(it.judgment, it.t.Slot)
+		return judgmentSlotPtr(it.judgment, it.out.Target.Slot)
 	case schema.PrimitiveExample:
 		return judgmentSlotPtr(it.judgment, "examples")
 	case schema.PrimitiveAwareness:
@@ -323,7 +403,7 @@ func container(it *item) string {
 	case schema.PrimitiveRecovery:
 		return recoveryPtr
 	case schema.PrimitiveManual:
-		return manualPtr(it.t.Capability)
+		return manualPtr(it.out.Target.Capability)
 	}
 	return ""
 }
@@ -332,7 +412,7 @@ func container(it *item) string {
 // and returns its pointer. learnedRecovery says the authored config has no
 // recovery block, so the whole block is memory-derived.
 func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery bool) string {
-	r, t, id := it.rec, it.t, it.rec.ID
+	r, t, id := it.rec, it.out.Target, it.rec.ID
 	var ptr string
 	switch t.Primitive {
 	case schema.PrimitiveBackground:
@@ -345,10 +425,10 @@ func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery b
 		ptr = indexPtr(judgmentSlotPtr(it.judgment, t.Slot), len(*list)-1)
 	case schema.PrimitiveExample:
 		j := &c.RoleTemplate.Judgments[it.judgment]
-		j.Examples = append(j.Examples, schema.Example(it.ex))
+		j.Examples = append(j.Examples, schema.Example(*it.ex))
 		ptr = indexPtr(judgmentSlotPtr(it.judgment, "examples"), len(j.Examples)-1)
 	case schema.PrimitiveAwareness:
-		c.Awareness.Domains = append(c.Awareness.Domains, it.aw)
+		c.Awareness.Domains = append(c.Awareness.Domains, *it.aw)
 		ptr = indexPtr(awarenessPtr, len(c.Awareness.Domains)-1)
 	case schema.PrimitiveRecovery:
 		rec := c.RoleTemplate.Recovery

@@ -1,6 +1,11 @@
 package overlay
 
-import "github.com/agent-ls/agent-ls/schema"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
 
 // Status is what Apply did with one record.
 type Status string
@@ -37,14 +42,49 @@ const (
 type RecordOutcome struct {
 	ID        string           `json:"id"`
 	Primitive schema.Primitive `json:"primitive,omitempty"`
-	// Target is the compact target form, e.g. background.projectContext.deploy_window.
-	Target string `json:"target,omitempty"`
-	Status Status `json:"status"`
-	Reason Reason `json:"reason,omitempty"`
+	// Target is the record's target; JSON gives its compact form, e.g.
+	// "background.projectContext.deploy_window".
+	Target schema.MemoryTarget `json:"-"`
+	Status Status              `json:"status"`
+	Reason Reason              `json:"reason,omitempty"`
 	// Pointer is where an applied record landed in config′ (see pointer.go).
 	Pointer string `json:"pointer,omitempty"`
 	// Chars is the record's memory-derived text in runes (what budgets count).
 	Chars int `json:"chars"`
+}
+
+// MarshalJSON encodes the outcome with the target in its compact form.
+func (o RecordOutcome) MarshalJSON() ([]byte, error) {
+	type plain RecordOutcome
+	var target string
+	if o.Target.Primitive != "" {
+		target = o.Target.String()
+	}
+	return json.Marshal(struct {
+		plain
+		Target string `json:"target,omitempty"`
+	}{plain(o), target})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (o *RecordOutcome) UnmarshalJSON(data []byte) error {
+	type plain RecordOutcome
+	var v struct {
+		plain
+		Target string `json:"target,omitempty"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*o = RecordOutcome(v.plain)
+	if v.Target != "" {
+		t, err := schema.ParseTarget(v.Target)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", o.ID, err)
+		}
+		o.Target = t
+	}
+	return nil
 }
 
 // Conflict is a memory-vs-memory collision on one slot: Winner renders,
