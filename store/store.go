@@ -1,7 +1,3 @@
-// Package store defines the memory-store protocol every backend implements
-// (ADR-0007 records plus ADR-0008 promotion state and ledger), its typed
-// errors, and the agent-key convention. Backends live in sub-packages
-// (store/bolt, store/memstore); store/storetest is the conformance kit.
 package store
 
 import (

@@ -33,6 +33,23 @@ func (k kit) promotionTests() []test {
 				t.Errorf("promote ledger %+v", l)
 			}
 		}},
+		{"PromoteAgainReplacesRow", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(fact("x", "project", "p"))
+			e.promote(r.ID, schema.TierAuto)
+			e.tick()
+			e.promote(r.ID, schema.TierEarned)
+			row, err := e.s.Promotion(e.ctx, r.ID)
+			if err != nil || row.Tier != schema.TierEarned || row.PromotedAt != e.now() {
+				t.Errorf("row after second promote = %+v, %v; want tier earned at %s", row, err, e.now())
+			}
+			if got := e.promoted(scopeOf("project", "p"), "me"); len(got) != 1 {
+				t.Errorf("Promoted lists %d records, want 1", len(got))
+			}
+			if l := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpPromote}}); len(l) != 2 {
+				t.Errorf("%d promote entries, want 2", len(l))
+			}
+		}},
 		{"NotPromoted", func(t *testing.T) {
 			e := k.open(t)
 			r := e.write1(fact("x"))

@@ -1,0 +1,79 @@
+// Package store defines the memory-store protocol every backend implements
+// (ADR-0007 records plus ADR-0008 promotion state and ledger), its typed
+// errors, the agent-key convention, and the pure helpers that pin the
+// protocol's semantics so every backend behaves alike. Backends live in
+// sub-packages (store/bolt, store/memstore); store/storetest is the
+// conformance kit that checks the rules below.
+//
+// # Records
+//
+// Write takes a batch all-or-nothing with one now: every request passes
+// ValidateWrite, ids are minted by the store (schema.IDGenerator, batch
+// order), createdAt = updatedAt = now, provenance.at defaults to now and
+// provenance.author to the actor ("kind:name"); NewRecord builds the stored
+// shape. An empty batch writes nothing. Supersedes must name a record that
+// existed before the batch (ErrNotFound otherwise, also when it names a
+// record of the same batch), that is still valid (ErrConflict) and that no
+// other item of the batch supersedes (ErrConflict); the old record gets
+// invalidAt = now, supersededBy and the reason "superseded by ID"
+// (ApplySupersede) in the same transaction. Any failure writes nothing.
+//
+// Get returns invalidated and expired records. Invalidate of an unknown id
+// is ErrNotFound; invalidating an invalid record is a no-op (no ledger
+// entry). Delete is host-only: an agent actor gets ErrForbidden; it removes
+// the record and its promotion row.
+//
+// # Search
+//
+// Rank is the search: scope is a subset match (the empty filter matches
+// all), kinds any-of, tags all-of, Target equality, TargetedOnly; records
+// invalid at now are left out unless IncludeInvalidated; records expired at
+// now (expiresAt <= now) are never returned. Text is tokenized by Tokenize
+// (lowercase, Latin accents folded, split on every non letter/digit rune
+// including the apostrophe, so "user's" is "user" "s"; no stopword removal,
+// no stemming, no prefix match) and OR-matched over content and tags; more
+// distinct matching tokens rank first. Ties, and listings without text, are
+// newest first: createdAt descending, then the later write (higher write
+// sequence, see Stored) first. Text that yields no tokens matches nothing.
+// Limit: nil is DefaultLimit (10), 0 returns nothing, Unlimited all.
+//
+// # Promotion
+//
+// Corroborate needs a conversation id (ErrInvalid) and appends a support
+// (at defaults to now) only when its conversation has not taught the record
+// yet (neither its provenance nor an earlier support): then it reports
+// counted and is ledgered; otherwise it changes nothing. Promote records a
+// row (tier, actor, approver, evidence) on a valid record (CheckPromote:
+// ErrConflict for invalid records, ErrForbidden for tier locked); promoting
+// again replaces the row. Demote removes the row; demoting an unpromoted
+// record is a no-op, an unknown one ErrNotFound. Promoted(scope, agent) and
+// Candidates apply AgentFilter, keep records valid at now, and list newest
+// first; Candidates are targeted and unpromoted.
+//
+// Proposals (NewProposal) wait for a human and fail closed: a pending
+// proposal whose expiresAt has passed reads as expired everywhere
+// (ProposalStateAt) and cannot be approved (ErrConflict), even before
+// ExpireProposals ledgers it with SystemActor. At most one pending proposal
+// per record and kind (ErrConflict). Approve and Reject by an agent are
+// ErrForbidden; deciding a non-pending proposal is ErrConflict. An approved
+// promote writes ApprovedPromotion; an approved demote removes the row and,
+// with Invalidate or SupersededBy, invalidates the record (ApplyApproval).
+//
+// # Ledger
+//
+// Every mutation appends exactly one entry in the same transaction (Write
+// appends one per request: write, or supersede naming the old record and
+// carrying the new one; Import one import entry per record), sealed by
+// SealEntry into a sha256 chain (HashEntry over every field but Hash).
+// VerifyChain names the first edited, removed or reordered entry (a
+// *LedgerError wrapping ErrCorrupt). No-ops and reads append nothing.
+// Overlay summaries are not ledgered. StateAt is ReplayState over the whole
+// ledger: the state is rebuilt with the same Apply* helpers the live
+// backends use, so StateAt(T) equals what Promoted returned at T.
+//
+// # Export and import
+//
+// Export visits every readable record in id order. Import (PrepareImport)
+// keeps ids, is all-or-nothing, and refuses an invalid record (ErrInvalid
+// naming its index) and an id that exists or repeats (ErrConflict).
+package store
