@@ -1,0 +1,74 @@
+package schema
+
+import "fmt"
+
+// ParseWorkspaceConfig parses and checks a workspace config (.agent-ls.yaml)
+// as written, without defaults (see WorkspaceConfig.WithDefaults). Malformed
+// YAML gives a *ParseError; unknown keys, wrong types, bad durations and a
+// ceiling not below the sum of the budgets are Problems at their positions.
+// An empty file is a valid config with every key unset.
+func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Problem, error) {
+	var cfg WorkspaceConfig
+	d, err := ParseDocument(filename, data)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if d.Value() == nil {
+		return cfg, nil, nil
+	}
+	ps := validateWith(d, workspaceSchema())
+	if err := decodeStrict(d.Value(), &cfg); err != nil {
+		if len(ps) == 0 {
+			ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Message: err.Error(), Range: d.rootRange()})
+		}
+		return WorkspaceConfig{}, ps, nil
+	}
+	bad := map[string]bool{}
+	for _, p := range ps {
+		bad[p.Pointer] = true
+	}
+	errAt := func(ptr, msg string) {
+		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Message: msg, Pointer: ptr, Range: valueRange(d, ptr)})
+	}
+	for _, f := range []struct{ ptr, val string }{
+		{"/promotion/proposalExpiry", cfg.Promotion.ProposalExpiry},
+		{"/staleAfter", cfg.StaleAfter},
+		{"/eval/timeout", evalTimeout(cfg.Eval)},
+	} {
+		if f.val == "" || bad[f.ptr] {
+			continue
+		}
+		if _, err := ParseDuration(f.val); err != nil {
+			errAt(f.ptr, "must be a duration such as 72h, 30m, 7d or 2w")
+		}
+	}
+	if _, ok := cfg.Scope["agent"]; ok && !bad["/scope/agent"] {
+		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: "/scope/agent", Range: keyRange(d, "/scope/agent"),
+			Message: `scope key "agent" is reserved: it comes from each agent's roleTemplate.name`})
+	}
+	eff := cfg.WithDefaults()
+	if sum := eff.Budgets.Sum(); eff.Ceiling >= sum && !bad["/ceiling"] {
+		ptr := "/ceiling"
+		if !d.Has(ptr) {
+			ptr = "/budgets"
+		}
+		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: valueRange(d, ptr),
+			Message: fmt.Sprintf("ceiling %d must be below the sum of the budgets (%d)", eff.Ceiling, sum)})
+	}
+	return cfg, sortProblems(ps), nil
+}
+
+func evalTimeout(e *EvalConfig) string {
+	if e == nil {
+		return ""
+	}
+	return e.Timeout
+}
+
+func keyRange(d *Document, ptr string) Range {
+	if r, ok := d.KeyRange(ptr); ok {
+		return r
+	}
+	_, r := d.Nearest(ptr)
+	return r
+}

@@ -1,0 +1,208 @@
+// Package workspace finds an agent-ls workspace on disk: the nearest
+// .agent-ls.yaml above a file or directory (like .git), its config with
+// defaults applied, the store path, and the agent files under its root.
+// It is the I/O edge around the pure schema package.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// Workspace is a directory tree of agent files sharing one config and store.
+type Workspace struct {
+	// Root is the directory holding the config, or the start directory when
+	// there is none.
+	Root string
+	// ConfigPath is the absolute path of .agent-ls.yaml, "" when none.
+	ConfigPath string
+	// Config is the config with the documented defaults applied.
+	Config schema.WorkspaceConfig
+	// StorePath is the absolute path of the memory store.
+	StorePath string
+}
+
+// ConfigError is an invalid workspace config: its problems, each printed as
+// file:line:col.
+type ConfigError struct {
+	Path     string
+	Problems []schema.Problem
+}
+
+func (e *ConfigError) Error() string {
+	if len(e.Problems) == 0 {
+		return e.Path + ": invalid workspace config"
+	}
+	p := e.Problems[0]
+	msg := fmt.Sprintf("%s:%d:%d: %s", e.Path, p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
+	if n := len(e.Problems) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg
+}
+
+// Find walks up from start (a file or a directory) to the nearest directory
+// holding .agent-ls.yaml and loads it. With none, the workspace is start's
+// directory with the default config. An unreadable or invalid config is an
+// error: a *schema.ParseError or a *ConfigError, each with file:line:col.
+func Find(start string) (*Workspace, error) {
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", start, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	dir := abs
+	if !fi.IsDir() {
+		dir = filepath.Dir(abs)
+	}
+	for d := dir; ; {
+		p := filepath.Join(d, schema.WorkspaceConfigName)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return Load(p)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("workspace config %s: %w", p, err)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	cfg := schema.WorkspaceConfig{}.WithDefaults()
+	return &Workspace{Root: dir, Config: cfg, StorePath: storePath(dir, cfg.Store)}, nil
+}
+
+// Load reads the workspace config at path; its directory is the root.
+func Load(path string) (*Workspace, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("workspace config %s: %w", path, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("workspace config: %w", err)
+	}
+	cfg, ps, err := schema.ParseWorkspaceConfig(abs, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) > 0 {
+		return nil, &ConfigError{Path: abs, Problems: ps}
+	}
+	cfg = cfg.WithDefaults()
+	root := filepath.Dir(abs)
+	return &Workspace{Root: root, ConfigPath: abs, Config: cfg, StorePath: storePath(root, cfg.Store)}, nil
+}
+
+func storePath(root, store string) string {
+	if filepath.IsAbs(store) {
+		return filepath.Clean(store)
+	}
+	return filepath.Join(root, store)
+}
+
+// skipDir reports directories never searched for agent files.
+func skipDir(name string) bool {
+	switch name {
+	case ".git", "node_modules", ".agent-memory":
+		return true
+	}
+	return false
+}
+
+// AgentFiles returns every agent file under the root, sorted, skipping .git,
+// node_modules and .agent-memory.
+func (w *Workspace) AgentFiles() ([]string, error) {
+	return AgentFilesUnder(w.Root)
+}
+
+// AgentFilesUnder returns every agent file under dir, sorted, skipping .git,
+// node_modules and .agent-memory.
+func AgentFilesUnder(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if de.IsDir() {
+			if p != dir && skipDir(de.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if schema.IsAgentFile(de.Name()) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list agent files under %s: %w", dir, err)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// FindAgent returns the agent file under the root whose roleTemplate.name is
+// name. Files that do not parse are skipped; none or several matches are
+// errors.
+func (w *Workspace) FindAgent(name string) (string, error) {
+	files, err := w.AgentFiles()
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	unreadable := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			unreadable++
+			continue
+		}
+		d, err := schema.ParseDocument(f, data)
+		if err != nil {
+			unreadable++
+			continue
+		}
+		if v, _ := d.ValueAt("/roleTemplate/name"); v == name {
+			matches = append(matches, f)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		msg := fmt.Sprintf("no agent named %q under %s", name, w.Root)
+		if unreadable > 0 {
+			msg += fmt.Sprintf(" (%d agent file(s) could not be read or parsed)", unreadable)
+		}
+		return "", errors.New(msg)
+	}
+	return "", fmt.Errorf("agent %q is defined in several files: %s", name, strings.Join(matches, ", "))
+}
+
+// DefaultActor is the actor CLI approvals and code actions act as when the
+// config sets none: human:$USER, or human:unknown when USER is unset.
+func DefaultActor(getenv func(string) string) string {
+	if u := strings.TrimSpace(getenv("USER")); u != "" {
+		return "human:" + u
+	}
+	return "human:unknown"
+}
+
+// Actor is the workspace's configured actor, or DefaultActor.
+func (w *Workspace) Actor(getenv func(string) string) string {
+	if w.Config.Actor != "" {
+		return w.Config.Actor
+	}
+	return DefaultActor(getenv)
+}

@@ -1,0 +1,175 @@
+package workspace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// writeTree creates files (path -> content) under a new temp dir.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func agentYAML(name string) string {
+	return "roleTemplate:\n  name: " + name + "\n  persona: {identity: x}\nmission: {objective: y}\n"
+}
+
+func TestFind(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		".agent-ls.yaml":               "store: data/mem.db\nscope: {project: atlas}\nactor: human:ana\nceiling: 5000\n",
+		"agents/ops/deploy.agent.yaml": agentYAML("deploy-ops"),
+		"other/plain.txt":              "x",
+	})
+	bare := writeTree(t, map[string]string{"a/b.agent.yaml": agentYAML("b")})
+	abs := writeTree(t, map[string]string{".agent-ls.yaml": "store: /var/lib/agent-ls/m.db\n"})
+	tests := []struct {
+		name, start         string
+		root, config, store string
+		ceiling             int
+	}{
+		{"from a nested file", filepath.Join(root, "agents/ops/deploy.agent.yaml"), root, filepath.Join(root, ".agent-ls.yaml"), filepath.Join(root, "data/mem.db"), 5000},
+		{"from a nested dir", filepath.Join(root, "other"), root, filepath.Join(root, ".agent-ls.yaml"), filepath.Join(root, "data/mem.db"), 5000},
+		{"from the root", root, root, filepath.Join(root, ".agent-ls.yaml"), filepath.Join(root, "data/mem.db"), 5000},
+		{"no config: start's dir and defaults", filepath.Join(bare, "a/b.agent.yaml"), filepath.Join(bare, "a"), "", filepath.Join(bare, "a/.agent-memory/memory.db"), schema.DefaultCeiling},
+		{"absolute store", abs, abs, filepath.Join(abs, ".agent-ls.yaml"), "/var/lib/agent-ls/m.db", schema.DefaultCeiling},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := Find(tt.start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Root != tt.root || w.ConfigPath != tt.config || w.StorePath != tt.store {
+				t.Errorf("got root %q config %q store %q, want %q %q %q", w.Root, w.ConfigPath, w.StorePath, tt.root, tt.config, tt.store)
+			}
+			if w.Config.Ceiling != tt.ceiling {
+				t.Errorf("ceiling %d, want %d", w.Config.Ceiling, tt.ceiling)
+			}
+			if w.Config.Budgets != schema.DefaultBudgets || w.Config.Promotion.Recurrence != schema.DefaultRecurrence {
+				t.Errorf("defaults not applied: %+v", w.Config)
+			}
+		})
+	}
+	w, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Config.Scope["project"] != "atlas" || w.Actor(func(string) string { return "zed" }) != "human:ana" {
+		t.Errorf("config values lost: %+v", w.Config)
+	}
+}
+
+func TestFindErrors(t *testing.T) {
+	tests := []struct {
+		name, config string
+		want         string // error text after the config path
+	}{
+		{"unknown key", "store: a.db\nstroe: b.db\n", ":2:1: unknown property \"stroe\""},
+		{"wrong type", "ceiling: lots\n", ":1:10: expected integer, got string"},
+		{"malformed", "scope: {project: atlas\n", ":1:1: invalid YAML: did not find expected ',' or '}'"},
+		{"bad duration", "promotion: {proposalExpiry: 3 days}\n", ":1:29: must be a duration such as 72h, 30m, 7d or 2w"},
+		{"two problems", "a: 1\nb: 2\n", ":1:1: unknown property \"a\" (and 1 more)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := writeTree(t, map[string]string{".agent-ls.yaml": tt.config, "x/y.agent.yaml": agentYAML("y")})
+			_, err := Find(filepath.Join(root, "x/y.agent.yaml"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := filepath.Join(root, ".agent-ls.yaml") + tt.want
+			if err.Error() != want {
+				t.Errorf("error\n got %q\nwant %q", err.Error(), want)
+			}
+		})
+	}
+	var ce *ConfigError
+	root := writeTree(t, map[string]string{".agent-ls.yaml": "stroe: x\n"})
+	if _, err := Find(root); !errors.As(err, &ce) || len(ce.Problems) != 1 {
+		t.Errorf("want a *ConfigError with one problem, got %v", err)
+	}
+	if _, err := Find(filepath.Join(root, "missing")); err == nil {
+		t.Error("missing start: no error")
+	}
+}
+
+func TestAgentFilesAndFindAgent(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		".agent-ls.yaml":              "",
+		"a.agent.yaml":                agentYAML("alpha"),
+		"sub/b.agent.yml":             agentYAML("beta"),
+		"sub/c.agent.json":            `{"roleTemplate": {"name": "gamma", "persona": {"identity": "x"}}, "mission": {"objective": "y"}}`,
+		"sub/dup1.agent.yaml":         agentYAML("twin"),
+		"sub/dup2.agent.yaml":         agentYAML("twin"),
+		"broken.agent.yaml":           "roleTemplate: [\n",
+		"notes.yaml":                  agentYAML("not-an-agent-file"),
+		".git/x.agent.yaml":           agentYAML("in-git"),
+		"node_modules/m/x.agent.yaml": agentYAML("in-node-modules"),
+		".agent-memory/x.agent.yaml":  agentYAML("in-memory-dir"),
+	})
+	w, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.AgentFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range files {
+		r, _ := filepath.Rel(root, f)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	want := []string{"a.agent.yaml", "broken.agent.yaml", "sub/b.agent.yml", "sub/c.agent.json", "sub/dup1.agent.yaml", "sub/dup2.agent.yaml"}
+	if !reflect.DeepEqual(rel, want) {
+		t.Errorf("AgentFiles = %v, want %v", rel, want)
+	}
+	for _, tt := range []struct{ name, file, err string }{
+		{"alpha", "a.agent.yaml", ""},
+		{"gamma", "sub/c.agent.json", ""},
+		{"in-git", "", `no agent named "in-git" under ` + root + ` (1 agent file(s) could not be read or parsed)`},
+		{"twin", "", `agent "twin" is defined in several files: `},
+	} {
+		got, err := w.FindAgent(tt.name)
+		if tt.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+				t.Errorf("FindAgent(%q) error = %v, want prefix %q", tt.name, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != filepath.Join(root, tt.file) {
+			t.Errorf("FindAgent(%q) = %q, %v; want %q", tt.name, got, err, tt.file)
+		}
+	}
+}
+
+func TestDefaultActor(t *testing.T) {
+	for _, tt := range []struct{ user, want string }{{"ana", "human:ana"}, {"", "human:unknown"}, {"  ", "human:unknown"}} {
+		got := DefaultActor(func(k string) string {
+			if k == "USER" {
+				return tt.user
+			}
+			return ""
+		})
+		if got != tt.want {
+			t.Errorf("DefaultActor(USER=%q) = %q, want %q", tt.user, got, tt.want)
+		}
+	}
+}
