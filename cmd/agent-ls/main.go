@@ -44,6 +44,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"validate", "check agent files against the schema", runValidate},
+		{"memory", "read and change the memory store (save, list, show, search, ledger, ...)", runMemory},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}

@@ -1,0 +1,974 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// memorySub is one `agent-ls memory NAME` subcommand.
+type memorySub struct {
+	name, args, summary string
+	run                 func(ctx context.Context, m *memCmd, args []string) int
+}
+
+func memorySubs() []memorySub {
+	return []memorySub{
+		{"save", "--kind K --content TEXT [flags]", "save a memory record", memSave},
+		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all]", "list records, newest first", memList},
+		{"show", "ID", "show a record, its supports, promotion and ledger entries", memShow},
+		{"search", "--query TEXT [--scope k=v,...]", "search records by keywords", memSearch},
+		{"invalidate", "ID [--reason TEXT]", "mark a record invalid", memInvalidate},
+		{"corroborate", "ID --conversation C [--run R]", "add a supporting conversation to a record", memCorroborate},
+		{"import", "FILE.jsonl", "import records (one JSON record per line), all or nothing", memImport},
+		{"export", "", "write every readable record as JSON lines to stdout", memExport},
+		{"ledger", "[--since T] [--record ID] [--verify]", "list or verify the hash-chained ledger", memLedger},
+	}
+}
+
+// memCmd carries what every memory subcommand shares: the process env, the
+// store flags and the output format given before the subcommand name.
+type memCmd struct {
+	e      *env
+	name   string // "memory SUB", for messages
+	store  storeFlags
+	format string
+	usage  func() // the current subcommand's help, to stdout
+}
+
+func (m *memCmd) errorf(format string, args ...any) {
+	fmt.Fprintf(m.e.stderr, "agent-ls %s: %s\n", m.name, fmt.Sprintf(format, args...))
+}
+
+// storeError reports err on one line and returns its exit code.
+func (m *memCmd) storeError(err error) int {
+	m.errorf("%v", err)
+	return storeExitCode(err)
+}
+
+// flags returns a FlagSet for the subcommand with the shared --store,
+// --lock-timeout and --format flags.
+func (m *memCmd) flags(sub memorySub) *flag.FlagSet {
+	fs := flag.NewFlagSet("agent-ls memory "+sub.name, flag.ContinueOnError)
+	fs.SetOutput(m.e.stderr)
+	def := m.store
+	m.store.register(fs, def)
+	fs.StringVar(&m.format, "format", m.format, "output `format`: text or json")
+	m.usage = func() {
+		w := m.e.stdout
+		fmt.Fprintf(w, "Usage: agent-ls memory %s %s\n\n%s.\n\nFlags:\n", sub.name, sub.args, upperFirst(sub.summary))
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	// flag prints the parse error itself; parse adds a pointer to --help.
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args (flags may follow positional arguments) and checks
+// --format. ok false means return code.
+func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	fs.SetOutput(m.e.stderr)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				m.usage()
+				return nil, exitOK, false
+			}
+			fmt.Fprintf(m.e.stderr, "Run 'agent-ls %s --help' for usage.\n", m.name)
+			return nil, exitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if m.format != "text" && m.format != "json" {
+		m.errorf("--format %q: want text or json", m.format)
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
+}
+
+func (m *memCmd) open(readOnly bool) (*bolt.Store, storeLocation, int, bool) {
+	s, loc, err := openStore(m.e, m.store, readOnly)
+	if err != nil {
+		return nil, loc, m.storeError(err), false
+	}
+	return s, loc, 0, true
+}
+
+func (m *memCmd) actor(flagValue string, loc storeLocation) (store.Actor, bool) {
+	v := flagValue
+	if v == "" {
+		v = defaultActor(m.e, loc)
+	}
+	a, err := store.ParseActor(v)
+	if err != nil {
+		m.errorf("--actor: %v", err)
+		return store.Actor{}, false
+	}
+	return a, true
+}
+
+func (m *memCmd) writeJSON(v any) int {
+	enc := json.NewEncoder(m.e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		m.errorf("write output: %v", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// runMemory dispatches `agent-ls memory [--store PATH] [--format F] SUB ...`.
+func runMemory(ctx context.Context, e *env, args []string) int {
+	m := &memCmd{e: e, name: "memory", format: "text", store: storeFlags{lockTimeout: bolt.DefaultLockTimeout}}
+	fs := flag.NewFlagSet("agent-ls memory", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	m.store.register(fs, m.store)
+	fs.StringVar(&m.format, "format", m.format, "output `format`: text or json")
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			memoryUsage(e.stdout, fs)
+			return exitOK
+		}
+		fmt.Fprintln(e.stderr, "Run 'agent-ls memory --help' for usage.")
+		return exitUsage
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		memoryUsage(e.stderr, fs)
+		return exitUsage
+	}
+	if rest[0] == "help" {
+		if len(rest) > 1 {
+			rest = []string{rest[1], "--help"}
+		} else {
+			memoryUsage(e.stdout, fs)
+			return exitOK
+		}
+	}
+	for _, sub := range memorySubs() {
+		if sub.name == rest[0] {
+			m.name = "memory " + sub.name
+			return sub.run(ctx, m, rest[1:])
+		}
+	}
+	fmt.Fprintf(e.stderr, "agent-ls memory: unknown subcommand %q (run 'agent-ls memory --help')\n", rest[0])
+	return exitUsage
+}
+
+func memoryUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "Usage: agent-ls memory [--store FILE] [--format text|json] SUBCOMMAND [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Reads and changes the memory store (default: the workspace's "+schema.DefaultStorePath+").")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Subcommands:")
+	for _, s := range memorySubs() {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Flags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'agent-ls memory SUBCOMMAND --help' for its flags.")
+	fmt.Fprintln(w, "Exit codes: 0 success; 1 refused (no such record, forbidden, conflict, invalid import,")
+	fmt.Fprintln(w, "broken ledger chain, damaged records skipped by export); 2 usage, locked or corrupt store, I/O.")
+}
+
+// saveInput is what `memory save` asks the store for.
+type saveInput struct {
+	Request store.WriteRequest
+	Actor   store.Actor
+}
+
+// saveMemory is the one save path of the CLI, so it can move behind the
+// evolve engine's reconciling save without touching the flag handling.
+func saveMemory(ctx context.Context, s store.Store, in saveInput) (schema.MemoryRecord, error) {
+	recs, err := s.Write(ctx, []store.WriteRequest{in.Request}, in.Actor)
+	if err != nil {
+		return schema.MemoryRecord{}, err
+	}
+	return recs[0], nil
+}
+
+func memSave(ctx context.Context, m *memCmd, args []string) int {
+	sub := memorySubs()[0]
+	fs := m.flags(sub)
+	var scope, kind, content, tags, target, payload, supersedes, conv, run, actor, expires string
+	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`")
+	fs.StringVar(&kind, "kind", "fact", "record `kind`: fact, preference, episode or profile")
+	fs.StringVar(&content, "content", "", "the memory's `text` (or give it as arguments)")
+	fs.StringVar(&tags, "tags", "", "comma-separated `tags`")
+	fs.StringVar(&target, "target", "", "slot the memory targets, compact form, e.g. background.projectContext.deploy_window")
+	fs.StringVar(&payload, "payload", "", "structured payload as `JSON` (examples and awareness domains)")
+	fs.StringVar(&supersedes, "supersedes", "", "`ID` of a record this one replaces")
+	fs.StringVar(&conv, "conversation", "", "provenance conversation `id`")
+	fs.StringVar(&run, "run", "", "provenance run `id`")
+	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")
+	fs.StringVar(&expires, "expires", "", "expiry: a duration from now (`7d`, 36h) or an RFC 3339 time")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if content == "" {
+		content = strings.Join(pos, " ")
+	} else if len(pos) > 0 {
+		m.errorf("unexpected arguments %q (the content is given by --content)", pos)
+		return exitUsage
+	}
+	if strings.TrimSpace(content) == "" {
+		m.errorf("no content: give --content TEXT")
+		return exitUsage
+	}
+	req := store.WriteRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
+		Provenance: schema.Provenance{ConversationID: conv, RunID: run}}
+	if !schema.Kind(kind).Valid() {
+		m.errorf("--kind %q: want fact, preference, episode or profile", kind)
+		return exitUsage
+	}
+	var err error
+	if req.Scope, err = parseScope(scope); err != nil {
+		m.errorf("--scope: %v", err)
+		return exitUsage
+	}
+	req.Tags = splitList(tags)
+	if target != "" {
+		t, err := schema.ParseTarget(target)
+		if err != nil {
+			m.errorf("--target: %v", err)
+			return exitUsage
+		}
+		req.Target = &t
+	}
+	if payload != "" {
+		if !json.Valid([]byte(payload)) {
+			m.errorf("--payload is not valid JSON")
+			return exitUsage
+		}
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, []byte(payload))
+		req.Payload = buf.Bytes()
+	}
+	if expires != "" {
+		t, err := parseExpiry(expires, m.e.now())
+		if err != nil {
+			m.errorf("--expires: %v", err)
+			return exitUsage
+		}
+		req.ExpiresAt = schema.FormatTime(t)
+	}
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	rec, err := saveMemory(ctx, s, saveInput{Request: req, Actor: a})
+	if err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		return m.writeJSON(rec)
+	}
+	fmt.Fprintf(m.e.stdout, "saved %s\n", rec.ID)
+	if supersedes != "" {
+		fmt.Fprintf(m.e.stdout, "superseded %s\n", supersedes)
+	}
+	return exitOK
+}
+
+// listing is the JSON shape of list and search.
+type listing struct {
+	Records []schema.MemoryRecord `json:"records"`
+	Skipped int                   `json:"skipped"`
+}
+
+func memList(ctx context.Context, m *memCmd, args []string) int {
+	return memQuery(ctx, m, memorySubs()[1], args, false)
+}
+
+func memSearch(ctx context.Context, m *memCmd, args []string) int {
+	return memQuery(ctx, m, memorySubs()[3], args, true)
+}
+
+func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, search bool) int {
+	fs := m.flags(sub)
+	var scope, kinds, tags, query, target string
+	var all, targeted bool
+	limit := 50
+	if search {
+		limit = store.DefaultLimit
+		fs.StringVar(&query, "query", "", "keywords, OR-matched; records matching more of them rank first")
+	}
+	fs.StringVar(&scope, "scope", "", "only records whose scope holds every `k=v,...` pair")
+	fs.StringVar(&kinds, "kind", "", "only these comma-separated `kinds`")
+	fs.StringVar(&tags, "tags", "", "only records carrying every one of these comma-separated `tags`")
+	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
+	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
+	fs.IntVar(&limit, "limit", limit, "at most `N` records; -1 for all")
+	fs.BoolVar(&all, "all", false, "include invalidated records")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if search && query == "" {
+		query = strings.Join(pos, " ")
+		pos = nil
+	}
+	if len(pos) > 0 {
+		m.errorf("unexpected arguments %q", pos)
+		return exitUsage
+	}
+	if search && strings.TrimSpace(query) == "" {
+		m.errorf("no query: give --query TEXT")
+		return exitUsage
+	}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit)}
+	var err error
+	if q.Scope, err = parseScope(scope); err != nil {
+		m.errorf("--scope: %v", err)
+		return exitUsage
+	}
+	for _, k := range splitList(kinds) {
+		if !schema.Kind(k).Valid() {
+			m.errorf("--kind %q: want fact, preference, episode or profile", k)
+			return exitUsage
+		}
+		q.Kinds = append(q.Kinds, schema.Kind(k))
+	}
+	if target != "" {
+		t, err := schema.ParseTarget(target)
+		if err != nil {
+			m.errorf("--target: %v", err)
+			return exitUsage
+		}
+		q.Target = &t
+	}
+	s, _, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	res, err := s.Search(ctx, q)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if res.Skipped > 0 {
+		m.errorf("skipped %d stored record(s) that do not decode (run 'agent-ls memory export' to salvage the rest)", res.Skipped)
+	}
+	if m.format == "json" {
+		if res.Records == nil {
+			res.Records = []schema.MemoryRecord{}
+		}
+		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
+	}
+	now := schema.FormatTime(m.e.now())
+	for _, r := range res.Records {
+		fmt.Fprintln(m.e.stdout, recordLine(r, now))
+	}
+	return exitOK
+}
+
+// recordLine is the one-line text form of a record in listings.
+func recordLine(r schema.MemoryRecord, now string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %-10s", r.ID, r.Kind)
+	if r.Target != nil {
+		fmt.Fprintf(&b, "  %s", r.Target)
+	}
+	if len(r.Scope) > 0 {
+		fmt.Fprintf(&b, "  {%s}", formatScope(r.Scope))
+	}
+	fmt.Fprintf(&b, "  %s", oneLine(r.Content, 100))
+	if r.InvalidAt != "" && r.InvalidAt <= now {
+		b.WriteString("  [invalid]")
+	}
+	return b.String()
+}
+
+// shown is the JSON shape of `memory show`.
+type shown struct {
+	Record    schema.MemoryRecord `json:"record"`
+	Promotion *store.Promotion    `json:"promotion"`
+	Ledger    []store.LedgerEntry `json:"ledger"`
+}
+
+func memShow(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[2])
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one record ID")
+		return exitUsage
+	}
+	id := pos[0]
+	s, _, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	rec, err := s.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		m.errorf("no record %s", id)
+		return exitFindings
+	}
+	if err != nil {
+		return m.storeError(err)
+	}
+	out := shown{Record: rec}
+	if p, err := s.Promotion(ctx, id); err == nil {
+		out.Promotion = &p
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return m.storeError(err)
+	}
+	if out.Ledger, err = s.Ledger(ctx, store.LedgerFilter{RecordID: id}); err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		if out.Ledger == nil {
+			out.Ledger = []store.LedgerEntry{}
+		}
+		return m.writeJSON(out)
+	}
+	w := m.e.stdout
+	r := out.Record
+	field := func(name, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%-14s %s\n", name+":", v)
+		}
+	}
+	field("id", r.ID)
+	field("kind", string(r.Kind))
+	field("scope", formatScope(r.Scope))
+	if r.Target != nil {
+		field("target", fmt.Sprintf("%s (tier %s)", r.Target, schema.TierOf(*r.Target)))
+	}
+	field("content", r.Content)
+	field("tags", strings.Join(r.Tags, ", "))
+	field("provenance", formatProvenance(r.Provenance))
+	field("created", r.CreatedAt)
+	field("updated", r.UpdatedAt)
+	if r.InvalidAt != "" {
+		field("invalid", strings.TrimSpace(r.InvalidAt+" "+parens(r.InvalidReason)))
+	}
+	field("superseded by", r.SupersededBy)
+	field("expires", r.ExpiresAt)
+	field("payload", string(r.Payload))
+	fmt.Fprintf(w, "supports:      %d (%d distinct conversations)\n", len(r.Supports), r.DistinctConversations())
+	for _, sp := range r.Supports {
+		fmt.Fprintf(w, "  %s  %s%s\n", sp.At, sp.ConversationID, prefixed("  run ", sp.RunID))
+	}
+	if p := out.Promotion; p != nil {
+		fmt.Fprintf(w, "promotion:     tier %s, promoted %s by %s%s\n", p.Tier, p.PromotedAt, p.Actor, prefixed(", approved by ", p.Approver))
+		if ev := formatEvidence(p.Evidence); ev != "" {
+			fmt.Fprintf(w, "  evidence: %s\n", ev)
+		}
+	} else {
+		fmt.Fprintln(w, "promotion:     not promoted")
+	}
+	fmt.Fprintf(w, "ledger:        %d entries\n", len(out.Ledger))
+	for _, e := range out.Ledger {
+		fmt.Fprintf(w, "  %s\n", ledgerLine(e))
+	}
+	return exitOK
+}
+
+func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[4])
+	var reason, actor string
+	fs.StringVar(&reason, "reason", "", "why the record is no longer true")
+	fs.StringVar(&actor, "actor", "", "who invalidates, `kind:name`")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one record ID")
+		return exitUsage
+	}
+	id := pos[0]
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if err := s.Invalidate(ctx, id, reason, a); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			m.errorf("no record %s", id)
+			return exitFindings
+		}
+		return m.storeError(err)
+	}
+	rec, err := s.Get(ctx, id)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		return m.writeJSON(rec)
+	}
+	fmt.Fprintf(m.e.stdout, "invalidated %s at %s\n", id, rec.InvalidAt)
+	return exitOK
+}
+
+func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[5])
+	var conv, run, actor string
+	fs.StringVar(&conv, "conversation", "", "`id` of the conversation that taught the same lesson (required)")
+	fs.StringVar(&run, "run", "", "run `id` within that conversation")
+	fs.StringVar(&actor, "actor", "", "who corroborates, `kind:name`")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one record ID")
+		return exitUsage
+	}
+	if strings.TrimSpace(conv) == "" {
+		m.errorf("--conversation is required")
+		return exitUsage
+	}
+	id := pos[0]
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	counted, err := s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	if errors.Is(err, store.ErrNotFound) {
+		m.errorf("no record %s", id)
+		return exitFindings
+	}
+	if err != nil {
+		return m.storeError(err)
+	}
+	rec, err := s.Get(ctx, id)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		return m.writeJSON(struct {
+			ID            string `json:"id"`
+			Counted       bool   `json:"counted"`
+			Conversations int    `json:"conversations"`
+		}{id, counted, rec.DistinctConversations()})
+	}
+	if counted {
+		fmt.Fprintf(m.e.stdout, "counted: %s now has %d distinct conversation(s)\n", id, rec.DistinctConversations())
+	} else {
+		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%d distinct conversation(s))\n", conv, id, rec.DistinctConversations())
+	}
+	return exitOK
+}
+
+// maxImportLine bounds one JSONL line.
+const maxImportLine = 8 << 20
+
+func memImport(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[6])
+	var actor string
+	fs.StringVar(&actor, "actor", "", "who imports, `kind:name`")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one FILE.jsonl (- for stdin)")
+		return exitUsage
+	}
+	name := pos[0]
+	var in io.Reader = m.e.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+		defer f.Close()
+		in = f
+	}
+	recs, lines, err := readJSONL(name, in)
+	if err != nil {
+		m.errorf("%v", err)
+		if errors.Is(err, store.ErrInvalid) {
+			return exitFindings
+		}
+		return exitUsage
+	}
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if err := s.Import(ctx, recs, a); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// Name the line of the first record whose id is taken.
+			for i, r := range recs {
+				if _, gerr := s.Get(ctx, r.ID); gerr == nil {
+					m.errorf("%s:%d: record %s already exists; nothing imported", name, lines[i], r.ID)
+					return exitFindings
+				}
+			}
+		}
+		return m.storeError(fmt.Errorf("%w; nothing imported", err))
+	}
+	if m.format == "json" {
+		return m.writeJSON(struct {
+			Imported int `json:"imported"`
+		}{len(recs)})
+	}
+	fmt.Fprintf(m.e.stdout, "imported %d record(s)\n", len(recs))
+	return exitOK
+}
+
+// readJSONL decodes one record per non-blank line and checks each as Import
+// will, so a bad record is reported as FILE:LINE (with the column of a
+// syntax error) before anything is written. Errors about the records wrap
+// store.ErrInvalid; lines[i] is the line of recs[i].
+func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	seen := map[string]int{}
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var rec schema.MemoryRecord
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d:%s %w", name, n, jsonErrorColumn(err), invalidf("%v", err))
+		}
+		if dec.More() {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
+		}
+		if err := store.ValidateRecord(rec); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if first, dup := seen[rec.ID]; dup {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("id %s repeats line %d", rec.ID, first))
+		}
+		seen[rec.ID] = n
+		recs = append(recs, rec)
+		lines = append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return recs, lines, nil
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", store.ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// jsonErrorColumn returns "COL:" for a syntax error (1-based), else "".
+func jsonErrorColumn(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%d:", se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%d:", te.Offset)
+	}
+	return ""
+}
+
+func memExport(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[7])
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		m.errorf("unexpected arguments %q", pos)
+		return exitUsage
+	}
+	s, _, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	w := bufio.NewWriter(m.e.stdout)
+	n := 0
+	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
+		data, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		n++
+		w.Write(data)
+		return w.WriteByte('\n')
+	})
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		return m.storeError(err)
+	}
+	if skipped > 0 {
+		m.errorf("exported %d record(s); skipped %d that do not decode", n, skipped)
+		return exitFindings
+	}
+	return exitOK
+}
+
+func memLedger(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[8])
+	var since, record, ops string
+	var verify bool
+	var limit int
+	fs.StringVar(&since, "since", "", "only entries since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
+	fs.StringVar(&record, "record", "", "only entries about record `ID`")
+	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
+	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
+	fs.BoolVar(&verify, "verify", false, "check the hash chain instead of listing; exit 1 naming the first bad entry")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		m.errorf("unexpected arguments %q", pos)
+		return exitUsage
+	}
+	f := store.LedgerFilter{RecordID: record, Limit: limit}
+	if since != "" {
+		t, err := schema.ParseSince(since, m.e.now())
+		if err != nil {
+			m.errorf("--since: %v", err)
+			return exitUsage
+		}
+		f.Since = schema.FormatTime(t)
+	}
+	for _, op := range splitList(ops) {
+		f.Ops = append(f.Ops, store.Op(op))
+	}
+	s, _, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	if verify {
+		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return m.storeError(err)
+		}
+		verr := s.Verify(ctx)
+		var le *store.LedgerError
+		if verr != nil && !errors.As(verr, &le) {
+			return m.storeError(verr)
+		}
+		if m.format == "json" {
+			out := struct {
+				OK      bool   `json:"ok"`
+				Entries int    `json:"entries"`
+				BadSeq  uint64 `json:"badSeq,omitempty"`
+				Error   string `json:"error,omitempty"`
+			}{OK: verr == nil, Entries: len(entries)}
+			if le != nil {
+				out.BadSeq, out.Error = le.Seq, verr.Error()
+			}
+			if c := m.writeJSON(out); c != exitOK {
+				return c
+			}
+		} else if verr == nil {
+			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact\n", len(entries))
+		}
+		if verr != nil {
+			m.errorf("%v", verr)
+			return exitFindings
+		}
+		return exitOK
+	}
+	entries, err := s.Ledger(ctx, f)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		if entries == nil {
+			entries = []store.LedgerEntry{}
+		}
+		return m.writeJSON(entries)
+	}
+	for _, e := range entries {
+		fmt.Fprintln(m.e.stdout, ledgerLine(e))
+	}
+	return exitOK
+}
+
+// ledgerLine is the one-line text form of a ledger entry.
+func ledgerLine(e store.LedgerEntry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%4d  %s  %-11s  %s  %s", e.Seq, e.At, e.Op, e.RecordID, e.Actor)
+	if e.Record != nil && e.Record.ID != e.RecordID {
+		fmt.Fprintf(&b, "  new %s", e.Record.ID)
+	}
+	if e.ProposalID != "" {
+		fmt.Fprintf(&b, "  proposal %s", e.ProposalID)
+	}
+	if e.Tier != "" {
+		fmt.Fprintf(&b, "  tier %s", e.Tier)
+	}
+	if e.Support != nil {
+		fmt.Fprintf(&b, "  conversation %s", e.Support.ConversationID)
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, "  %q", e.Reason)
+	}
+	return b.String()
+}
+
+// parseScope parses "k=v,k2=v2" (empty: nil).
+func parseScope(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("%q: want key=value pairs separated by commas, e.g. project=web,agent=support-bot", pair)
+		}
+		if old, dup := out[k]; dup && old != v {
+			return nil, fmt.Errorf("key %q given twice", k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func formatScope(scope map[string]string) string {
+	keys := sortedKeys(scope)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + scope[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseExpiry accepts a duration from now or an RFC 3339 time.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if d, err := schema.ParseDuration(s); err == nil {
+		return now.Add(d), nil
+	}
+	t, err := schema.ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want a duration such as 7d or 36h, or an RFC 3339 time", s)
+	}
+	return t, nil
+}
+
+func formatProvenance(p schema.Provenance) string {
+	var parts []string
+	if p.ConversationID != "" {
+		parts = append(parts, "conversation "+p.ConversationID)
+	}
+	if p.RunID != "" {
+		parts = append(parts, "run "+p.RunID)
+	}
+	if p.Author != "" {
+		parts = append(parts, "by "+p.Author)
+	}
+	if p.At != "" {
+		parts = append(parts, "at "+p.At)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatEvidence(ev store.Evidence) string {
+	var parts []string
+	if len(ev.Conversations) > 0 {
+		parts = append(parts, "conversations "+strings.Join(ev.Conversations, ", "))
+	}
+	if ev.Eval != nil {
+		parts = append(parts, fmt.Sprintf("eval %d/%d -> %d/%d", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed))
+	}
+	if ev.ProposalID != "" {
+		parts = append(parts, "proposal "+ev.ProposalID)
+	}
+	if ev.Note != "" {
+		parts = append(parts, ev.Note)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func parens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
