@@ -1,0 +1,110 @@
+package evolve
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Learning is one promote or demote event of this agent's view: what the
+// agent learned or unlearned, when, from where, and who decided.
+type Learning struct {
+	// Op is "promote" or "demote" (an invalidation or supersede of a
+	// promoted record is a demote: rollback is invalidation).
+	Op             string          `json:"op"`
+	At             string          `json:"at"`
+	RecordID       string          `json:"recordId"`
+	Content        string          `json:"content"`
+	Target         string          `json:"target,omitempty"`
+	Tier           schema.Tier     `json:"tier,omitempty"`
+	Actor          string          `json:"actor"`
+	ConversationID string          `json:"conversationId,omitempty"`
+	RunID          string          `json:"runId,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	Evidence       *store.Evidence `json:"evidence,omitempty"`
+	ProposalID     string          `json:"proposalId,omitempty"`
+}
+
+// Learnings lists the promote and demote events since a time, oldest first,
+// each with the record's content and provenance ("what did you learn this
+// week"). It replays the ledger to know which invalidations retired a
+// promoted record.
+func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, error) {
+	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpDemote, store.OpApprove,
+		store.OpInvalidate, store.OpSupersede, store.OpDelete}})
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	from := schema.FormatTime(since)
+	promoted := map[string]schema.Tier{}
+	cache := map[string]*schema.MemoryRecord{}
+	lookup := func(id string) *schema.MemoryRecord {
+		if r, ok := cache[id]; ok {
+			return r
+		}
+		var rp *schema.MemoryRecord
+		if r, err := e.st.Get(ctx, id); err == nil && e.visible(&r) {
+			rp = &r
+		}
+		cache[id] = rp
+		return rp
+	}
+	var out []Learning
+	for _, en := range entries {
+		var op string
+		tier := en.Tier
+		switch en.Op {
+		case store.OpPromote:
+			op = "promote"
+			promoted[en.RecordID] = en.Tier
+		case store.OpDemote:
+			op = "demote"
+			tier = promoted[en.RecordID]
+			delete(promoted, en.RecordID)
+		case store.OpApprove:
+			if en.Proposal == nil {
+				continue
+			}
+			if en.Proposal.Kind == store.ProposePromote {
+				op = "promote"
+				promoted[en.RecordID] = en.Proposal.Tier
+			} else {
+				op = "demote"
+				delete(promoted, en.RecordID)
+			}
+			tier = en.Proposal.Tier
+		case store.OpInvalidate, store.OpSupersede, store.OpDelete:
+			t, ok := promoted[en.RecordID]
+			if !ok {
+				continue
+			}
+			op, tier = "demote", t
+			delete(promoted, en.RecordID)
+		}
+		if en.At < from {
+			continue
+		}
+		rec := lookup(en.RecordID)
+		if rec == nil {
+			continue
+		}
+		l := Learning{Op: op, At: en.At, RecordID: en.RecordID, Content: rec.Content, Tier: tier, Actor: en.Actor.String(),
+			ConversationID: rec.Provenance.ConversationID, RunID: rec.Provenance.RunID, Reason: en.Reason,
+			Evidence: en.Evidence, ProposalID: en.ProposalID}
+		if rec.Target != nil {
+			l.Target = rec.Target.String()
+		}
+		if l.Reason == "" && en.Op == store.OpSupersede && en.Record != nil {
+			l.Reason = "superseded by " + en.Record.ID
+		}
+		if en.Op == store.OpApprove && en.Proposal != nil && l.Evidence == nil {
+			ev := en.Proposal.Evidence
+			l.Evidence = &ev
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
