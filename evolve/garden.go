@@ -363,4 +363,3 @@ func (e *Engine) sizes(h *HealthReport, prom []schema.MemoryRecord) {
 		}
 	}
 }
-
