@@ -18,7 +18,6 @@ func applied(ptr string) want         { return want{status: StatusApplied, ptr: 
 func dropped(r Reason) want           { return want{status: StatusDropped, reason: r} }
 func spilledW() want                  { return want{status: StatusSpilled, reason: ReasonBudget} }
 func shadowedW() want                 { return want{status: StatusShadowed, reason: ReasonConflict} }
-func unlimited() Policy               { return Policy{} }
 func budgets(b schema.Budgets) Policy { return Policy{Budgets: b} }
 
 func TestApplyRules(t *testing.T) {
