@@ -196,6 +196,7 @@ func (k kit) ledgerTests() []test {
 			}
 		}},
 		{"StateAt", func(t *testing.T) { k.stateAt(t) }},
+		{"StateAtRandomHistories", func(t *testing.T) { k.randomHistories(t) }},
 	}
 }
 
