@@ -260,6 +260,123 @@ func (k kit) concurrencyTests() []test {
 	}
 }
 
+// race runs fn from n goroutines at once and returns their errors.
+func race(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			errs[i] = fn(i)
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
+// onlyOne checks that exactly one error is nil and the others wrap target.
+func onlyOne(t *testing.T, what string, errs []error, target error) {
+	t.Helper()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, target):
+			t.Errorf("%s: unexpected error %v, want %v", what, err, target)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%s: %d of %d racers succeeded, want exactly 1", what, ok, len(errs))
+	}
+}
+
+func (k kit) raceTests() []test {
+	const n = 6
+	return []test{
+		{"SupersedeOnce", func(t *testing.T) {
+			e := k.open(t)
+			old := e.write1(fact("old"))
+			errs := race(n, func(i int) error {
+				req := fact(fmt.Sprintf("new %d", i))
+				req.Supersedes = old.ID
+				_, err := e.s.Write(e.ctx, []store.WriteRequest{req}, Agent)
+				return err
+			})
+			onlyOne(t, "concurrent supersedes of one record", errs, store.ErrConflict)
+			if got := e.search(store.Query{}); len(got) != 1 || e.get(old.ID).SupersededBy != got[0].ID {
+				t.Errorf("valid records %v; the old record must be superseded by the one winner", contents(got))
+			}
+		}},
+		{"CorroborateOnce", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(fact("lesson"))
+			var mu sync.Mutex
+			counted := 0
+			errs := race(n, func(i int) error {
+				c, err := e.s.Corroborate(e.ctx, r.ID, schema.Support{ConversationID: "same", RunID: fmt.Sprint(i)}, Agent)
+				if c {
+					mu.Lock()
+					counted++
+					mu.Unlock()
+				}
+				return err
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Errorf("Corroborate: %v", err)
+				}
+			}
+			if g := e.get(r.ID); counted != 1 || len(g.Supports) != 1 {
+				t.Errorf("%d racers counted, %d supports stored; want 1 and 1", counted, len(g.Supports))
+			}
+		}},
+		{"ApproveOnce", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(targeted("Ask first", "recovery", "project", "p"))
+			p, err := e.s.Propose(e.ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: r.ID, RequestedBy: Agent})
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := race(n, func(i int) error {
+				var err error
+				if i%2 == 0 {
+					_, err = e.s.Approve(e.ctx, p.ID, Human, "yes")
+				} else {
+					_, err = e.s.Reject(e.ctx, p.ID, Human, "no")
+				}
+				return err
+			})
+			onlyOne(t, "concurrent decisions of one proposal", errs, store.ErrConflict)
+			l := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpApprove, store.OpReject}})
+			if len(l) != 1 {
+				t.Errorf("%d decision entries, want 1", len(l))
+			}
+			_, perr := e.s.Promotion(e.ctx, r.ID)
+			if approved := len(l) == 1 && l[0].Op == store.OpApprove; approved != (perr == nil) {
+				t.Errorf("decision %v but promotion row error %v", ops(l), perr)
+			}
+		}},
+		{"InvalidateOnce", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(fact("x"))
+			errs := race(n, func(i int) error { return e.s.Invalidate(e.ctx, r.ID, fmt.Sprint(i), Human) })
+			for _, err := range errs {
+				if err != nil {
+					t.Errorf("Invalidate: %v", err)
+				}
+			}
+			if l := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpInvalidate}}); len(l) != 1 || l[0].Reason != e.get(r.ID).InvalidReason {
+				t.Errorf("invalidate entries %+v, want one matching the stored reason", l)
+			}
+		}},
+	}
+}
+
 func (k kit) closeTests() []test {
 	return []test{
 		{"ClosedStoreErrors", func(t *testing.T) {

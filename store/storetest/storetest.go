@@ -97,6 +97,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"OverlaySummaries", k.summaryTests()},
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
+		{"Races", k.raceTests()},
 		{"Close", k.closeTests()},
 	}
 	for _, g := range groups {
