@@ -21,10 +21,7 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-var (
-	human = store.Actor{Kind: store.ActorHuman, Name: "ana"}
-	agent = store.Actor{Kind: store.ActorAgent, Name: "support-bot"}
-)
+var human = store.Actor{Kind: store.ActorHuman, Name: "ana"}
 
 // fakeClock is a settable clock for Options.Now.
 type fakeClock struct {
