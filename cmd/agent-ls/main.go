@@ -45,6 +45,13 @@ func commands() []command {
 	return []command{
 		{"validate", "check agent files against the schema", runValidate},
 		{"memory", "read and change the memory store (save, list, show, search, ledger, ...)", runMemory},
+		{"promote", "promote a candidate memory through its tier's gate", runPromote},
+		{"demote", "demote a promoted memory (agents open a proposal for gated tiers)", runDemote},
+		{"proposals", "list pending promotions/demotions with their composition diff", runProposals},
+		{"approve", "approve a pending proposal (humans only)", runApprove},
+		{"reject", "reject a pending proposal (humans only)", runReject},
+		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", runGarden},
+		{"learnings", "what the agent learned and unlearned since a time", runLearnings},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+func runGarden(ctx context.Context, e *env, args []string) int {
+	c := newEvoCmd(e, "garden", "[flags]",
+		"Curate the memory: dedupe near-identical records, report fragmenting entries, conflicts and stale\ncurrentState facts, re-run evals on earned promotions, and print a health report. Gardening only opens\nproposals (as system:garden) and reports findings; it changes nothing a human has not approved.", false)
+	if _, code, ok := c.parse(args, 0); !ok {
+		return code
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	base, err := c.baseScope()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	names, err := c.agentNames(ctx, base)
+	if err != nil {
+		return c.fail(err)
+	}
+	delete(base, store.AgentKey)
+	reports := []evolve.HealthReport{}
+	for _, name := range names {
+		eng, err := c.engine(name, base)
+		if err != nil {
+			return c.fail(err)
+		}
+		h, err := eng.Garden(ctx)
+		if err != nil {
+			return c.fail(err)
+		}
+		reports = append(reports, h)
+	}
+	if c.format == "json" {
+		return c.writeJSON(struct {
+			Reports []evolve.HealthReport `json:"reports"`
+		}{reports})
+	}
+	for i, h := range reports {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		agent := h.Agent
+		if agent == "" {
+			agent = "(shared records)"
+		}
+		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %d candidates, %d pending review(s), learned text %d/%d chars\n",
+			agent, h.Promoted, len(h.Candidates), h.PendingReviews, h.TotalChars, h.Ceiling)
+		for _, p := range []string{"background", "judgment", "example", "awareness", "recovery", "manual"} {
+			ph := h.Primitives[p]
+			if ph.Promoted > 0 {
+				fmt.Fprintf(e.stdout, "  %-10s %3d promoted  %5d/%d chars\n", p, ph.Promoted, ph.Chars, ph.Budget)
+			}
+		}
+		for _, cp := range h.Candidates {
+			prog := ""
+			if cp.Need > 0 {
+				prog = fmt.Sprintf(" %d/%d conversations", cp.Have, cp.Need)
+			}
+			if cp.Pending != "" {
+				prog += " pending proposal " + cp.Pending
+			}
+			fmt.Fprintf(e.stdout, "  candidate %s %s (%s)%s: %s\n", cp.ID, cp.Target, cp.Tier, prog, oneLine(cp.Content, 80))
+		}
+		fmt.Fprintf(e.stdout, "  recall: %d candidates (%d never corroborated, %d unused), %d untargeted\n",
+			h.Recall.Candidates, h.Recall.NeverCorroborated, h.Recall.Unused, h.Recall.Untargeted)
+		for _, f := range h.Findings {
+			line := fmt.Sprintf("  %s: %s", f.Kind, f.Message)
+			if f.ProposalID != "" {
+				line += " [proposal " + f.ProposalID + "]"
+			}
+			fmt.Fprintln(e.stdout, line)
+		}
+	}
+	return exitOK
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// learningView is one learning with the agent it belongs to.
+type learningView struct {
+	evolve.Learning
+	Agent string `json:"agent,omitempty"`
+}
+
+func runLearnings(ctx context.Context, e *env, args []string) int {
+	c := newEvoCmd(e, "learnings", "[--since 7d|1h|RFC3339] [flags]",
+		"What did the agent learn? The promote and demote events since a time, each with its content and provenance.", false)
+	var since string
+	c.fs.StringVar(&since, "since", "7d", "a duration back from now (`7d`, 1h, 2w) or an RFC 3339 time")
+	if _, code, ok := c.parse(args, 0); !ok {
+		return code
+	}
+	from, err := schema.ParseSince(since, e.now())
+	if err != nil {
+		c.errorf("--since: %v", err)
+		return exitUsage
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	base, err := c.baseScope()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	names, err := c.agentNames(ctx, base)
+	if err != nil {
+		return c.fail(err)
+	}
+	delete(base, store.AgentKey)
+	views := []learningView{}
+	seen := map[string]bool{}
+	for _, name := range names {
+		eng, err := c.engine(name, base)
+		if err != nil {
+			return c.fail(err)
+		}
+		ls, err := eng.Learnings(ctx, from)
+		if err != nil {
+			return c.fail(err)
+		}
+		for _, l := range ls {
+			key := l.At + l.Op + l.RecordID
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			views = append(views, learningView{Learning: l, Agent: name})
+		}
+	}
+	sort.SliceStable(views, func(i, j int) bool { return views[i].At < views[j].At })
+	if c.format == "json" {
+		return c.writeJSON(struct {
+			Learnings []learningView `json:"learnings"`
+		}{views})
+	}
+	if len(views) == 0 {
+		fmt.Fprintf(e.stdout, "no learnings since %s\n", schema.FormatTime(from))
+		return exitOK
+	}
+	for _, v := range views {
+		verb := "learned"
+		if v.Op == "demote" {
+			verb = "unlearned"
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s %s (%s, %s tier) by %s: %q", v.At, v.Agent, verb, v.RecordID, v.Target, v.Tier, v.Actor, v.Content)
+		if v.ConversationID != "" {
+			fmt.Fprintf(e.stdout, " from conversation %s", v.ConversationID)
+		}
+		if v.Reason != "" {
+			fmt.Fprintf(e.stdout, " — %s", v.Reason)
+		}
+		fmt.Fprintln(e.stdout)
+	}
+	return exitOK
+}

@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// evoCmd carries what the evolution commands (promote, demote, proposals,
+// approve, reject, garden, learnings) share: flags, the workspace, the
+// store, and how to build an evolve.Engine for one agent.
+type evoCmd struct {
+	e         *env
+	name      string
+	usageLine string
+	summary   string
+	fs        *flag.FlagSet
+	store     storeFlags
+	format    string
+	scopeFlag string
+	agentFile string
+	actorFlag string
+
+	ws  *workspace.Workspace
+	st  store.Store
+	loc storeLocation
+}
+
+func newEvoCmd(e *env, name, usageLine, summary string, mutating bool) *evoCmd {
+	c := &evoCmd{e: e, name: name, usageLine: usageLine, summary: summary}
+	fs := flag.NewFlagSet("agent-ls "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
+	fs.StringVar(&c.format, "format", "text", "output `format`: text or json")
+	fs.StringVar(&c.scopeFlag, "scope", "", "base scope as `k=v,...` (agent=NAME selects the agent; default: the workspace scope)")
+	fs.StringVar(&c.agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's or scope's agent name)")
+	if mutating {
+		fs.StringVar(&c.actorFlag, "actor", "", "who acts, `kind:name` (default: the workspace actor or human:$USER); agents pass agent:NAME")
+	}
+	fs.Usage = func() {}
+	c.fs = fs
+	return c
+}
+
+func (c *evoCmd) errorf(format string, args ...any) {
+	fmt.Fprintf(c.e.stderr, "agent-ls %s: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
+// fail reports err on one line and maps it to an exit code: refusals and
+// unknown ids are exitFindings, store and I/O failures exitUsage.
+func (c *evoCmd) fail(err error) int {
+	c.errorf("%v", err)
+	if errors.Is(err, evolve.ErrRefused) {
+		return exitFindings
+	}
+	return storeExitCode(err)
+}
+
+// parse parses flags (they may follow positional arguments); ok false means
+// return code.
+func (c *evoCmd) parse(args []string, npos int) (pos []string, code int, ok bool) {
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				w := c.e.stdout
+				fmt.Fprintf(w, "Usage: agent-ls %s %s\n\n%s\n\nFlags:\n", c.name, c.usageLine, c.summary)
+				c.fs.SetOutput(w)
+				c.fs.PrintDefaults()
+				return nil, exitOK, false
+			}
+			fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
+			return nil, exitUsage, false
+		}
+		args = c.fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if c.format != "text" && c.format != "json" {
+		c.errorf("--format %q: want text or json", c.format)
+		return nil, exitUsage, false
+	}
+	if len(pos) != npos {
+		if npos == 0 {
+			c.errorf("unexpected arguments %q", pos)
+		} else {
+			c.errorf("want %s", c.usageLine)
+		}
+		fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
+		return nil, exitUsage, false
+	}
+	return pos, 0, true
+}
+
+// open finds the workspace and opens the store.
+func (c *evoCmd) open() (int, bool) {
+	ws, err := workspace.Find(c.e.cwd)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage, false
+	}
+	c.ws = ws
+	st, loc, err := openStore(c.e, c.store, false)
+	if err != nil {
+		return c.fail(err), false
+	}
+	c.st, c.loc = st, loc
+	return 0, true
+}
+
+func (c *evoCmd) close() {
+	if c.st != nil {
+		c.st.Close()
+	}
+}
+
+func (c *evoCmd) actor() (store.Actor, bool) {
+	v := c.actorFlag
+	if v == "" {
+		v = defaultActor(c.e, c.loc)
+	}
+	a, err := store.ParseActor(v)
+	if err != nil {
+		c.errorf("--actor: %v", err)
+		return store.Actor{}, false
+	}
+	return a, true
+}
+
+// baseScope is --scope, else the workspace scope.
+func (c *evoCmd) baseScope() (map[string]string, error) {
+	if c.scopeFlag != "" {
+		s, err := parseScope(c.scopeFlag)
+		if err != nil {
+			return nil, fmt.Errorf("--scope: %w", err)
+		}
+		return s, nil
+	}
+	return maps.Clone(c.ws.Config.Scope), nil
+}
+
+// loadAgent reads an agent file; problems make it unusable.
+func loadAgent(path string) (*schema.AgentConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("agent file: %w", err)
+	}
+	_, cfg, ps, err := schema.LoadAgent(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if cfg == nil {
+		msg := "invalid agent file"
+		if len(ps) > 0 {
+			p := ps[0]
+			msg = fmt.Sprintf("%d:%d: %s", p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
+		}
+		return nil, fmt.Errorf("%s:%s (run 'agent-ls validate %s')", path, msg, path)
+	}
+	return cfg, nil
+}
+
+// agentConfig returns the authored config for an agent name: --agent when
+// given, else the workspace's agent file of that name, else nil (the
+// engine then skips authored checks).
+func (c *evoCmd) agentConfig(name string) (*schema.AgentConfig, error) {
+	if c.agentFile != "" {
+		p := c.agentFile
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(c.e.cwd, p)
+		}
+		return loadAgent(p)
+	}
+	if name == "" {
+		return nil, nil
+	}
+	path, err := c.ws.FindAgent(name)
+	if err != nil || path == "" {
+		return nil, nil
+	}
+	return loadAgent(path)
+}
+
+// engine builds the engine for agent name over base scope.
+func (c *evoCmd) engine(name string, base map[string]string) (*evolve.Engine, error) {
+	cfg, err := c.agentConfig(name)
+	if err != nil {
+		return nil, err
+	}
+	scope := maps.Clone(base)
+	if scope == nil {
+		scope = map[string]string{}
+	}
+	if cfg != nil {
+		name = cfg.RoleTemplate.Name
+	}
+	if name != "" {
+		scope[store.AgentKey] = name
+	}
+	var ev evolve.Evaluator
+	if c.ws.Config.Eval != nil && len(c.ws.Config.Eval.Command) > 0 {
+		ce := evolve.NewCommandEvaluator(*c.ws.Config.Eval, "")
+		ce.Dir = c.ws.Root
+		ev = ce
+	}
+	return evolve.New(evolve.Config{Store: c.st, Workspace: c.ws.Config, Agent: cfg, Scope: scope, Now: c.e.now, Evaluator: ev}), nil
+}
+
+// engineForRecord builds the engine of the agent a record belongs to: the
+// scope's agent (from --scope or --agent), else the record's own agent key.
+// The base scope is --scope, else the workspace scope when the record lies
+// in it, else the record's scope without its agent key.
+func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine, error) {
+	rec, err := c.st.Get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", id, err)
+	}
+	base, err := c.baseScope()
+	if err != nil {
+		return nil, err
+	}
+	name := base[store.AgentKey]
+	if name == "" {
+		name = rec.Scope[store.AgentKey]
+	}
+	delete(base, store.AgentKey)
+	if c.scopeFlag == "" && !store.MatchScope(rec.Scope, base) {
+		base = maps.Clone(rec.Scope)
+		delete(base, store.AgentKey)
+	}
+	return c.engine(name, base)
+}
+
+// agentNames lists the agents to report on: the one named by --agent or
+// --scope, else every agent key present in the store's records of the base
+// scope (sorted), plus "" for shared records.
+func (c *evoCmd) agentNames(ctx context.Context, base map[string]string) ([]string, error) {
+	if c.agentFile != "" {
+		cfg, err := c.agentConfig("")
+		if err != nil {
+			return nil, err
+		}
+		return []string{cfg.RoleTemplate.Name}, nil
+	}
+	if n := base[store.AgentKey]; n != "" {
+		return []string{n}, nil
+	}
+	res, err := c.st.Search(ctx, store.Query{Scope: base, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, r := range res.Records {
+		seen[r.Scope[store.AgentKey]] = true
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (c *evoCmd) writeJSON(v any) int {
+	enc := json.NewEncoder(c.e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		c.errorf("write output: %v", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// outcomeCode maps an outcome to an exit code: promoted, pending, demoted,
+// invalidated, approved and rejected succeed; blocked and refused are 1.
+func outcomeCode(o evolve.Outcome) int {
+	switch o.Status {
+	case evolve.StatusBlocked, evolve.StatusRefused:
+		return exitFindings
+	}
+	return exitOK
+}
+
+// report prints an outcome (text or JSON) and returns its exit code. A
+// refusal (err wrapping ErrRefused) is one line on stderr.
+func (c *evoCmd) report(o evolve.Outcome, err error) int {
+	if err != nil && !errors.Is(err, evolve.ErrRefused) {
+		return c.fail(err)
+	}
+	if c.format == "json" {
+		if code := c.writeJSON(o); code != exitOK {
+			return code
+		}
+		if err != nil {
+			return exitFindings
+		}
+		return outcomeCode(o)
+	}
+	if err != nil {
+		c.errorf("refused: %s", o.Reason)
+		return exitFindings
+	}
+	subject := o.RecordID
+	if subject == "" {
+		subject = o.ProposalID
+	}
+	line := fmt.Sprintf("%s %s", o.Status, subject)
+	if o.Tier != "" {
+		line += fmt.Sprintf(" (%s tier)", o.Tier)
+	}
+	if o.Reason != "" {
+		line += ": " + o.Reason
+	}
+	fmt.Fprintln(c.e.stdout, line)
+	if o.ProposalID != "" && o.Status == evolve.StatusPending {
+		fmt.Fprintf(c.e.stdout, "proposal %s (review with 'agent-ls proposals', decide with 'agent-ls approve|reject %s')\n", o.ProposalID, o.ProposalID)
+	}
+	for _, cf := range o.Conflicts {
+		with := cf.With
+		if with == "" {
+			with = "authored " + cf.Authored
+		}
+		fmt.Fprintf(c.e.stdout, "  conflict with %s: %q (%s)\n", with, cf.Text, cf.Why)
+	}
+	if o.Evidence.Eval != nil {
+		ev := o.Evidence.Eval
+		fmt.Fprintf(c.e.stdout, "  eval: score %g → %g, passed %d → %d\n", ev.BaseScore, ev.CandidateScore, ev.BasePassed, ev.Passed)
+	}
+	if o.Diff != "" {
+		fmt.Fprint(c.e.stdout, prefixed("  ", o.Diff))
+	}
+	return outcomeCode(o)
+}
+
+func runPromote(ctx context.Context, e *env, args []string) int {
+	c := newEvoCmd(e, "promote", "ID [flags]",
+		"Promote a candidate memory through its tier's gate: auto promotes; earned needs recurrence, an eval pass or\na human; guarded opens a proposal for an agent and is the approval for a human; locked never promotes.\nExit 0 promoted or pending, 1 blocked or refused, 2 usage or store error.", true)
+	pos, code, ok := c.parse(args, 1)
+	if !ok {
+		return code
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	a, ok := c.actor()
+	if !ok {
+		return exitUsage
+	}
+	eng, err := c.engineForRecord(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	return c.report(eng.Promote(ctx, pos[0], a))
+}
+
+func runDemote(ctx context.Context, e *env, args []string) int {
+	c := newEvoCmd(e, "demote", "ID --reason TEXT [flags]",
+		"Demote a promoted memory (it stays valid and returns to recall). The bar to remove equals the bar that added:\nan agent's demotion of an earned or guarded record opens a proposal for a human instead.\nExit 0 demoted or pending, 1 refused, 2 usage or store error.", true)
+	var reason string
+	c.fs.StringVar(&reason, "reason", "", "why (required)")
+	pos, code, ok := c.parse(args, 1)
+	if !ok {
+		return code
+	}
+	if strings.TrimSpace(reason) == "" {
+		c.errorf("--reason is required")
+		return exitUsage
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	a, ok := c.actor()
+	if !ok {
+		return exitUsage
+	}
+	eng, err := c.engineForRecord(ctx, pos[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	return c.report(eng.Demote(ctx, pos[0], reason, a))
+}

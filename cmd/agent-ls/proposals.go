@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// proposalView is one pending review with its composition-diff preview
+// (the shape of agent-ls/proposals in docs/LSP-PROTOCOL.md).
+type proposalView struct {
+	ID          string `json:"id"`
+	Kind        string `json:"kind"`
+	RecordID    string `json:"recordId"`
+	Tier        string `json:"tier"`
+	Content     string `json:"content"`
+	Target      string `json:"target,omitempty"`
+	Agent       string `json:"agent,omitempty"`
+	RequestedBy string `json:"requestedBy"`
+	Reason      string `json:"reason,omitempty"`
+	CreatedAt   string `json:"createdAt"`
+	ExpiresAt   string `json:"expiresAt"`
+	Diff        string `json:"diff"`
+}
+
+func runProposals(ctx context.Context, e *env, args []string) int {
+	c := newEvoCmd(e, "proposals", "[flags]",
+		"List the pending-review queue: promotions and demotions waiting for a human, each with the diff it would\nmake to the composed prompt. Expired proposals are closed first (they fail closed: nothing changes).", false)
+	if _, code, ok := c.parse(args, 0); !ok {
+		return code
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	base, err := c.baseScope()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	names, err := c.agentNames(ctx, base)
+	if err != nil {
+		return c.fail(err)
+	}
+	delete(base, store.AgentKey)
+	views := []proposalView{}
+	seen := map[string]bool{}
+	for _, name := range names {
+		eng, err := c.engine(name, base)
+		if err != nil {
+			return c.fail(err)
+		}
+		ps, err := eng.Proposals(ctx)
+		if err != nil {
+			return c.fail(err)
+		}
+		for _, p := range ps {
+			if seen[p.ID] {
+				continue
+			}
+			seen[p.ID] = true
+			v := proposalView{ID: p.ID, Kind: string(p.Kind), RecordID: p.RecordID, Tier: string(p.Tier), Agent: name,
+				RequestedBy: p.RequestedBy.String(), Reason: p.Reason, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt}
+			if rec, err := c.st.Get(ctx, p.RecordID); err == nil {
+				v.Content = rec.Content
+				if rec.Target != nil {
+					v.Target = rec.Target.String()
+				}
+			}
+			if v.Diff, err = eng.Preview(ctx, p); err != nil {
+				return c.fail(err)
+			}
+			views = append(views, v)
+		}
+	}
+	if c.format == "json" {
+		return c.writeJSON(struct {
+			Proposals []proposalView `json:"proposals"`
+		}{views})
+	}
+	if len(views) == 0 {
+		fmt.Fprintln(e.stdout, "no pending proposals")
+		return exitOK
+	}
+	for i, v := range views {
+		if i > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		fmt.Fprintf(e.stdout, "%s  %s %s (%s tier) of %s, requested by %s, expires %s\n", v.ID, v.Kind, v.Target, v.Tier, v.RecordID, v.RequestedBy, v.ExpiresAt)
+		fmt.Fprintf(e.stdout, "  %q\n", v.Content)
+		if v.Reason != "" {
+			fmt.Fprintf(e.stdout, "  reason: %s\n", v.Reason)
+		}
+		if v.Diff != "" {
+			fmt.Fprint(e.stdout, prefixed("  ", v.Diff))
+		}
+	}
+	return exitOK
+}
+
+func runApprove(ctx context.Context, e *env, args []string) int {
+	return runDecide(ctx, e, args, true)
+}
+
+func runReject(ctx context.Context, e *env, args []string) int {
+	return runDecide(ctx, e, args, false)
+}
+
+func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
+	name, line, summary := "approve", "PROPOSAL_ID [--reason TEXT] [flags]",
+		"Approve a pending proposal: carry out its promotion or demotion. Only a human (actor human:NAME) approves;\n--actor agent:NAME is refused (exit 1). An expired or decided proposal cannot be approved."
+	if !approve {
+		name, line, summary = "reject", "PROPOSAL_ID --reason TEXT [flags]",
+			"Reject a pending proposal: close it without effect. Only a human rejects."
+	}
+	c := newEvoCmd(e, name, line, summary, true)
+	var reason string
+	c.fs.StringVar(&reason, "reason", "", "why (required to reject)")
+	pos, code, ok := c.parse(args, 1)
+	if !ok {
+		return code
+	}
+	if !approve && strings.TrimSpace(reason) == "" {
+		c.errorf("--reason is required")
+		return exitUsage
+	}
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	a, ok := c.actor()
+	if !ok {
+		return exitUsage
+	}
+	p, err := c.st.GetProposal(ctx, pos[0])
+	if err != nil {
+		return c.fail(fmt.Errorf("proposal %s: %w", pos[0], err))
+	}
+	eng, err := c.engineForRecord(ctx, p.RecordID)
+	if err != nil {
+		return c.fail(err)
+	}
+	var o evolve.Outcome
+	if approve {
+		if a.Kind == store.ActorHuman && p.State == store.ProposalPending {
+			o.Diff, _ = eng.Preview(ctx, p)
+		}
+		res, err := eng.Approve(ctx, pos[0], a, reason)
+		res.Diff = o.Diff
+		return c.report(res, err)
+	}
+	o, err = eng.Reject(ctx, pos[0], a, reason)
+	return c.report(o, err)
+}
