@@ -186,14 +186,14 @@ func (s *Store) applyApproval(tx *bbolt.Tx, p store.Proposal, actor store.Actor,
 			return fmt.Errorf("approve %s: %w", p.ID, err)
 		}
 	}
-	before := st.Rec.UpdatedAt
+	before := st.Rec.InvalidAt
 	if store.ApplyApproval(&st.Rec, p, now) {
 		return s.putPromotion(tx, st.Rec, store.ApprovedPromotion(p, actor, now))
 	}
 	if err := s.dropPromotion(tx, st.Rec); err != nil {
 		return err
 	}
-	if st.Rec.UpdatedAt != before {
+	if st.Rec.InvalidAt != before {
 		return putRecord(tx, st.Rec, st.Seq)
 	}
 	return nil
