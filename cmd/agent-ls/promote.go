@@ -400,3 +400,19 @@ func runDemote(ctx context.Context, e *env, args []string) int {
 	}
 	return c.report(eng.Demote(ctx, pos[0], reason, a))
 }
+
+// newEngine builds the evolve engine other commands (memory save,
+// memory invalidate) route through: scope's agent key names the agent, whose
+// file is agentFile or found in the workspace of e.cwd; the rest of scope is
+// the base scope.
+func newEngine(e *env, st store.Store, scope map[string]string, agentFile string) (*evolve.Engine, error) {
+	ws, err := workspace.Find(e.cwd)
+	if err != nil {
+		return nil, err
+	}
+	c := &evoCmd{e: e, ws: ws, st: st, agentFile: agentFile}
+	base := maps.Clone(scope)
+	name := base[store.AgentKey]
+	delete(base, store.AgentKey)
+	return c.engine(name, base)
+}
