@@ -1,0 +1,200 @@
+// Package compose is the instantiate seam (ADR-0008 Decision 2): it reads an
+// authored agent file, takes the agent's valid, promoted records from the
+// store (now, or replayed from the ledger at a past time), applies the
+// overlay, renders the system prompt and records the overlay summary. The
+// authored file is never written.
+package compose
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Request says what to instantiate.
+type Request struct {
+	// AgentFile is the path of the authored agent file (YAML or JSON).
+	AgentFile string
+	// Store holds the memories; nil composes the authored agent alone.
+	Store store.Store
+	// Scope is the base scope; the agent key comes from roleTemplate.name.
+	Scope map[string]string
+	// At, when set (RFC 3339), composes the agent as it was at that time,
+	// from the ledger alone.
+	At string
+	// Policy holds budgets and ceiling (overlay.PolicyFrom of the workspace).
+	Policy overlay.Policy
+	// Now stamps the overlay summary; nil is time.Now.
+	Now func() time.Time
+	// Summarize appends the overlay summary to the store (what a runtime's
+	// instantiate does). It is ignored with At: a replay is not an instantiate.
+	Summarize bool
+	// ReadFile reads the agent file; nil is os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Result is an instantiated agent.
+type Result struct {
+	// Agent is roleTemplate.name.
+	Agent string
+	// At is the canonical point in time composed, "" for now.
+	At string
+	// Authored is the agent file as written; Config is config′.
+	Authored *schema.AgentConfig
+	Config   *schema.AgentConfig
+	// Records are the valid, promoted records the overlay was given.
+	Records []schema.MemoryRecord
+	Report  overlay.Report
+	Prompt  overlay.Prompt
+	// Summary is the overlay summary appended to the store, when one was.
+	Summary *store.OverlaySummary
+
+	scope  map[string]string
+	store  store.Store
+	policy overlay.Policy
+}
+
+// Instantiate composes the agent of req.AgentFile. A missing or malformed
+// file, a bad At and store failures are errors; memories that cannot apply
+// are not (they are in the report).
+func Instantiate(ctx context.Context, req Request) (*Result, error) {
+	read := req.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	data, err := read(req.AgentFile)
+	if err != nil {
+		return nil, fmt.Errorf("read agent file: %w", err)
+	}
+	cfg, err := DecodeAgent(req.AgentFile, data)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Agent: cfg.RoleTemplate.Name, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
+	if req.At != "" {
+		t, err := schema.ParseTime(req.At)
+		if err != nil {
+			return nil, fmt.Errorf("--at: %w", err)
+		}
+		res.At = schema.FormatTime(t)
+	}
+	if req.Store != nil {
+		res.Records, err = promoted(ctx, req.Store, req.Scope, res.Agent, res.At)
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Config, res.Report = overlay.Apply(cfg, res.Records, req.Policy)
+	res.Prompt = overlay.Render(res.Config, res.Report.Attribution)
+	if req.Summarize && req.Store != nil && res.At == "" {
+		now := req.Now
+		if now == nil {
+			now = time.Now
+		}
+		s := Summary(res.Report, res.Agent, req.Scope, schema.FormatTime(now()))
+		if err := req.Store.AppendOverlaySummary(ctx, s); err != nil {
+			return nil, fmt.Errorf("append overlay summary: %w", err)
+		}
+		res.Summary = &s
+	}
+	return res, nil
+}
+
+// promoted returns the agent's valid, promoted records of scope: now, or
+// from the ledger at a canonical time at.
+func promoted(ctx context.Context, s store.Store, scope map[string]string, agent, at string) ([]schema.MemoryRecord, error) {
+	if at == "" {
+		recs, err := s.Promoted(ctx, scope, agent)
+		if err != nil {
+			return nil, fmt.Errorf("promoted records: %w", err)
+		}
+		return recs, nil
+	}
+	all, err := s.StateAt(ctx, at)
+	if err != nil {
+		return nil, fmt.Errorf("state at %s: %w", at, err)
+	}
+	filter, keep := store.AgentFilter(scope, agent)
+	var recs []schema.MemoryRecord
+	for _, r := range all {
+		if store.MatchScope(r.Scope, filter) && keep(r.Scope) {
+			recs = append(recs, r)
+		}
+	}
+	return recs, nil
+}
+
+// Summary is the overlay summary of a report: counts and ids, no content.
+func Summary(rep overlay.Report, agent string, scope map[string]string, at string) store.OverlaySummary {
+	ids := rep.IDs(overlay.StatusApplied)
+	if ids == nil {
+		ids = []string{}
+	}
+	chars := make(map[string]int, len(rep.Totals.CharsPerPrimitive))
+	for k, v := range rep.Totals.CharsPerPrimitive {
+		chars[k] = v
+	}
+	var sc map[string]string
+	if len(scope) > 0 {
+		sc = make(map[string]string, len(scope))
+		for k, v := range scope {
+			sc[k] = v
+		}
+	}
+	return store.OverlaySummary{
+		At: at, Agent: agent, Scope: sc,
+		RecordCount:       rep.Totals.Applied,
+		CharsPerPrimitive: chars,
+		Conflicts:         rep.Totals.Conflicts,
+		Spilled:           rep.Totals.Spilled,
+		RecordIDs:         ids,
+	}
+}
+
+// Recall builds the recall block a runtime delivers with a conversation's
+// first message: the reserved slice of targeted candidates, the spilled
+// records, and the records matching query (none when query is empty).
+// Candidates and hits come from the store as it is now, also for a replayed
+// composition; records already in the composition are never repeated.
+func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock, error) {
+	spilledIDs := map[string]bool{}
+	for _, id := range r.Report.IDs(overlay.StatusSpilled) {
+		spilledIDs[id] = true
+	}
+	var spilled []schema.MemoryRecord
+	for _, rec := range r.Records {
+		if spilledIDs[rec.ID] {
+			spilled = append(spilled, rec)
+		}
+	}
+	var cands, hits []schema.MemoryRecord
+	if r.store != nil {
+		var err error
+		cands, err = r.store.Candidates(ctx, r.scope, r.Agent)
+		if err != nil {
+			return overlay.RecallBlock{}, fmt.Errorf("candidates: %w", err)
+		}
+		if query != "" {
+			filter, keep := store.AgentFilter(r.scope, r.Agent)
+			res, err := r.store.Search(ctx, store.Query{Scope: filter, Text: query, Limit: store.Limit(store.DefaultLimit)})
+			if err != nil {
+				return overlay.RecallBlock{}, fmt.Errorf("search: %w", err)
+			}
+			applied := map[string]bool{}
+			for _, id := range r.Report.IDs(overlay.StatusApplied) {
+				applied[id] = true
+			}
+			for _, h := range res.Records {
+				if keep(h.Scope) && !applied[h.ID] {
+					hits = append(hits, h)
+				}
+			}
+		}
+	}
+	return overlay.Recall(cands, spilled, hits, r.policy), nil
+}
