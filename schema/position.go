@@ -134,12 +134,6 @@ func (li *lineIndex) offsetOfRune(line, col int) int {
 	return off
 }
 
-// lineRange is the range of line l's text.
-func (li *lineIndex) lineRange(l int) Range {
-	l = min(max(l, 0), len(li.starts)-1)
-	return li.rng(li.starts[l], li.lineEnd(l))
-}
-
 // firstNonBlank is the offset of line l's first non-blank byte (its end when
 // it is blank).
 func (li *lineIndex) firstNonBlank(l int) int {

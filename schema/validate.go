@@ -176,6 +176,14 @@ func decodeStrict(v any, out any) error {
 	return dec.Decode(out)
 }
 
+func decodeLoose(v any, out any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
 func validateWith(d *Document, c compiled) []Problem {
 	if c.err != nil {
 		return []Problem{{Rule: RuleSchema, Severity: SeverityError, Message: "internal error: " + c.err.Error(), Range: d.rootRange()}}
@@ -359,12 +367,12 @@ func leafMessage(d *Document, e *jsonschema.ValidationError, kw string) string {
 	case "minItems":
 		var want, got int
 		if _, err := fmt.Sscanf(msg, "minimum %d items required, but found %d items", &want, &got); err == nil {
-			return fmt.Sprintf("must have at least %d items, got %d", want, got)
+			return fmt.Sprintf("must have at least %s, got %d", plural(want, "item"), got)
 		}
 	case "items", "additionalItems", "maxItems":
 		var want, got int
 		if _, err := fmt.Sscanf(msg, "only %d items are allowed, but found %d items", &want, &got); err == nil {
-			return fmt.Sprintf("must have at most %d items, got %d", want, got)
+			return fmt.Sprintf("must have at most %s, got %d", plural(want, "item"), got)
 		}
 	}
 	return msg
@@ -391,4 +399,11 @@ func duplicateDomains(d *Document) []Problem {
 		first[s] = r
 	}
 	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -17,7 +17,8 @@ func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Prob
 		return cfg, nil, nil
 	}
 	ps := validateWith(d, workspaceSchema())
-	if err := decodeStrict(d.Value(), &cfg); err != nil {
+	// Unknown keys are already problems; decode the rest to check values.
+	if err := decodeLoose(d.Value(), &cfg); err != nil {
 		if len(ps) == 0 {
 			ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Message: err.Error(), Range: d.rootRange()})
 		}

@@ -44,20 +44,73 @@ func parseYAML(d *Document) (root *node, err error) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 
-// yamlError turns a yaml.v3 error into a *ParseError. yaml.v3 reports only a
-// line (and none on the first line); the column is the line's first
-// non-blank character.
+// yamlError turns a yaml.v3 error into a *ParseError. yaml.v3 reports only
+// a line, often the line where the enclosing collection starts; so the error
+// is placed where the parser stopped reading (found by parsing again one byte
+// at a time), at that line's first non-blank character. For an unclosed
+// bracket or quote, where the parser reads to the end, yaml.v3's own line
+// (the opening one) is used.
 func (d *Document) yamlError(err error) *ParseError {
 	msg := err.Error()
-	line := 1
+	reported := 0
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
+		reported, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
-	line = min(max(line, 1), d.lines.lines())
-	return d.errAt(d.lines.firstNonBlank(line-1), "invalid YAML: "+msg)
+	consumed := d.yamlConsumed()
+	var line int // 0-based
+	unclosed := strings.Contains(msg, "end of stream") || strings.HasPrefix(msg, "did not find expected ','")
+	if consumed >= len(d.src) && reported > 0 && unclosed {
+		// Scanner errors ("found ...") report 1-based lines, parser errors
+		// 0-based ones.
+		line = reported
+		if strings.HasPrefix(msg, "found") {
+			line--
+		}
+	} else {
+		line = d.lines.pos(max(consumed-1, 0)).Line
+	}
+	line = min(max(line, 0), d.lines.lines()-1)
+	return d.errAt(d.lines.firstNonBlank(line), "invalid YAML: "+msg)
+}
+
+// oneByteReader hands out its input one byte per Read, so the bytes read
+// when a parser fails show how far it got.
+type oneByteReader struct {
+	b []byte
+	n int
+}
+
+func (r *oneByteReader) Read(p []byte) (int, error) {
+	if r.n >= len(r.b) {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	p[0] = r.b[r.n]
+	r.n++
+	return 1, nil
+}
+
+// yamlConsumed parses the source again (up to two documents) and returns how
+// many bytes yaml.v3 had read when it failed.
+func (d *Document) yamlConsumed() (n int) {
+	r := &oneByteReader{b: d.src}
+	defer func() {
+		_ = recover() // a panicking parser still tells how far it read
+		n = r.n
+	}()
+	dec := yaml.NewDecoder(r)
+	for i := 0; i < 2; i++ {
+		var y yaml.Node
+		if err := dec.Decode(&y); err != nil {
+			break
+		}
+	}
+	return r.n
 }
 
 type yamlBuilder struct {
@@ -65,6 +118,9 @@ type yamlBuilder struct {
 	src        []byte
 	aliasNodes int
 	expanding  map[*yaml.Node]bool
+	// outerAlias is the alias in the document's own text being expanded,
+	// where an over-limit expansion is reported.
+	outerAlias *yaml.Node
 }
 
 func (b *yamlBuilder) errNode(y *yaml.Node, msg string) *ParseError {
@@ -81,7 +137,11 @@ func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, i
 	if aliased {
 		b.aliasNodes++
 		if b.aliasNodes > MaxAliasNodes {
-			return nil, b.errNode(y, fmt.Sprintf("YAML aliases expand to more than %d nodes (a \"billion laughs\" document?)", MaxAliasNodes))
+			at := y
+			if b.outerAlias != nil {
+				at = b.outerAlias
+			}
+			return nil, b.errNode(at, fmt.Sprintf("YAML aliases expand to more than %d nodes (a \"billion laughs\" document?)", MaxAliasNodes))
 		}
 	}
 	start := b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
@@ -95,8 +155,14 @@ func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, i
 			return nil, b.errNode(y, fmt.Sprintf("alias *%s refers to a node that contains it", y.Value))
 		}
 		b.expanding[target] = true
+		if !aliased {
+			b.outerAlias = y
+		}
 		n, err := b.build(target, ptr, depth, true, indent)
 		delete(b.expanding, target)
+		if !aliased {
+			b.outerAlias = nil
+		}
 		if err != nil {
 			return nil, err
 		}
