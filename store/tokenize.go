@@ -11,7 +11,7 @@ import (
 //   - runes are lowercased, then Latin letters with diacritics are folded to
 //     their base letters ("Café" -> "cafe", "Ærø" -> "aero", "Straße" ->
 //     "strasse"); combining marks (decomposed input) are dropped;
-//   - tokens are maximal runs of letters and digits; everything else
+//   - tokens are maximal runs of letters, digits and spacing marks; everything else
 //     separates ("dark-mode" -> "dark", "mode"; "editor." -> "editor");
 //   - an apostrophe is a separator too, so possessives split:
 //     "user's" -> "user", "s" (a query for "user" finds "user's");
@@ -31,7 +31,12 @@ func Tokenize(s string) []string {
 	for _, r := range s {
 		switch {
 		case unicode.Is(unicode.Mn, r):
-			// A combining mark folds away and does not split the word.
+			// A nonspacing mark (an accent of decomposed input) folds away
+			// and does not split the word.
+		case unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r):
+			// Spacing and enclosing marks belong to the word (vowel signs
+			// of Indic scripts): kept, so words do not split.
+			b.WriteRune(r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			r = unicode.ToLower(r)
 			if f, ok := fold[r]; ok {
