@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,6 +373,28 @@ func (k kit) raceTests() []test {
 			}
 			if l := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpInvalidate}}); len(l) != 1 || l[0].Reason != e.get(r.ID).InvalidReason {
 				t.Errorf("invalidate entries %+v, want one matching the stored reason", l)
+			}
+		}},
+	}
+}
+
+func (k kit) contextTests() []test {
+	return []test{
+		{"CanceledChangesNothing", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(fact("x"))
+			ctx, cancel := context.WithCancel(e.ctx)
+			cancel()
+			_, err := e.s.Write(ctx, []store.WriteRequest{fact("y")}, Human)
+			wantErr(t, "Write with a canceled context", err, context.Canceled)
+			wantErr(t, "Invalidate with a canceled context", e.s.Invalidate(ctx, r.ID, "x", Human), context.Canceled)
+			_, err = e.s.Search(ctx, store.Query{})
+			wantErr(t, "Search with a canceled context", err, context.Canceled)
+			if got := contents(e.all()); !equalStrings(got, []string{"x"}) || e.get(r.ID).InvalidAt != "" {
+				t.Errorf("canceled operations changed the store: %v", got)
+			}
+			if l := e.ledger(store.LedgerFilter{}); len(l) != 1 {
+				t.Errorf("%d ledger entries, want 1", len(l))
 			}
 		}},
 	}

@@ -98,6 +98,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},
+		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
 	}
 	for _, g := range groups {
