@@ -1,0 +1,193 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Linter is the seam for the lint engine: it returns findings for one
+// version of an agent file. Store is open only for the call and is nil when
+// the store is missing, locked or corrupt (schema-only service). Findings on
+// lines suppressed with `# agent-ls: ignore RULE` are dropped by the server.
+type Linter func(ctx context.Context, in LintInput) ([]schema.Problem, error)
+
+// LintInput is what a Linter sees.
+type LintInput struct {
+	URI      protocol.DocumentURI
+	Filename string
+	Doc      *schema.Document
+	// Agent is nil when the file has schema errors.
+	Agent     *schema.AgentConfig
+	Workspace schema.WorkspaceConfig
+	// Scope is the workspace's base scope (without the agent key).
+	Scope map[string]string
+	Store store.Store
+	Now   time.Time
+}
+
+// diagnose starts a new analysis run of uri, cancelling the previous one.
+func (s *server) diagnose(uri protocol.DocumentURI) {
+	s.mu.Lock()
+	d := s.docs[uri]
+	if d == nil {
+		s.mu.Unlock()
+		return
+	}
+	if d.cancel != nil {
+		d.cancel()
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.gen++
+	d.gen, d.cancel = s.gen, cancel
+	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen}
+	s.mu.Unlock()
+	s.goBackground(func(context.Context) {
+		defer cancel()
+		s.runDiagnostics(ctx, snap)
+	})
+}
+
+// analyze parses and validates one snapshot.
+func analyze(path string, version int32, text []byte) *analysis {
+	a := &analysis{version: version}
+	doc, agent, problems, err := schema.LoadAgent(path, text)
+	a.doc, a.agent, a.problems = doc, agent, problems
+	if err != nil {
+		a.parseErr = err
+	}
+	return a
+}
+
+// runDiagnostics publishes parse and schema problems at once, then again
+// with lint findings when a linter is configured. A run whose document has
+// moved on publishes nothing.
+func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
+	a := analyze(snap.path, snap.version, snap.text)
+	s.mu.Lock()
+	if d := s.docs[snap.uri]; d != nil && d.gen == snap.gen {
+		d.parsed = a
+	}
+	s.mu.Unlock()
+	fast := s.problemDiagnostics(a)
+	if !s.publish(ctx, snap, fast) {
+		return
+	}
+	ws := s.workspaceFor(snap.path)
+	agentName := ""
+	if a.agent != nil {
+		agentName = a.agent.RoleTemplate.Name
+	}
+	var lint []schema.Problem
+	state, msg, pending := s.stores.use(ctx, ws, agentName, func(st store.Store) {
+		if s.opts.Lint == nil || a.doc == nil {
+			return
+		}
+		ps, err := s.opts.Lint(ctx, LintInput{
+			URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
+			Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, Now: s.opts.Now(),
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("lint", "file", snap.path, "err", err)
+			}
+			return
+		}
+		for _, p := range ps {
+			if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
+				lint = append(lint, p)
+			}
+		}
+	})
+	if ctx.Err() != nil {
+		return
+	}
+	if len(lint) > 0 && !s.publish(ctx, snap, append(fast, toDiagnostics(lint)...)) {
+		return
+	}
+	s.stores.report(ws, snap.uri, state, msg, pending)
+}
+
+// problemDiagnostics turns an analysis' parse error and schema problems
+// into diagnostics (never nil).
+func (s *server) problemDiagnostics(a *analysis) []protocol.Diagnostic {
+	out := []protocol.Diagnostic{}
+	if a.parseErr != nil {
+		var pe *schema.ParseError
+		r := schema.Range{}
+		msg := a.parseErr.Error()
+		if errors.As(a.parseErr, &pe) {
+			r, msg = pe.Range(), pe.Msg
+		}
+		out = append(out, protocol.Diagnostic{
+			Range: toRange(r), Severity: protocol.DiagnosticSeverityError,
+			Source: "agent-ls", Code: "parse", Message: msg,
+		})
+	}
+	return append(out, toDiagnostics(a.problems)...)
+}
+
+// publish sends the diagnostics of snap unless a newer run of the document
+// exists or the run was cancelled; it reports whether it published.
+func (s *server) publish(ctx context.Context, snap snapshot, diags []protocol.Diagnostic) bool {
+	s.pubMu.Lock()
+	defer s.pubMu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	s.mu.Lock()
+	d := s.docs[snap.uri]
+	current := d != nil && d.gen == snap.gen
+	s.mu.Unlock()
+	if !current {
+		return false
+	}
+	if diags == nil {
+		diags = []protocol.Diagnostic{}
+	}
+	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishDiagnosticsParams{URI: snap.uri, Version: snap.version, Diagnostics: diags})
+	return true
+}
+
+func toDiagnostics(ps []schema.Problem) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, protocol.Diagnostic{
+			Range:    toRange(p.Range),
+			Severity: toSeverity(p.Severity),
+			Source:   "agent-ls",
+			Code:     p.Rule,
+			Message:  p.Message,
+		})
+	}
+	return out
+}
+
+func toSeverity(s string) protocol.DiagnosticSeverity {
+	switch s {
+	case schema.SeverityWarning:
+		return protocol.DiagnosticSeverityWarning
+	case schema.SeverityInfo:
+		return protocol.DiagnosticSeverityInformation
+	case schema.SeverityHint:
+		return protocol.DiagnosticSeverityHint
+	}
+	return protocol.DiagnosticSeverityError
+}
+
+func toRange(r schema.Range) protocol.Range {
+	return protocol.Range{Start: toPosition(r.Start), End: toPosition(r.End)}
+}
+
+func toPosition(p schema.Position) protocol.Position {
+	return protocol.Position{Line: uint32(max(p.Line, 0)), Character: uint32(max(p.Character, 0))}
+}
+
+func fromPosition(p protocol.Position) schema.Position {
+	return schema.Position{Line: int(p.Line), Character: int(p.Character)}
+}

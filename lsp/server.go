@@ -1,0 +1,413 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Options are the language server's dependencies, passed in by the host.
+type Options struct {
+	// OpenStore opens the store at path for one operation; the server closes
+	// it right after, so other processes can keep writing.
+	OpenStore func(ctx context.Context, path string) (store.Store, error)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Logger receives the server's logs (discarded when nil); warnings and
+	// errors are also sent to the client as window/logMessage.
+	Logger *slog.Logger
+	// Lint, when set, adds lint findings to each document's diagnostics.
+	Lint Linter
+	// Getenv reads the environment, for the default actor human:$USER.
+	Getenv func(string) string
+	// NoWatch turns off file watching (fsnotify).
+	NoWatch bool
+	// Version is reported in serverInfo.
+	Version string
+}
+
+// ErrExitWithoutShutdown is Serve's error when the client sent exit before
+// shutdown; hosts exit with status 1 (LSP).
+var ErrExitWithoutShutdown = errors.New("exit without shutdown")
+
+// Serve runs a language server on rwc (stdio in production) until the client
+// sends exit, the stream ends or ctx is done. Stdout-like rwc carries only
+// protocol messages. It returns nil on a clean end (EOF, or exit after
+// shutdown).
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	base := opts.Logger
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	s := &server{
+		opts: opts,
+		ctx:  ctx,
+		docs: map[protocol.DocumentURI]*document{},
+		exit: make(chan struct{}),
+	}
+	st := newStream(rwc, base)
+	s.conn = jsonrpc2.NewConn(st)
+	s.log = slog.New(&clientLogHandler{next: base.Handler(), s: s})
+	s.stores = newStoreTracker(s)
+
+	var wg sync.WaitGroup
+	s.conn.Go(ctx, cancelHandler(orderedHandler(s.route, s.log, &wg), s.log))
+
+	select {
+	case <-s.conn.Done():
+	case <-s.exit:
+	case <-ctx.Done():
+	}
+	cancel()
+	s.stopWatching()
+	_ = s.conn.Close()
+	<-s.conn.Done()
+	wg.Wait()
+	s.bgMu.Lock()
+	s.bgDone = true
+	s.bgMu.Unlock()
+	s.bg.Wait()
+
+	s.mu.Lock()
+	exited, shutdown := s.exited, s.shutdown
+	s.mu.Unlock()
+	if exited && !shutdown {
+		return ErrExitWithoutShutdown
+	}
+	if err := s.conn.Err(); err != nil && !exited && !isEOF(err) && ctx.Err() == nil {
+		return fmt.Errorf("language server connection: %w", err)
+	}
+	return nil
+}
+
+func isEOF(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || strings.Contains(err.Error(), "closed")
+}
+
+// server is the state of one client connection.
+type server struct {
+	notImplemented
+
+	opts   Options
+	ctx    context.Context // lives as long as the connection
+	conn   jsonrpc2.Conn
+	log    *slog.Logger
+	stores *storeTracker
+	bg     sync.WaitGroup // background work (diagnostics, refreshes)
+	bgMu   sync.Mutex     // guards bgDone against Add after Wait
+	bgDone bool
+	pubMu  sync.Mutex // serializes publishDiagnostics and its staleness check
+
+	mu          sync.Mutex
+	initialized bool // initialize answered
+	shutdown    bool
+	exited      bool
+	exit        chan struct{}
+	refresh     bool // client supports workspace/inlayHint/refresh
+	hints       bool // client supports textDocument/inlayHint
+	root        string
+	init        initOptions
+	workspaces  map[string]*workspaceInfo // config file (or root) -> resolved workspace
+	docs        map[protocol.DocumentURI]*document
+	gen         uint64
+	watcher     *watcher
+}
+
+// route is the middleware in front of protocol.ServerHandler.
+func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+	method := req.Method()
+	_, isCall := req.(*jsonrpc2.Call)
+	if isCall && ctx.Err() != nil {
+		return reply(ctx, nil, protocol.ErrRequestCancelled)
+	}
+	s.mu.Lock()
+	initialized, shutdown := s.initialized, s.shutdown
+	s.mu.Unlock()
+
+	switch method {
+	case protocol.MethodInitialize:
+		if initialized {
+			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized"))
+		}
+		res, err := s.initialize(ctx, req.Params())
+		return reply(ctx, res, err)
+	case protocol.MethodExit:
+		s.mu.Lock()
+		if !s.exited {
+			s.exited = true
+			close(s.exit)
+		}
+		s.mu.Unlock()
+		return reply(ctx, nil, nil)
+	}
+	if !initialized {
+		if isCall {
+			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, method+": server not initialized"))
+		}
+		return nil // notifications before initialize are dropped (LSP)
+	}
+	if shutdown && isCall {
+		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, method+": server is shutting down"))
+	}
+
+	switch method {
+	case protocol.MethodShutdown:
+		s.mu.Lock()
+		s.shutdown = true
+		s.mu.Unlock()
+		s.stopWatching()
+		return reply(ctx, nil, nil)
+	case protocol.MethodInitialized:
+		s.initializedNotification()
+		return reply(ctx, nil, nil)
+	case methodInlayHint:
+		var p inlayHintParams
+		if err := decodeParams(method, req.Params(), &p); err != nil {
+			return reply(ctx, nil, err)
+		}
+		res, err := s.inlayHint(ctx, &p)
+		return reply(ctx, res, err)
+	case methodInlayHintResolve:
+		var h InlayHint
+		if err := decodeParams(method, req.Params(), &h); err != nil {
+			return reply(ctx, nil, err)
+		}
+		return reply(ctx, h, nil)
+	}
+	if strings.HasPrefix(method, "agent-ls/") {
+		if h, ok := s.customRequests()[method]; ok {
+			res, err := h(ctx, req.Params())
+			return reply(ctx, res, err)
+		}
+		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, method+": unknown agent-ls request"))
+	}
+	if !isCall && !knownNotification(method) {
+		if !strings.HasPrefix(method, "$/") {
+			s.log.Debug("ignored notification", "method", method)
+		}
+		return nil
+	}
+	return protocol.ServerHandler(s, nil)(ctx, paramsErrorReply(reply), req)
+}
+
+// knownNotification lists the client notifications the server acts on.
+func knownNotification(method string) bool {
+	switch method {
+	case protocol.MethodTextDocumentDidOpen, protocol.MethodTextDocumentDidChange,
+		protocol.MethodTextDocumentDidSave, protocol.MethodTextDocumentDidClose,
+		protocol.MethodWorkspaceDidChangeConfiguration, protocol.MethodWorkspaceDidChangeWatchedFiles:
+		return true
+	}
+	return false
+}
+
+// paramsErrorReply turns the library's "parse error" for params that do not
+// decode into InvalidParams with the decoder's message (framing-level parse
+// errors never get here: the stream answers them).
+func paramsErrorReply(reply jsonrpc2.Replier) jsonrpc2.Replier {
+	return func(ctx context.Context, result any, err error) error {
+		if err != nil && errors.Is(err, jsonrpc2.ErrParse) {
+			err = jsonrpc2.NewError(jsonrpc2.InvalidParams, "invalid params: "+err.Error())
+		}
+		return reply(ctx, result, err)
+	}
+}
+
+// initialize answers the initialize request.
+func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initializeResult, error) {
+	var p protocol.InitializeParams
+	if err := decodeParams(protocol.MethodInitialize, raw, &p); err != nil {
+		return nil, err
+	}
+	var extra initializeParams
+	if err := json.Unmarshal(raw, &extra); err != nil {
+		return nil, invalidParams(protocol.MethodInitialize, err)
+	}
+	opts, err := parseInitOptions(extra.InitializationOptions)
+	if err != nil {
+		return nil, invalidParams(protocol.MethodInitialize, err)
+	}
+	root := ""
+	if len(p.WorkspaceFolders) > 0 {
+		root = uriToPath(protocol.DocumentURI(p.WorkspaceFolders[0].URI))
+	}
+	if root == "" && p.RootURI != "" {
+		root = uriToPath(p.RootURI)
+	}
+	if root == "" {
+		root = p.RootPath
+	}
+	s.mu.Lock()
+	s.initialized = true
+	s.root = root
+	s.init = opts
+	s.refresh = extra.Capabilities.Workspace.InlayHint.RefreshSupport
+	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
+	s.workspaces = map[string]*workspaceInfo{}
+	s.mu.Unlock()
+
+	version := s.opts.Version
+	if version == "" {
+		version = "devel"
+	}
+	return &initializeResult{
+		Capabilities: serverCapabilities{
+			ServerCapabilities: protocol.ServerCapabilities{
+				TextDocumentSync: &protocol.TextDocumentSyncOptions{
+					OpenClose: true,
+					Change:    protocol.TextDocumentSyncKindFull,
+					Save:      &protocol.SaveOptions{IncludeText: true},
+				},
+				HoverProvider:          true,
+				CodeActionProvider:     true,
+				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+			},
+			InlayHintProvider: &inlayHintOptions{ResolveProvider: false},
+		},
+		ServerInfo: &protocol.ServerInfo{Name: "agent-ls", Version: version},
+	}, nil
+}
+
+// initializedNotification starts watching and reports the store's status.
+func (s *server) initializedNotification() {
+	s.mu.Lock()
+	root := s.root
+	s.mu.Unlock()
+	if !s.opts.NoWatch {
+		s.startWatching(root)
+	}
+	if root == "" {
+		return
+	}
+	ws := s.workspaceFor(root)
+	s.goBackground(func(ctx context.Context) {
+		s.stores.probe(ctx, ws, "")
+	})
+}
+
+// goBackground runs f in a goroutine that Serve waits for.
+func (s *server) goBackground(f func(ctx context.Context)) {
+	s.bgMu.Lock()
+	if s.bgDone {
+		s.bgMu.Unlock()
+		return
+	}
+	s.bg.Add(1)
+	s.bgMu.Unlock()
+	go func() {
+		defer s.bg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("background panic", "panic", fmt.Sprint(p))
+			}
+		}()
+		f(s.ctx)
+	}()
+}
+
+// notify sends a notification to the client, logging failures.
+func (s *server) notify(method string, params any) {
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), method, params); err != nil && s.ctx.Err() == nil {
+		// Not through s.log: a failing connection would loop.
+		if s.opts.Logger != nil {
+			s.opts.Logger.Warn("notify", "method", method, "err", err)
+		}
+	}
+}
+
+// clientLogHandler forwards warnings and errors to the client as
+// window/logMessage, besides the host's handler (stderr).
+type clientLogHandler struct {
+	next  slog.Handler
+	s     *server
+	attrs []slog.Attr
+}
+
+func (h *clientLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn || h.next.Enabled(ctx, l)
+}
+
+func (h *clientLogHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.next.Enabled(ctx, r.Level) {
+		_ = h.next.Handle(ctx, r)
+	}
+	if r.Level < slog.LevelWarn {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	add := func(a slog.Attr) bool {
+		if a.Key == "stack" {
+			return true
+		}
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	typ := protocol.MessageTypeWarning
+	if r.Level >= slog.LevelError {
+		typ = protocol.MessageTypeError
+	}
+	h.s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: b.String()})
+	return nil
+}
+
+func (h *clientLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &clientLogHandler{next: h.next.WithAttrs(as), s: h.s, attrs: append(append([]slog.Attr{}, h.attrs...), as...)}
+}
+
+func (h *clientLogHandler) WithGroup(name string) slog.Handler {
+	return &clientLogHandler{next: h.next.WithGroup(name), s: h.s, attrs: h.attrs}
+}
+
+// showMessage sends window/showMessage.
+func (s *server) showMessage(typ protocol.MessageType, msg string) {
+	s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: typ, Message: msg})
+}
+
+// ApplyEdit asks the client to apply edit (workspace/applyEdit) and decodes
+// the real {applied} result (library defect 1).
+func (s *server) applyEdit(ctx context.Context, label string, edit protocol.WorkspaceEdit) (ApplyEditResult, error) {
+	var res ApplyEditResult
+	if err := protocol.Call(ctx, s.conn, methodApplyEdit, &applyWorkspaceEditParams{Label: label, Edit: edit}, &res); err != nil {
+		return res, fmt.Errorf("workspace/applyEdit: %w", err)
+	}
+	return res, nil
+}
+
+// refreshInlayHints asks the client to re-request inlay hints, when it
+// supports that.
+func (s *server) refreshInlayHints(ctx context.Context) {
+	s.mu.Lock()
+	ok := s.refresh
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err := protocol.Call(ctx, s.conn, methodInlayHintRefresh, nil, nil); err != nil && ctx.Err() == nil {
+		s.log.Debug("inlay hint refresh", "err", err)
+	}
+}

@@ -1,0 +1,144 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// storeTracker opens the store for one operation at a time (never holding
+// it open between operations), remembers each store's state, sends
+// agent-ls/status when a state or a pending-review count changes, and
+// warns once when a store becomes unusable.
+type storeTracker struct {
+	s *server
+
+	mu      sync.Mutex
+	states  map[string]StoreState           // store path -> last state
+	pending map[protocol.DocumentURI]int    // open agent -> pending reviews sent
+	paths   map[protocol.DocumentURI]string // open agent -> its store path
+}
+
+func newStoreTracker(s *server) *storeTracker {
+	return &storeTracker{s: s, states: map[string]StoreState{}, pending: map[protocol.DocumentURI]int{}, paths: map[protocol.DocumentURI]string{}}
+}
+
+// classify maps an open or operation error to a store state.
+func classify(err error) StoreState {
+	switch {
+	case err == nil:
+		return StoreConnected
+	case errors.Is(err, store.ErrLocked):
+		return StoreLocked
+	case errors.Is(err, store.ErrCorrupt):
+		return StoreCorrupt
+	}
+	return StoreMissing
+}
+
+// with opens ws's store, counts the pending reviews of agent (all of the
+// scope when agent is ""), calls fn with the open store, and closes it. When
+// the store cannot be used fn gets nil. uri, when set, is the open agent the
+// status is about.
+func (t *storeTracker) with(ctx context.Context, ws *workspaceInfo, uri protocol.DocumentURI, agent string, fn func(st store.Store)) {
+	state, msg, pending := t.use(ctx, ws, agent, fn)
+	if ctx.Err() != nil {
+		return
+	}
+	t.report(ws, uri, state, msg, pending)
+}
+
+func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string, fn func(st store.Store)) (state StoreState, msg string, pending int) {
+	call := func(st store.Store) {
+		if fn != nil {
+			fn(st)
+		}
+	}
+	if t.s.opts.OpenStore == nil {
+		call(nil)
+		return StoreMissing, "no store configured", 0
+	}
+	if !fileExists(ws.StorePath) {
+		call(nil)
+		return StoreMissing, fmt.Sprintf("no memory store at %s yet", ws.StorePath), 0
+	}
+	st, err := t.s.opts.OpenStore(ctx, ws.StorePath)
+	if err != nil {
+		call(nil)
+		return classify(err), err.Error(), 0
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			t.s.log.Debug("close store", "path", ws.StorePath, "err", cerr)
+		}
+	}()
+	props, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: ws.Config.Scope, Agent: agent})
+	if err != nil {
+		if ctx.Err() != nil {
+			return StoreConnected, "", 0
+		}
+		call(nil)
+		return classify(err), err.Error(), 0
+	}
+	call(st)
+	return StoreConnected, "", len(props)
+}
+
+// report sends agent-ls/status when something changed, and the one warning
+// when the store turns unusable.
+func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state StoreState, msg string, pending int) {
+	t.mu.Lock()
+	prev, seen := t.states[ws.StorePath]
+	t.states[ws.StorePath] = state
+	changed := !seen || prev != state
+	if uri != "" {
+		old, had := t.pending[uri]
+		if !had || old != pending || t.paths[uri] != ws.StorePath {
+			changed = true
+		}
+		t.pending[uri] = pending
+		t.paths[uri] = ws.StorePath
+	}
+	t.mu.Unlock()
+	if !changed {
+		return
+	}
+	t.s.notify(methodStatus, &Status{URI: uri, Store: state, StorePath: ws.StorePath, PendingReviews: pending, Message: msg})
+	if prev == state {
+		return
+	}
+	switch state {
+	case StoreLocked, StoreCorrupt:
+		t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
+			"agent-ls: the memory store is %s (%s); serving schema diagnostics only, retrying on the next change", state, msg))
+	case StoreConnected:
+		if seen {
+			t.s.log.Info("memory store connected again", "path", ws.StorePath)
+		}
+	}
+}
+
+// probe checks a workspace's store and reports its status.
+func (t *storeTracker) probe(ctx context.Context, ws *workspaceInfo, uri protocol.DocumentURI) {
+	t.with(ctx, ws, uri, "", nil)
+}
+
+// forget drops what was reported for a closed document.
+func (t *storeTracker) forget(uri protocol.DocumentURI) {
+	t.mu.Lock()
+	delete(t.pending, uri)
+	delete(t.paths, uri)
+	t.mu.Unlock()
+}
+
+// state returns the last seen state of a store path.
+func (t *storeTracker) state(path string) StoreState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.states[path]
+}

@@ -1,0 +1,185 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// maxMessageSize bounds one message body; a client sending more is broken.
+const maxMessageSize = 64 << 20
+
+// stream is a jsonrpc2.Stream over LSP base-protocol framing
+// (Content-Length headers) that survives malformed bodies: jsonrpc2.Conn
+// closes the connection on any Read error, so a frame whose body is not a
+// JSON-RPC message is answered here with a ParseError or InvalidRequest
+// response and the next frame is read instead.
+type stream struct {
+	rwc io.ReadWriteCloser
+	in  *bufio.Reader
+	log *slog.Logger
+
+	writeMu sync.Mutex
+}
+
+func newStream(rwc io.ReadWriteCloser, log *slog.Logger) *stream {
+	return &stream{rwc: rwc, in: bufio.NewReaderSize(rwc, 64<<10), log: log}
+}
+
+// Read returns the next well-formed message, answering malformed ones.
+func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, total, err
+		}
+		body, n, err := s.readFrame()
+		total += n
+		if err != nil {
+			return nil, total, err
+		}
+		msg, err := jsonrpc2.DecodeMessage(body)
+		if err == nil {
+			return msg, total, nil
+		}
+		s.log.Warn("malformed message", "err", err, "bytes", len(body))
+		if werr := s.replyMalformed(body, err); werr != nil {
+			return nil, total, werr
+		}
+	}
+}
+
+// readFrame reads one Content-Length framed body.
+func (s *stream) readFrame() ([]byte, int64, error) {
+	var total, length int64
+	sawLength, sawHeader := false, false
+	for {
+		line, err := s.in.ReadString('\n')
+		total += int64(len(line))
+		if err != nil {
+			if errors.Is(err, io.EOF) && total == 0 {
+				return nil, total, io.EOF
+			}
+			return nil, total, fmt.Errorf("read header: %w", err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if !sawLength {
+				if !sawHeader {
+					continue // stray blank line between frames
+				}
+				return nil, total, fmt.Errorf("frame without %s header", jsonrpc2.HdrContentLength)
+			}
+			break
+		}
+		sawHeader = true
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, total, fmt.Errorf("invalid header line %q", line)
+		}
+		if strings.EqualFold(strings.TrimSpace(name), jsonrpc2.HdrContentLength) {
+			length, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			if err != nil || length <= 0 || length > maxMessageSize {
+				return nil, total, fmt.Errorf("invalid %s %q", jsonrpc2.HdrContentLength, value)
+			}
+			sawLength = true
+		}
+	}
+	body := make([]byte, length)
+	n, err := io.ReadFull(s.in, body)
+	total += int64(n)
+	if err != nil {
+		return nil, total, fmt.Errorf("read body of %d bytes: %w", length, err)
+	}
+	return body, total, nil
+}
+
+// replyMalformed answers a body that is not a valid JSON-RPC message: a
+// ParseError (id null) for invalid JSON, an InvalidRequest (with the id when
+// one can be read) for valid JSON of the wrong shape. Malformed notifications
+// and responses are only logged, as JSON-RPC requires.
+func (s *stream) replyMalformed(body []byte, cause error) error {
+	type wireErr struct {
+		Code    jsonrpc2.Code `json:"code"`
+		Message string        `json:"message"`
+	}
+	resp := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireErr         `json:"error"`
+	}{JSONRPC: "2.0", ID: json.RawMessage("null")}
+	if !json.Valid(body) {
+		resp.Error = wireErr{jsonrpc2.ParseError, "parse error: message body is not valid JSON"}
+	} else {
+		var probe struct {
+			ID     json.RawMessage `json:"id"`
+			Method *string         `json:"method"`
+		}
+		if err := json.Unmarshal(body, &probe); err == nil {
+			if probe.Method == nil || len(probe.ID) == 0 || string(probe.ID) == "null" {
+				return nil // a notification or a response: no reply possible
+			}
+			if validID(probe.ID) {
+				resp.ID = probe.ID
+			}
+		}
+		resp.Error = wireErr{jsonrpc2.InvalidRequest, "invalid request: " + cause.Error()}
+	}
+	data, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("encode error response: %w", err)
+	}
+	return s.writeBody(data)
+}
+
+// validID reports whether raw is a JSON-RPC id: a string or a number.
+func validID(raw json.RawMessage) bool {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return false
+	}
+	switch v.(type) {
+	case string, float64:
+		return true
+	}
+	return false
+}
+
+// Write sends one message.
+func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	data, err := json.Marshal(msg)
+	if err != nil {
+		return 0, fmt.Errorf("encode message: %w", err)
+	}
+	if err := s.writeBody(data); err != nil {
+		return 0, err
+	}
+	return int64(len(data)), nil
+}
+
+func (s *stream) writeBody(data []byte) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if _, err := fmt.Fprintf(s.rwc, "%s: %d\r\n\r\n", jsonrpc2.HdrContentLength, len(data)); err != nil {
+		return fmt.Errorf("write header: %w", err)
+	}
+	if _, err := s.rwc.Write(data); err != nil {
+		return fmt.Errorf("write body: %w", err)
+	}
+	return nil
+}
+
+// Close closes the underlying connection.
+func (s *stream) Close() error { return s.rwc.Close() }

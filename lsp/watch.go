@@ -1,0 +1,207 @@
+package lsp
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// storeSettle is how long the watcher lets a burst of store writes settle
+// before re-running diagnostics and refreshing hints.
+const storeSettle = 50 * time.Millisecond
+
+// watcher watches directories (never files: editors and bbolt replace and
+// rewrite them) of the workspace and of each store.
+type watcher struct {
+	w *fsnotify.Watcher
+
+	mu      sync.Mutex
+	dirs    map[string]bool
+	pending *time.Timer
+}
+
+// startWatching creates the watcher and watches root. Failure to watch is
+// logged: the server still works, without live refresh.
+func (s *server) startWatching(root string) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Warn("file watching disabled", "err", err)
+		return
+	}
+	w := &watcher{w: fw, dirs: map[string]bool{}}
+	s.mu.Lock()
+	if s.watcher != nil || s.shutdown {
+		s.mu.Unlock()
+		_ = fw.Close()
+		return
+	}
+	s.watcher = w
+	s.mu.Unlock()
+	s.goBackground(func(ctx context.Context) { s.watchLoop(ctx, w) })
+	if root != "" {
+		s.watchDir(root)
+		s.watchStoreOf(root)
+	}
+}
+
+// stopWatching closes the watcher.
+func (s *server) stopWatching() {
+	s.mu.Lock()
+	w := s.watcher
+	s.watcher = nil
+	s.mu.Unlock()
+	if w != nil {
+		w.mu.Lock()
+		if w.pending != nil {
+			w.pending.Stop()
+		}
+		w.mu.Unlock()
+		_ = w.w.Close()
+	}
+}
+
+// watchDir watches path's directory (path itself when it is one).
+func (s *server) watchDir(path string) {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		return
+	}
+	dir := path
+	if !isDir(path) {
+		dir = filepath.Dir(path)
+	}
+	w.add(s, dir)
+	s.watchStoreOf(path)
+}
+
+// watchStoreOf watches the store directory of the workspace of path, or its
+// nearest existing ancestor so that the store's creation is seen.
+func (s *server) watchStoreOf(path string) {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		return
+	}
+	ws := s.workspaceFor(path)
+	dir := filepath.Dir(ws.StorePath)
+	for !isDir(dir) {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return
+		}
+		dir = parent
+	}
+	w.add(s, dir)
+}
+
+func (w *watcher) add(s *server, dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirs[dir] {
+		return
+	}
+	if err := w.w.Add(dir); err != nil {
+		s.log.Debug("watch", "dir", dir, "err", err)
+		return
+	}
+	w.dirs[dir] = true
+}
+
+func (s *server) watchLoop(ctx context.Context, w *watcher) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.w.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
+				// A new directory may hold the store (.agent-memory).
+				s.watchStoreOf(ev.Name)
+			}
+			s.fileChanged(ev.Name)
+		case err, ok := <-w.w.Errors:
+			if !ok {
+				return
+			}
+			s.log.Debug("watch error", "err", err)
+		}
+	}
+}
+
+// fileChanged reacts to a change of path: a workspace config reloads the
+// configuration, a store re-runs the open files (debounced).
+func (s *server) fileChanged(path string) {
+	if path == "" {
+		return
+	}
+	if filepath.Base(path) == schema.WorkspaceConfigName {
+		s.forgetWorkspaces()
+		s.watchStoreOf(path)
+		s.storeChanged()
+		return
+	}
+	for _, u := range s.openURIs() {
+		ws := s.workspaceFor(uriToPath(u))
+		if path == ws.StorePath || filepath.Dir(path) == filepath.Dir(ws.StorePath) && isStoreFile(path, ws.StorePath) {
+			s.storeChanged()
+			return
+		}
+	}
+}
+
+// isStoreFile reports whether path is the store file or one it creates
+// beside itself while writing.
+func isStoreFile(path, storePath string) bool {
+	base, sbase := filepath.Base(path), filepath.Base(storePath)
+	return base == sbase || len(base) > len(sbase) && base[:len(sbase)] == sbase
+}
+
+// storeChanged schedules a re-run of every open document and an inlay hint
+// refresh once writes settle.
+func (s *server) storeChanged() {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		s.rerunAll()
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pending != nil {
+		w.pending.Reset(storeSettle)
+		return
+	}
+	w.pending = time.AfterFunc(storeSettle, func() {
+		w.mu.Lock()
+		w.pending = nil
+		w.mu.Unlock()
+		s.rerunAll()
+	})
+}
+
+// rerunAll re-diagnoses every open document and refreshes inlay hints.
+func (s *server) rerunAll() {
+	if s.ctx.Err() != nil {
+		return
+	}
+	for _, u := range s.openURIs() {
+		s.diagnose(u)
+	}
+	s.goBackground(func(ctx context.Context) { s.refreshInlayHints(ctx) })
+}
+
+func isDir(path string) bool {
+	fi, err := statPath(path)
+	return err == nil && fi.IsDir()
+}
