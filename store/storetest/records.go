@@ -378,6 +378,26 @@ func (k kit) searchTests() []test {
 			}
 		}},
 		{"Keywords", func(t *testing.T) { k.keywordCorpus(t) }},
+		{"TextMatchesTags", func(t *testing.T) {
+			e := k.open(t)
+			tagged := fact("prefers large fonts")
+			tagged.Tags = []string{"Accessibility", "ui-theme"}
+			e.write(tagged, fact("theme of the talk"))
+			cases := []struct {
+				q    string
+				want []string
+			}{
+				{"accessibility", []string{"prefers large fonts"}},
+				{"ui", []string{"prefers large fonts"}},
+				{"theme", []string{"theme of the talk", "prefers large fonts"}},
+				{"theme fonts", []string{"prefers large fonts", "theme of the talk"}},
+			}
+			for _, c := range cases {
+				if got := contents(e.search(store.Query{Text: c.q})); !equalStrings(got, c.want) {
+					t.Errorf("query %q = %v, want %v", c.q, got, c.want)
+				}
+			}
+		}},
 		{"TextWithFilters", func(t *testing.T) {
 			e := k.open(t)
 			e.write(fact("editor theme is dark", "project", "p"), fact("editor theme is light", "project", "q"))
