@@ -405,3 +405,14 @@ func TestAgentSupersedeOfGuarded(t *testing.T) {
 		t.Errorf("human supersede: %+v %v", res2, err)
 	}
 }
+
+func TestSaveAuthoredKeyGuidance(t *testing.T) {
+	f := newFixture(t)
+	res := f.save("The project is written in Rust", "background.projectContext.language", "conv-1", agentKind)
+	if res.Status != SaveSaved || !strings.Contains(res.Guidance, "authored wins") {
+		t.Errorf("save over an authored key: %+v", res)
+	}
+	if res := f.save("CI runs on every push", "background.projectContext.ci", "conv-1", agentKind); strings.Contains(res.Guidance, "authored wins") {
+		t.Errorf("save of a new key: %+v", res)
+	}
+}

@@ -182,6 +182,9 @@ func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRec
 	if err := e.settle(ctx, rec, r.Actor, &res, true); err != nil {
 		return res, err
 	}
+	if e.authoredKey(*rec.Target) {
+		res.Guidance += fmt.Sprintf("; the authored config already holds %s: authored wins, so this memory will not render (choose another key)", rec.Target)
+	}
 	if res.DemotionProposalID != "" {
 		res.Guidance += fmt.Sprintf("; %s is a gated learning and keeps rendering until a human approves its demotion (proposal %s)", old.ID, res.DemotionProposalID)
 	}
@@ -293,4 +296,13 @@ func (e *Engine) corroborate(ctx context.Context, c schema.MemoryRecord, r SaveR
 	}
 	res.Guidance = note + "; " + res.Guidance
 	return res, nil
+}
+
+// authoredKey reports whether a background target's key is authored.
+func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
+	if e.agent == nil || t.Primitive != schema.PrimitiveBackground {
+		return false
+	}
+	sec := e.agent.Background.Section(t.Section)
+	return sec != nil && sec.Has(t.Key)
 }

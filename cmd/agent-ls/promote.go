@@ -311,6 +311,7 @@ func (c *evoCmd) report(o evolve.Outcome, err error) int {
 			return code
 		}
 		if err != nil {
+			c.errorf("refused: %s", o.Reason)
 			return exitFindings
 		}
 		return outcomeCode(o)
