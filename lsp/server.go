@@ -22,6 +22,9 @@ type Options struct {
 	// OpenStore opens the store at path for one operation; the server closes
 	// it right after, so other processes can keep writing.
 	OpenStore func(ctx context.Context, path string) (store.Store, error)
+	// OpenStoreReadOnly, when set, opens the store for reads (diagnostics,
+	// hints, hover) with a shared lock; OpenStore is used otherwise.
+	OpenStoreReadOnly func(ctx context.Context, path string) (store.Store, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Logger receives the server's logs (discarded when nil); warnings and

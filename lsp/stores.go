@@ -59,7 +59,11 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 			fn(st)
 		}
 	}
-	if t.s.opts.OpenStore == nil {
+	open := t.s.opts.OpenStoreReadOnly
+	if open == nil {
+		open = t.s.opts.OpenStore
+	}
+	if open == nil {
 		call(nil)
 		return StoreMissing, "no store configured", 0
 	}
@@ -67,7 +71,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		call(nil)
 		return StoreMissing, fmt.Sprintf("no memory store at %s yet", ws.StorePath), 0
 	}
-	st, err := t.s.opts.OpenStore(ctx, ws.StorePath)
+	st, err := open(ctx, ws.StorePath)
 	if err != nil {
 		call(nil)
 		return classify(err), err.Error(), 0

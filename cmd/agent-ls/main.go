@@ -52,6 +52,7 @@ func commands() []command {
 		{"reject", "reject a pending proposal (humans only)", runReject},
 		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", runGarden},
 		{"learnings", "what the agent learned and unlearned since a time", runLearnings},
+		{"serve", "run the language server over stdio (LSP)", runServe},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}

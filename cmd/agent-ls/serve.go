@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/agent-ls/agent-ls/lsp"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// runServe runs the language server on stdin/stdout. Stdout carries protocol
+// messages only; logs go to stderr (and warnings to the client).
+func runServe(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for editors that pass it)")
+	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
+	lockTimeout := fs.Duration("lock-timeout", time.Second, "how long one store operation waits for another process's lock")
+	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: agent-ls serve [--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Runs the agent-ls language server over stdio (LSP 3.17): diagnostics, inlay hints,")
+		fmt.Fprintln(w, "hover provenance, code actions and the agent-ls/* requests of docs/LSP-PROTOCOL.md.")
+		fmt.Fprintln(w, "Configuration comes from initializationOptions and .agent-ls.yaml.")
+		fmt.Fprintln(w)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(e.stderr)
+	}
+	fs.Usage = func() { usage(e.stderr) }
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			usage(e.stdout)
+			return exitOK
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "agent-ls serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(*logLevel))); err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls serve: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return exitUsage
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
+		return func(_ context.Context, path string) (store.Store, error) {
+			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
+		}
+	}
+	err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, lsp.Options{
+		OpenStore:         open(false),
+		OpenStoreReadOnly: open(true),
+		Now:               e.now,
+		Logger:            logger,
+		Getenv:            e.getenv,
+		NoWatch:           *noWatch,
+		Version:           versionString(),
+	})
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, lsp.ErrExitWithoutShutdown):
+		return exitFindings // LSP: exit without shutdown exits with 1
+	}
+	fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
+	return exitUsage
+}
+
+// stdio joins stdin and stdout into the server's connection.
+type stdio struct {
+	r io.Reader
+	w io.Writer
+}
+
+func (s stdio) Read(p []byte) (int, error)  { return s.r.Read(p) }
+func (s stdio) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// Close closes stdin when it can be closed, so a blocked read ends.
+func (s stdio) Close() error {
+	if c, ok := s.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// versionString is the version `agent-ls version` prints.
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
+		v = bi.Main.Version
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	return v
+}
