@@ -44,6 +44,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"validate", "check agent files against the schema", runValidate},
+		{"render", "print an agent's system prompt composed with its promoted memories", runRender},
+		{"overlay", "print config′ (the agent with its memories applied) and the overlay report", runOverlay},
+		{"diff", "diff the composed prompt with/without a record or between two times", runDiff},
 		{"memory", "read and change the memory store (save, list, show, search, ledger, ...)", runMemory},
 		{"promote", "promote a candidate memory through its tier's gate", runPromote},
 		{"demote", "demote a promoted memory (agents open a proposal for gated tiers)", runDemote},

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/compose"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// compCmd is what render, overlay and diff share: an agent file composed
+// with the memories of its workspace's store.
+type compCmd struct {
+	e         *env
+	name      string
+	usageLine string
+	summary   string
+	fs        *flag.FlagSet
+	store     storeFlags
+	scopeFlag string
+	at        string
+	format    string
+	formats   []string
+}
+
+func newCompCmd(e *env, name, usageLine, summary string, formats []string) *compCmd {
+	c := &compCmd{e: e, name: name, usageLine: usageLine, summary: summary, formats: formats}
+	fs := flag.NewFlagSet("agent-ls "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
+	fs.StringVar(&c.scopeFlag, "scope", "", "scope as `k=v,...`, added to the workspace scope (the agent key comes from roleTemplate.name)")
+	fs.StringVar(&c.format, "format", formats[0], "output `format`: "+strings.Join(formats, ", "))
+	fs.Usage = func() {}
+	c.fs = fs
+	return c
+}
+
+func (c *compCmd) errorf(format string, args ...any) {
+	fmt.Fprintf(c.e.stderr, "agent-ls %s: %s\n", c.name, fmt.Sprintf(format, args...))
+}
+
+// parse parses flags (they may follow the agent file) and wants exactly one
+// positional argument. ok false means return code.
+func (c *compCmd) parse(args []string) (file string, code int, ok bool) {
+	var pos []string
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				w := c.e.stdout
+				fmt.Fprintf(w, "Usage: agent-ls %s %s\n\n%s\n\nFlags:\n", c.name, c.usageLine, c.summary)
+				c.fs.SetOutput(w)
+				c.fs.PrintDefaults()
+				return "", exitOK, false
+			}
+			fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
+			return "", exitUsage, false
+		}
+		args = c.fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			pos = append(pos, args[1:]...)
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) != 1 {
+		c.errorf("want one AGENT_FILE, got %d arguments (run 'agent-ls %s --help')", len(pos), c.name)
+		return "", exitUsage, false
+	}
+	valid := false
+	for _, f := range c.formats {
+		valid = valid || f == c.format
+	}
+	if !valid {
+		c.errorf("--format %q: want %s", c.format, strings.Join(c.formats, ", "))
+		return "", exitUsage, false
+	}
+	file = pos[0]
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(c.e.cwd, file)
+	}
+	return file, 0, true
+}
+
+// composer is an opened workspace and store for one agent file.
+type composer struct {
+	file   string
+	ws     *workspace.Workspace
+	st     store.Store
+	scope  map[string]string
+	policy overlay.Policy
+}
+
+// open finds the agent file's workspace and opens its store (--store wins),
+// read-only unless write. A store file that does not exist reads as empty.
+func (c *compCmd) open(file string, write bool) (*composer, error) {
+	if _, err := os.Stat(file); err != nil {
+		return nil, fmt.Errorf("agent file: %w", err)
+	}
+	ws, err := workspace.Find(file)
+	if err != nil {
+		return nil, err
+	}
+	scope := maps.Clone(ws.Config.Scope)
+	extra, err := parseScope(c.scopeFlag)
+	if err != nil {
+		return nil, fmt.Errorf("--scope %w", err)
+	}
+	if scope == nil && extra != nil {
+		scope = map[string]string{}
+	}
+	maps.Copy(scope, extra)
+	path := ws.StorePath
+	if c.store.path != "" {
+		path = c.store.path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(c.e.cwd, path)
+		}
+	}
+	st, err := bolt.Open(path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
+	if err != nil {
+		return nil, err
+	}
+	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config)}, nil
+}
+
+// instantiate composes the agent now, or at at.
+func (k *composer) instantiate(ctx context.Context, e *env, at string, summarize bool) (*compose.Result, error) {
+	return compose.Instantiate(ctx, compose.Request{
+		AgentFile: k.file, Store: k.st, Scope: k.scope, At: at,
+		Policy: k.policy, Now: e.now, Summarize: summarize,
+	})
+}
+
+// fail reports err and returns its exit code: unknown records are refusals,
+// the rest usage or I/O failures.
+func (c *compCmd) fail(err error) int {
+	c.errorf("%v", err)
+	return storeExitCode(err)
+}
+
+// runRender prints the composed system prompt of an agent file.
+func runRender(ctx context.Context, e *env, args []string) int {
+	c := newCompCmd(e, "render", "AGENT_FILE [--scope k=v,...] [--at T] [--format text|json|markdown] [--annotate] [--recall [--query TEXT]]",
+		"Prints the agent's system prompt composed with its promoted memories: learned lines\n"+
+			"render under the authored headings. --annotate marks each learned line with its record\n"+
+			"and conversation; --format json gives sections with fragments, sources and memory ids.\n"+
+			"--recall appends the recall block a runtime delivers at a conversation's first message.",
+		[]string{"text", "json", "markdown"})
+	annotate := c.fs.Bool("annotate", false, "mark memory-derived lines with their record and conversation (text format)")
+	recall := c.fs.Bool("recall", false, "append the recall block: reserved candidates, spilled records and --query hits")
+	query := c.fs.String("query", "", "the conversation's first message, searched for the recall block (with --recall)")
+	summarize := c.fs.Bool("summarize", false, "append the overlay summary to the store, as a runtime's instantiate does")
+	c.fs.StringVar(&c.at, "at", "", "compose the agent as it was at `time` T (RFC 3339), from the ledger")
+	file, code, ok := c.parse(args)
+	if !ok {
+		return code
+	}
+	if *query != "" && !*recall {
+		c.errorf("--query needs --recall")
+		return exitUsage
+	}
+	k, err := c.open(file, *summarize)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer k.st.Close()
+	res, err := k.instantiate(ctx, e, c.at, *summarize)
+	if err != nil {
+		return c.fail(err)
+	}
+	var block *overlay.RecallBlock
+	if *recall {
+		b, err := res.Recall(ctx, *query)
+		if err != nil {
+			return c.fail(err)
+		}
+		block = &b
+	}
+	switch c.format {
+	case "json":
+		out := struct {
+			Agent    string               `json:"agent"`
+			At       string               `json:"at,omitempty"`
+			Text     string               `json:"text"`
+			Markdown string               `json:"markdown"`
+			Sections []overlay.Section    `json:"sections"`
+			Recall   *overlay.RecallBlock `json:"recall,omitempty"`
+		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, block}
+		return writeJSONTo(e, c.name, out)
+	case "markdown":
+		fmt.Fprint(e.stdout, res.Prompt.Markdown())
+	default:
+		if *annotate {
+			fmt.Fprint(e.stdout, res.Prompt.AnnotatedWith(provenanceLabel(res.Records)))
+		} else {
+			fmt.Fprint(e.stdout, res.Prompt.Text())
+		}
+	}
+	if block != nil {
+		if t := block.Text(); t != "" {
+			fmt.Fprint(e.stdout, "\n"+t)
+		}
+	}
+	return exitOK
+}
+
+// provenanceLabel annotates a memory fragment with its records and the
+// conversations that taught them: "memory ID (conv C)".
+func provenanceLabel(recs []schema.MemoryRecord) func(overlay.Fragment) string {
+	byID := make(map[string]*schema.MemoryRecord, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
+	}
+	return func(f overlay.Fragment) string {
+		if overlay.IsMarker(f) {
+			return "spilled to recall: " + strings.Join(f.MemoryIDs, ", ")
+		}
+		parts := make([]string, len(f.MemoryIDs))
+		for i, id := range f.MemoryIDs {
+			parts[i] = "memory " + id
+			if r := byID[id]; r != nil && r.Provenance.ConversationID != "" {
+				parts[i] += " (conv " + r.Provenance.ConversationID + ")"
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+}
+
+func writeJSONTo(e *env, name string, v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls %s: write output: %v\n", name, err)
+		return exitUsage
+	}
+	return exitOK
+}
