@@ -13,7 +13,9 @@
 //	targeted    id -> nil, for records that carry a target
 //	tscope      "k=v\x00id" -> nil for every scope pair of a targeted record
 //	promotions  id -> Promotion JSON
-//	pscope      "k=v\x00id" -> nil for every scope pair of a promoted record
+//	pscope      "k=v\x00id" -> copy of the records value, for every scope pair
+//	            of a promoted record, so Promoted reads its matches from
+//	            adjacent keys without touching the records bucket
 //	proposals   id -> Proposal JSON
 //	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained)
 //	summaries   seq -> OverlaySummary JSON (bounded retention)

@@ -13,6 +13,11 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
+// appendFill is the page fill of buckets whose keys mostly grow (ids are
+// time-ordered, ledger and summary keys are sequences): bbolt's default of
+// one half would leave append-only pages half empty.
+const appendFill = 0.9
+
 // decodeRecord decodes a records value (8-byte sequence + JSON) stored under
 // key. ok is false when the value is damaged: too short, not JSON, or naming
 // another id.
@@ -30,13 +35,33 @@ func decodeRecord(key, v []byte) (store.Stored, bool) {
 	return store.Stored{Rec: r, Seq: binary.BigEndian.Uint64(v[:8])}, true
 }
 
-// putRecord stores rec with its write sequence.
+// putRecord stores rec with its write sequence. When rec is promoted, its
+// copies in the promoted-scope index are refreshed in the same transaction.
 func putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode record %s: %w", rec.ID, err)
 	}
-	return tx.Bucket(bucketRecords).Put([]byte(rec.ID), append(u64(seq), data...))
+	v := append(u64(seq), data...)
+	b := tx.Bucket(bucketRecords)
+	b.FillPercent = appendFill
+	if err := b.Put([]byte(rec.ID), v); err != nil {
+		return err
+	}
+	if p := tx.Bucket(bucketPromotions); p != nil && p.Get([]byte(rec.ID)) != nil {
+		return putScopeValues(tx.Bucket(bucketPScope), rec, v)
+	}
+	return nil
+}
+
+// putScopeValues stores v (a records value) under every scope key of rec.
+func putScopeValues(b *bbolt.Bucket, rec schema.MemoryRecord, v []byte) error {
+	for _, k := range scopeKeys(rec) {
+		if err := b.Put(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // getStored reads one record; found is false for a missing id, and a damaged
@@ -127,11 +152,7 @@ func indexedIDs(all, byScope *bbolt.Bucket, filter map[string]string) []string {
 		}
 		return ids
 	}
-	keys := make([]string, 0, len(filter))
-	for k := range filter {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := sortedKeys(filter)
 	prefix := scopePrefix(keys[0], filter[keys[0]])
 	c := byScope.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -143,6 +164,7 @@ func indexedIDs(all, byScope *bbolt.Bucket, filter map[string]string) []string {
 // appendLedger chains e after the last entry and stores it, in tx.
 func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 	b := tx.Bucket(bucketLedger)
+	b.FillPercent = appendFill
 	k, v := b.Cursor().Last()
 	seq, prev := uint64(1), ""
 	if k != nil {
@@ -202,3 +224,12 @@ func putJSON(b *bbolt.Bucket, key []byte, v any) error {
 }
 
 func be64(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

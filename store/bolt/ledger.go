@@ -69,6 +69,7 @@ func (s *Store) AppendOverlaySummary(ctx context.Context, sum store.OverlaySumma
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketSummaries)
+		b.FillPercent = appendFill
 		seq, err := b.NextSequence()
 		if err != nil {
 			return err

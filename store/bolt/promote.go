@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -89,11 +90,41 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 }
 
 // Promoted returns the valid promoted records of scope for agent, newest
-// first. It reads the promoted-scope index under the filter's first pair
-// (or every promotion row for an empty filter), so its cost grows with the
-// promoted records sharing that pair, not with the store.
+// first. With a non-empty filter it reads only the promoted-scope index
+// under the filter's first pair, whose values are copies of the records, so
+// its cost grows with the promoted records sharing that pair, not with the
+// store. An empty filter reads every promotion row.
 func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
-	return s.indexed(ctx, bucketPromotions, bucketPScope, scope, agent, func(*bbolt.Tx, string) bool { return true })
+	filter, mine := store.AgentFilter(scope, agent)
+	if len(filter) == 0 {
+		return s.indexed(ctx, bucketPromotions, bucketPScope, scope, agent, func(*bbolt.Tx, string) bool { return true })
+	}
+	now := s.nowString()
+	keys := sortedKeys(filter)
+	prefix := scopePrefix(keys[0], filter[keys[0]])
+	var hits []store.Stored
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPScope)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			st, ok := decodeRecord(k[len(prefix):], v)
+			if !ok {
+				s.logger.Warn("skipped promoted record that does not decode", "store", s.path, "id", string(k[len(prefix):]))
+				continue
+			}
+			if st.Rec.Valid(now) && store.MatchScope(st.Rec.Scope, filter) && mine(st.Rec.Scope) {
+				hits = append(hits, st)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return nil, err
+	}
+	return newest(hits), nil
 }
 
 // Candidates returns the valid, targeted, unpromoted records of scope for
@@ -126,21 +157,27 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
+	return newest(hits), nil
+}
+
+func newest(hits []store.Stored) []schema.MemoryRecord {
 	store.SortNewest(hits)
 	out := make([]schema.MemoryRecord, len(hits))
 	for i, h := range hits {
 		out[i] = h.Rec
 	}
-	return out, nil
+	return out
 }
 
-// putPromotion writes a promotion row and its scope index entries.
+// putPromotion writes a promotion row and its scope index entries, each a
+// copy of the stored record.
 func (s *Store) putPromotion(tx *bbolt.Tx, rec schema.MemoryRecord, p store.Promotion) error {
 	b := tx.Bucket(bucketPromotions)
 	if err := putJSON(b, []byte(rec.ID), p); err != nil {
 		return fmt.Errorf("store promotion of %s: %w", rec.ID, err)
 	}
-	return addIndex(nil, tx.Bucket(bucketPScope), rec)
+	v := append([]byte(nil), tx.Bucket(bucketRecords).Get([]byte(rec.ID))...)
+	return putScopeValues(tx.Bucket(bucketPScope), rec, v)
 }
 
 // dropPromotion removes a promotion row (if any) and its index entries.
