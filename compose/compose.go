@@ -71,7 +71,7 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read agent file: %w", err)
 	}
-	cfg, err := DecodeAgent(req.AgentFile, data)
+	cfg, err := LoadAgent(req.AgentFile, data)
 	if err != nil {
 		return nil, err
 	}

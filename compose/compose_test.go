@@ -308,6 +308,13 @@ func TestInstantiateErrors(t *testing.T) {
 	if _, err := compose.Instantiate(ctx, compose.Request{AgentFile: bad}); err == nil || !strings.Contains(err.Error(), "bad.agent.yaml") {
 		t.Errorf("malformed file: %v", err)
 	}
+	invalid := filepath.Join(t.TempDir(), "invalid.agent.yaml")
+	if err := os.WriteFile(invalid, []byte("roleTemplate:\n  name: x\nmission:\n  objective: o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compose.Instantiate(ctx, compose.Request{AgentFile: invalid}); err == nil || !strings.HasPrefix(err.Error(), invalid+":1:1: ") || !strings.Contains(err.Error(), "persona") {
+		t.Errorf("schema-invalid file: %v, want %s:1:1: ... persona", err, invalid)
+	}
 	if _, err := compose.Instantiate(ctx, compose.Request{AgentFile: deployAgent, At: "last tuesday"}); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
 		t.Errorf("bad at: %v", err)
 	}

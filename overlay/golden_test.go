@@ -36,7 +36,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := compose.DecodeAgent(file, data)
+			cfg, err := compose.LoadAgent(file, data)
 			if err != nil {
 				t.Fatal(err)
 			}
