@@ -188,14 +188,17 @@ func (e *Engine) visible(rec *schema.MemoryRecord) bool {
 	return !ok || a == "" || a == e.name
 }
 
-// get returns a record of this engine's view.
+// get returns a record of this engine's view; a missing record and one
+// outside the view are the same ErrNotFound.
 func (e *Engine) get(ctx context.Context, id string) (schema.MemoryRecord, error) {
 	rec, err := e.st.Get(ctx, id)
-	if err != nil {
+	if err != nil && !isNotFound(err) {
 		return rec, fmt.Errorf("record %s: %w", id, err)
 	}
-	if !e.visible(&rec) {
-		return rec, fmt.Errorf("record %s: not in scope of agent %q: %w", id, e.name, store.ErrNotFound)
+	if err != nil || !e.visible(&rec) {
+		// Another agent's record answers exactly like a missing one: its
+		// existence is not leaked.
+		return schema.MemoryRecord{}, fmt.Errorf("record %s: %w", id, store.ErrNotFound)
 	}
 	return rec, nil
 }

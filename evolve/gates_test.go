@@ -1,6 +1,7 @@
 package evolve
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -414,5 +415,29 @@ func TestSaveAuthoredKeyGuidance(t *testing.T) {
 	}
 	if res := f.save("CI runs on every push", "background.projectContext.ci", "conv-1", agentKind); strings.Contains(res.Guidance, "authored wins") {
 		t.Errorf("save of a new key: %+v", res)
+	}
+}
+
+func TestForeignRecordIsNotFound(t *testing.T) {
+	f := newFixture(t)
+	other := New(Config{Store: f.st, Scope: map[string]string{"user": "u1", "agent": "deploy-ops"}, Now: f.clock.Now})
+	rec := f.write("Flag unchecked errors", "judgment.code-review.heuristics", "conv-1", false)
+	const missing = "01JZZZZZZZZZZZZZZZZZZZZZZZ"
+	for _, op := range []func(id string) error{
+		func(id string) error { _, err := other.Promote(f.ctx, id, human); return err },
+		func(id string) error { _, err := other.Invalidate(f.ctx, id, "x", agentKind); return err },
+		func(id string) error { _, err := other.Demote(f.ctx, id, "x", human); return err },
+	} {
+		e1, e2 := op(rec.ID), op(missing)
+		if !errors.Is(e1, store.ErrNotFound) || strings.ReplaceAll(e1.Error(), rec.ID, "ID") != strings.ReplaceAll(e2.Error(), missing, "ID") {
+			t.Errorf("foreign %v vs missing %v", e1, e2)
+		}
+	}
+	if !f.isValid(rec.ID) {
+		t.Error("another agent invalidated the record")
+	}
+	res, err := other.Save(f.ctx, SaveRequest{Content: "x", Target: tgt(t, "background.projectContext.a"), Supersedes: rec.ID, Actor: agentKind})
+	if err != nil || res.Status != SaveNotFound {
+		t.Errorf("supersede a foreign record: %+v %v", res, err)
 	}
 }
