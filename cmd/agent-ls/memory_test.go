@@ -387,6 +387,14 @@ func TestMemoryWorkspaceStore(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(other, ".agent-memory", "memory.db")); err != nil {
 		t.Errorf("store not at the default path: %v", err)
 	}
+	// An invalid config is reported with its position, not ignored.
+	broken := t.TempDir()
+	if err := os.WriteFile(filepath.Join(broken, ".agent-ls.yaml"), []byte("store: x.db\nstoer: y.db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, broken, "", memEnv, "memory", "list"); r.code != 2 || !strings.Contains(r.stderr, ".agent-ls.yaml:2:") {
+		t.Errorf("list with an invalid config: exit %d, stderr %q; want exit 2 naming .agent-ls.yaml:2", r.code, r.stderr)
+	}
 	// A read-only command on a fresh directory creates nothing.
 	fresh := t.TempDir()
 	if r := mustOK(t, runBin(t, fresh, "", memEnv, "memory", "list"), "list"); r.stdout != "" {

@@ -3,16 +3,13 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // storeFlags are the flags of every command that opens the memory store.
@@ -31,65 +28,31 @@ func (sf *storeFlags) register(fs *flag.FlagSet, def storeFlags) {
 // storeLocation is where a command's store is and who acts by default.
 type storeLocation struct {
 	Path  string // absolute
-	Actor string // workspace actor or "", see defaultActor
+	Actor string // the workspace's configured actor, "" when none (see defaultActor)
 }
 
 // locateStore resolves the store file: --store (relative to the working
-// directory) or the workspace's. The workspace is the nearest directory at or
-// above cwd holding .agent-ls.yaml (its `store:` is relative to that
-// directory); without one it is cwd.
+// directory) or the store of the workspace around cwd (workspace.Find: the
+// nearest .agent-ls.yaml's `store:`, else the default path under cwd). An
+// invalid workspace config is an error naming file:line:col, unless --store
+// is given.
 func locateStore(e *env, sf storeFlags) (storeLocation, error) {
+	ws, err := workspace.Find(e.cwd)
 	if sf.path != "" {
 		p := sf.path
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(e.cwd, p)
 		}
 		loc := storeLocation{Path: filepath.Clean(p)}
-		if cfg, _, err := findWorkspaceConfig(e.cwd); err == nil {
-			loc.Actor = cfg.Actor
+		if err == nil {
+			loc.Actor = ws.Config.Actor
 		}
 		return loc, nil
 	}
-	cfg, root, err := findWorkspaceConfig(e.cwd)
 	if err != nil {
 		return storeLocation{}, err
 	}
-	p := cfg.Store
-	if p == "" {
-		p = schema.DefaultStorePath
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
-	}
-	return storeLocation{Path: filepath.Clean(p), Actor: cfg.Actor}, nil
-}
-
-// findWorkspaceConfig walks up from dir to the nearest .agent-ls.yaml and
-// reads the keys the store commands need. Without one it returns the zero
-// config rooted at dir.
-func findWorkspaceConfig(dir string) (schema.WorkspaceConfig, string, error) {
-	for d := dir; ; {
-		path := filepath.Join(d, schema.WorkspaceConfigName)
-		data, err := os.ReadFile(path)
-		if err == nil {
-			var cfg struct {
-				Store string `yaml:"store"`
-				Actor string `yaml:"actor"`
-			}
-			if err := yaml.Unmarshal(data, &cfg); err != nil {
-				return schema.WorkspaceConfig{}, "", fmt.Errorf("%s: %v", path, err)
-			}
-			return schema.WorkspaceConfig{Store: cfg.Store, Actor: cfg.Actor}, d, nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return schema.WorkspaceConfig{}, "", fmt.Errorf("read %s: %w", path, err)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return schema.WorkspaceConfig{}, dir, nil
-		}
-		d = parent
-	}
+	return storeLocation{Path: ws.StorePath, Actor: ws.Config.Actor}, nil
 }
 
 // openStore opens the bbolt store for a command. Read-only commands pass
@@ -112,10 +75,7 @@ func defaultActor(e *env, loc storeLocation) string {
 	if loc.Actor != "" {
 		return loc.Actor
 	}
-	if u := e.getenv("USER"); u != "" {
-		return "human:" + u
-	}
-	return "human:unknown"
+	return workspace.DefaultActor(e.getenv)
 }
 
 // storeExitCode maps a store error to an exit code: a refused operation
