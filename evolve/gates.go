@@ -242,7 +242,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 			return o, err
 		}
 		o.Status, o.ProposalID = StatusPending, p.ID
-		o.Reason = fmt.Sprintf("guarded tier: proposal %s waits for a human approval until %s", p.ID, p.ExpiresAt)
+		o.Reason = fmt.Sprintf("proposal %s waits for a human approval until %s", p.ID, p.ExpiresAt)
 		return o, nil
 	}
 	return refused(o, "%s is not promotable", rec.Target)
@@ -356,9 +356,9 @@ func (e *Engine) mayUnlearn(ctx context.Context, rec schema.MemoryRecord, prom s
 				return true, store.Evidence{Eval: res.Result, Note: "eval regression: " + res.Reason}, "", nil
 			}
 		}
-		return false, store.Evidence{}, "earned tier: demotion needs a human, an eval regression or accumulated contradicting evidence", nil
+		return false, store.Evidence{}, "demotion of an earned record needs a human, an eval regression or accumulated contradicting evidence", nil
 	}
-	return false, store.Evidence{}, "guarded tier: an agent cannot unlearn what it was made to learn", nil
+	return false, store.Evidence{}, "an agent cannot unlearn a guarded record, only propose to", nil
 }
 
 // accumulatedContradiction finds a live candidate contradicting rec that has

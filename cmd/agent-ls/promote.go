@@ -347,7 +347,7 @@ func (c *evoCmd) report(o evolve.Outcome, err error) int {
 		fmt.Fprintf(c.e.stdout, "  eval: score %g → %g, passed %d → %d\n", ev.BaseScore, ev.CandidateScore, ev.BasePassed, ev.Passed)
 	}
 	if o.Diff != "" {
-		fmt.Fprint(c.e.stdout, prefixed("  ", o.Diff))
+		fmt.Fprint(c.e.stdout, indent("  ", o.Diff))
 	}
 	return outcomeCode(o)
 }
@@ -416,4 +416,19 @@ func newEngine(e *env, st store.Store, scope map[string]string, agentFile string
 	name := base[store.AgentKey]
 	delete(base, store.AgentKey)
 	return c.engine(name, base)
+}
+
+// indent prefixes every line of s.
+func indent(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
 }

@@ -95,7 +95,7 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(e.stdout, "  reason: %s\n", v.Reason)
 		}
 		if v.Diff != "" {
-			fmt.Fprint(e.stdout, prefixed("  ", v.Diff))
+			fmt.Fprint(e.stdout, indent("  ", v.Diff))
 		}
 	}
 	return exitOK
