@@ -30,6 +30,25 @@
 // supports): one conversation repeating a lesson never promotes it, and
 // contradicting evidence never decrements the count (it is a separate record
 // reported as a conflict).
+//
+// # Save
+//
+// A targeted save searches its scope and target first: a near-duplicate of
+// a live record (lexical.NearDuplicate for list slots; identical content
+// tokens for keyed background slots) is corroborated instead of written; a
+// background key held by another live record is a conflict unless the save
+// supersedes it. An agent's supersede of an earned or guarded promoted
+// record writes the new record and opens a demotion proposal for the old
+// one, which keeps rendering. Save never runs the eval gate (it may take
+// minutes); an agent's Promote and Garden do.
+//
+// # Limits
+//
+// Reconciliation and the write are two store operations: two processes
+// saving the same lesson at the same instant can mint two records; Garden
+// reports the duplicate (and proposes retiring a promoted one). Contradiction detection
+// is lexical (see evolve/lexical). A human's approval is not re-checked for
+// contradictions: the human decides.
 package evolve
 
 import (

@@ -12,8 +12,8 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// GardenActor is who gardening's proposals are requested by.
-var GardenActor = store.Actor{Kind: store.ActorSystem, Name: "garden"}
+// GardenActor is who gardening's proposals are requested by: system:garden.
+func GardenActor() store.Actor { return store.Actor{Kind: store.ActorSystem, Name: "garden"} }
 
 // FragmentThreshold is the Similarity from which two records of one slot
 // (below the near-duplicate threshold) are reported as fragments to merge.
@@ -124,7 +124,7 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 	h.Promoted = len(prom)
 	e.sizes(&h, prom)
 	propose := func(f *Finding, req store.ProposalRequest) error {
-		req.RequestedBy = GardenActor
+		req.RequestedBy = GardenActor()
 		if p, ok, err := e.pendingFor(ctx, req.RecordID, req.Kind); err != nil || ok {
 			f.ProposalID = p.ID
 			return err

@@ -35,7 +35,7 @@ func TestGarden(t *testing.T) {
 	after, _ := f.st.Ledger(f.ctx, store.LedgerFilter{})
 	// Gardening only proposes: every new ledger entry is a proposal.
 	for _, e := range after[len(before):] {
-		if e.Op != store.OpPropose || e.Actor != GardenActor {
+		if e.Op != store.OpPropose || e.Actor != GardenActor() {
 			t.Errorf("garden did more than propose: %+v", e)
 		}
 	}
@@ -60,7 +60,7 @@ func TestGarden(t *testing.T) {
 				t.Errorf("duplicate finding %+v", fd)
 			}
 			p, _ := f.st.GetProposal(f.ctx, fd.ProposalID)
-			if p.RecordID != dup.ID || p.SupersededBy != keep.ID || p.RequestedBy != GardenActor {
+			if p.RecordID != dup.ID || p.SupersededBy != keep.ID || p.RequestedBy != GardenActor() {
 				t.Errorf("duplicate proposal %+v", p)
 			}
 		case FindingStale:
