@@ -254,11 +254,11 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	if len(p.WorkspaceFolders) > 0 {
 		root = uriToPath(protocol.DocumentURI(p.WorkspaceFolders[0].URI))
 	}
-	if root == "" && p.RootURI != "" {
-		root = uriToPath(p.RootURI)
+	if root == "" && p.RootURI != "" { //lint:ignore SA1019 older clients send only rootUri
+		root = uriToPath(p.RootURI) //lint:ignore SA1019 older clients send only rootUri
 	}
 	if root == "" {
-		root = p.RootPath
+		root = p.RootPath //lint:ignore SA1019 the oldest clients send only rootPath
 	}
 	s.mu.Lock()
 	s.initialized = true

@@ -139,10 +139,3 @@ func (t *storeTracker) forget(uri protocol.DocumentURI) {
 	delete(t.paths, uri)
 	t.mu.Unlock()
 }
-
-// state returns the last seen state of a store path.
-func (t *storeTracker) state(path string) StoreState {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.states[path]
-}

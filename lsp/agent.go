@@ -1,0 +1,129 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// agentFile is one agent file as the server sees it now: the editor's text
+// when open, else the file on disk.
+type agentFile struct {
+	uri   protocol.DocumentURI
+	path  string
+	text  []byte
+	doc   *schema.Document
+	agent *schema.AgentConfig // nil when the file has schema errors
+	ws    *workspaceInfo
+}
+
+// loadAgentFile resolves uri to its current text, parse and workspace.
+func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
+	path := uriToPath(uri)
+	if path == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("uri %q: want a file:// URI", uri))
+	}
+	var text []byte
+	var a *analysis
+	if d, parsed := s.latest(uri); d != nil {
+		text = d.text
+		if parsed != nil && parsed.version == d.version {
+			a = parsed
+		}
+	} else {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("read agent file: %v", err))
+		}
+		text = data
+	}
+	if a == nil {
+		a = analyze(path, 0, text)
+	}
+	if a.doc == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))
+	}
+	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path)}, nil
+}
+
+// requireAgent fails when the file has schema errors.
+func (f *agentFile) requireAgent() error {
+	if f.agent == nil {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s has schema errors: fix them first", f.path))
+	}
+	return nil
+}
+
+// errNoStore is returned by withStore when the store file does not exist.
+var errNoStore = errors.New("no memory store")
+
+// withStore opens f's store for one operation (read-only unless write) and
+// closes it. A missing store is errNoStore for reads; writes create it.
+func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Store) error) error {
+	open := s.opts.OpenStore
+	if !write && s.opts.OpenStoreReadOnly != nil {
+		open = s.opts.OpenStoreReadOnly
+	}
+	if open == nil {
+		return fmt.Errorf("%w: the server has no store opener", errNoStore)
+	}
+	if !write && !fileExists(f.ws.StorePath) {
+		return fmt.Errorf("%w at %s", errNoStore, f.ws.StorePath)
+	}
+	st, err := open(ctx, f.ws.StorePath)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", f.ws.StorePath, err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			s.log.Debug("close store", "err", cerr)
+		}
+	}()
+	return fn(st)
+}
+
+// engine returns the evolve engine of f's agent over st.
+func (s *server) engine(f *agentFile, st store.Store) *evolve.Engine {
+	return evolve.New(evolve.Config{
+		Store: st, Workspace: f.ws.Config, Agent: f.agent, Scope: f.ws.Config.Scope,
+		Now: s.opts.Now, Logger: s.log,
+	})
+}
+
+// rpcError turns a store or gate error into a JSON-RPC error with a clear
+// message (the gate's reason for refusals).
+func rpcError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		return err
+	}
+	code := jsonrpc2.InternalError
+	switch {
+	case errors.Is(err, evolve.ErrRefused), errors.Is(err, store.ErrForbidden), errors.Is(err, store.ErrConflict):
+		code = codeRefused
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+		code = jsonrpc2.InvalidParams
+	case errors.Is(err, store.ErrLocked), errors.Is(err, store.ErrCorrupt), errors.Is(err, errNoStore):
+		code = codeStoreUnavailable
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	return jsonrpc2.NewError(code, err.Error())
+}
+
+// Error codes of agent-ls's own errors (in the server-defined range).
+const (
+	codeRefused          jsonrpc2.Code = -32010 // a gate refused the operation
+	codeStoreUnavailable jsonrpc2.Code = -32011 // the store is missing, locked or corrupt
+)

@@ -1,0 +1,183 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// CodeAction offers, for the memory lines anchored in the requested range:
+// promote (candidates), demote, invalidate and adopt (promoted lines),
+// approve / reject (pending proposals), and supersede for conflicts. Each is
+// titled with its effect and carries the composition diff in its arguments.
+func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
+	releaseQueue(ctx)
+	f, err := s.loadAgentFile(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	out := []protocol.CodeAction{}
+	if f.agent == nil {
+		return out, nil
+	}
+	v, err := s.memoryView(ctx, f)
+	if err != nil {
+		return out, nil
+	}
+	inRange := func(container string) bool {
+		pos := anchor(f.doc, container)
+		return pos.Line >= p.Range.Start.Line && pos.Line <= p.Range.End.Line
+	}
+	byRecord := map[string]memoryLine{}
+	for _, ml := range v.lines {
+		byRecord[ml.rec.ID] = ml
+	}
+	action := func(titleText, command string, args map[string]any) protocol.CodeAction {
+		args["uri"] = f.uri
+		return protocol.CodeAction{
+			Title: titleText, Kind: protocol.QuickFix,
+			Command: &protocol.Command{Title: titleText, Command: command, Arguments: []any{args}},
+		}
+	}
+	for _, ml := range v.lines {
+		if !inRange(ml.container) {
+			continue
+		}
+		short := truncate(ml.rec.Content, 50)
+		switch ml.kind {
+		case "candidate":
+			out = append(out, action(fmt.Sprintf("Promote candidate %q into %s", short, ml.container), CommandPromote, map[string]any{"recordId": ml.rec.ID}))
+		case "promoted", "spilled":
+			out = append(out,
+				action(fmt.Sprintf("Demote %q (leaves the agent, stays in recall)", short), CommandDemote, map[string]any{"recordId": ml.rec.ID, "reason": "demoted from the editor"}),
+				action(fmt.Sprintf("Invalidate %q (the agent forgets it)", short), CommandInvalidate, map[string]any{"recordId": ml.rec.ID, "reason": "invalidated from the editor"}),
+				action(fmt.Sprintf("Adopt %q as authored text", short), CommandAdopt, map[string]any{"recordId": ml.rec.ID}))
+		}
+	}
+	if v.res != nil {
+		for _, c := range v.res.Report.Conflicts {
+			keep, okK := byRecord[c.Winner]
+			drop, okD := byRecord[c.Shadowed]
+			if !okK || !okD || !inRange(keep.container) {
+				continue
+			}
+			out = append(out,
+				action(fmt.Sprintf("Resolve conflict: keep %q", truncate(keep.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": keep.rec.ID, "dropId": drop.rec.ID}),
+				action(fmt.Sprintf("Resolve conflict: keep %q", truncate(drop.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": drop.rec.ID, "dropId": keep.rec.ID}))
+		}
+	}
+	// Pending proposals of this agent whose record belongs to the range.
+	_ = s.withStore(ctx, f, false, func(st store.Store) error {
+		ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: f.ws.Config.Scope, Agent: f.agent.RoleTemplate.Name})
+		if err != nil {
+			return err
+		}
+		e := s.engine(f, st)
+		for _, pr := range ps {
+			rec, err := st.Get(ctx, pr.RecordID)
+			if err != nil {
+				continue
+			}
+			ptr := ""
+			if ml, ok := byRecord[rec.ID]; ok {
+				ptr = ml.container
+			} else {
+				ptr = containerOf(f.doc, "", rec.Target)
+			}
+			if !inRange(ptr) {
+				continue
+			}
+			diff, _ := e.Preview(ctx, pr)
+			short := truncate(rec.Content, 50)
+			out = append(out,
+				action(fmt.Sprintf("Approve %s of %q", pr.Kind, short), CommandApprove, map[string]any{"proposalId": pr.ID, "diff": diff}),
+				action(fmt.Sprintf("Reject %s of %q", pr.Kind, short), CommandReject, map[string]any{"proposalId": pr.ID, "reason": "rejected from the editor", "diff": diff}))
+		}
+		return nil
+	})
+	return out, nil
+}
+
+// adopt turns a learned line into authored YAML (workspace/applyEdit) and,
+// once the client applied it, retires the record.
+func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandResult, error) {
+	if err := f.requireAgent(); err != nil {
+		return nil, err
+	}
+	var rec schema.MemoryRecord
+	err := s.withStore(ctx, f, false, func(st store.Store) error {
+		var err error
+		rec, err = st.Get(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	edit, err := adoptEdit(f, rec)
+	if err != nil {
+		return nil, jsonrpc2.NewError(codeRefused, err.Error())
+	}
+	res, err := s.applyEdit(ctx, "Adopt memory "+id, protocol.WorkspaceEdit{
+		Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {edit}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !res.Applied {
+		return nil, jsonrpc2.NewError(codeRefused, "the editor did not apply the edit: "+orDash(res.FailureReason))
+	}
+	err = s.withStore(ctx, f, true, func(st store.Store) error {
+		_, err := s.engine(f, st).Invalidate(ctx, id, "adopted into "+f.path+" as authored text", f.ws.Actor)
+		return err
+	})
+	if err != nil {
+		return nil, rpcError(fmt.Errorf("the text was added but the record was not retired: %w", err))
+	}
+	s.rerunAll()
+	return &CommandResult{OK: true, Message: fmt.Sprintf("adopted %s into %s and retired the record", id, f.path)}, nil
+}
+
+// adoptEdit inserts rec's line after the last item of its authored list (a
+// judgment slot, or a background section as `key: value`).
+func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error) {
+	if rec.Target == nil {
+		return protocol.TextEdit{}, fmt.Errorf("record %s has no target: nothing to adopt into", rec.ID)
+	}
+	t := *rec.Target
+	var container, line string
+	switch t.Primitive {
+	case schema.PrimitiveJudgment:
+		container = containerOf(f.doc, "", &t)
+		line = "- " + yamlScalar(rec.Content)
+	case schema.PrimitiveBackground:
+		container = "/background/" + schema.EscapePointer(t.Section)
+		line = yamlKey(t.Key) + ": " + yamlScalar(rec.Content)
+	default:
+		return protocol.TextEdit{}, fmt.Errorf("adopt supports judgment and background memories; add this %s memory by hand", t.Primitive)
+	}
+	kids := f.doc.Children(container)
+	if len(kids) == 0 || !f.doc.IsArray(container) && !f.doc.IsObject(container) {
+		return protocol.TextEdit{}, fmt.Errorf("%s has no authored block list to add to: add it by hand", container)
+	}
+	first, _ := f.doc.KeyRange(kids[0])
+	last, _ := f.doc.ValueRange(kids[len(kids)-1])
+	indent := strings.Repeat(" ", first.Start.Character)
+	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
+	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
+}
+
+// yamlScalar quotes s when plain YAML would misread it.
+func yamlScalar(s string) string {
+	if s == "" || strings.ContainsAny(s, ":#'\"\n{}[],&*!|>%@`") || strings.TrimSpace(s) != s {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+func yamlKey(k string) string { return yamlScalar(k) }

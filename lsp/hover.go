@@ -1,0 +1,107 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// sourceOf says whether an authored pointer belongs to the role or the
+// instance (the reference framework's section sources).
+func sourceOf(ptr string) string {
+	switch {
+	case strings.HasPrefix(ptr, "/roleTemplate"), strings.HasPrefix(ptr, "/capabilities"), strings.HasPrefix(ptr, "/manuals"):
+		return "role"
+	case ptr == "":
+		return ""
+	}
+	return "instance"
+}
+
+// Hover answers: on a section with memory-derived lines, those lines with
+// their record → conversation/run → ledger history and the composed text of
+// the section; on any other authored line, its source (role or instance).
+func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	releaseQueue(ctx)
+	f, err := s.loadAgentFile(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	ptr, onKey := f.doc.Locate(fromPosition(p.Position))
+	if ptr == "" {
+		return nil, nil
+	}
+	var b strings.Builder
+	var lines []memoryLine
+	var composed any
+	if f.agent != nil {
+		v, err := s.memoryView(ctx, f)
+		if err == nil {
+			for _, ml := range v.lines {
+				if ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr) {
+					lines = append(lines, ml)
+				}
+			}
+			if onKey && v.res != nil && v.res.Config != nil {
+				composed = valueAt(v.res.Config, ptr)
+			}
+		}
+	}
+	r, _ := f.doc.KeyRange(ptr)
+	if !onKey {
+		r, _ = f.doc.ValueRange(ptr)
+	}
+	fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+	if len(lines) > 0 {
+		fmt.Fprintf(&b, "\n**%d memory-derived line%s here**\n", len(lines), plural(len(lines)))
+		for _, ml := range lines {
+			var history []store.LedgerEntry
+			_ = s.withStore(ctx, f, false, func(st store.Store) error {
+				history, _ = st.Ledger(ctx, store.LedgerFilter{RecordID: ml.rec.ID})
+				return nil
+			})
+			b.WriteString("\n---\n\n")
+			b.WriteString(provenanceMarkdown(ml, history))
+		}
+	}
+	if composed != nil {
+		if data, err := json.MarshalIndent(composed, "", "  "); err == nil {
+			fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n```json\n%s\n```\n", data)
+		}
+	}
+	rng := toRange(r)
+	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}, nil
+}
+
+// valueAt reads a JSON pointer out of a typed config (via its JSON shape).
+func valueAt(cfg *schema.AgentConfig, ptr string) any {
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil
+	}
+	for _, tok := range schema.SplitPointer(ptr) {
+		switch n := v.(type) {
+		case map[string]any:
+			v = n[tok]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(tok, &i); err != nil || i < 0 || i >= len(n) {
+				return nil
+			}
+			v = n[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

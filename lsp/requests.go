@@ -1,0 +1,183 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/compose"
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+type requestFunc func(ctx context.Context, raw json.RawMessage) (any, error)
+
+// customRequests are the agent-ls/* requests of docs/LSP-PROTOCOL.md.
+func (s *server) customRequests() map[string]requestFunc {
+	return map[string]requestFunc{
+		methodComposedPrompt: s.composedPromptRequest,
+		methodProposals:      s.proposalsRequest,
+		methodLearnings:      s.learningsRequest,
+	}
+}
+
+// composedPromptParams is agent-ls/composedPrompt's request.
+type composedPromptParams struct {
+	URI   protocol.DocumentURI `json:"uri"`
+	Scope map[string]string    `json:"scope,omitempty"`
+	At    string               `json:"at,omitempty"`
+}
+
+// ComposedPrompt is agent-ls/composedPrompt's result.
+type ComposedPrompt struct {
+	Text     string            `json:"text"`
+	Markdown string            `json:"markdown"`
+	Sections []overlay.Section `json:"sections"`
+	At       string            `json:"at,omitempty"`
+}
+
+func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p composedPromptParams
+	if err := decodeParams(methodComposedPrompt, raw, &p); err != nil {
+		return nil, err
+	}
+	releaseQueue(ctx)
+	f, err := s.loadAgentFile(p.URI)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.requireAgent(); err != nil {
+		return nil, err
+	}
+	res, err := s.compose(ctx, f, p.Scope, p.At)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	out := &ComposedPrompt{Text: res.Prompt.Text(), Markdown: res.Prompt.Markdown(), Sections: res.Prompt.Sections, At: res.At}
+	if out.Sections == nil {
+		out.Sections = []overlay.Section{}
+	}
+	return out, nil
+}
+
+// compose instantiates f's agent with the editor's text (scope overrides the
+// workspace scope when set). A missing store composes the authored agent.
+func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]string, at string) (*compose.Result, error) {
+	if len(scope) == 0 {
+		scope = f.ws.Config.Scope
+	}
+	req := compose.Request{
+		AgentFile: f.path, Scope: scope, At: at, Policy: overlay.PolicyFrom(f.ws.Config), Now: s.opts.Now,
+		ReadFile: func(string) ([]byte, error) { return f.text, nil },
+	}
+	var res *compose.Result
+	err := s.withStore(ctx, f, false, func(st store.Store) error {
+		req.Store = st
+		var err error
+		res, err = compose.Instantiate(ctx, req)
+		return err
+	})
+	if errors.Is(err, errNoStore) {
+		req.Store = nil
+		res, err = compose.Instantiate(ctx, req)
+	}
+	return res, err
+}
+
+type uriParams struct {
+	URI protocol.DocumentURI `json:"uri"`
+}
+
+// ProposalView is one pending review of agent-ls/proposals.
+type ProposalView struct {
+	ID          string             `json:"id"`
+	Kind        store.ProposalKind `json:"kind"`
+	RecordID    string             `json:"recordId"`
+	Tier        schema.Tier        `json:"tier"`
+	Content     string             `json:"content"`
+	RequestedBy string             `json:"requestedBy"`
+	CreatedAt   string             `json:"createdAt"`
+	ExpiresAt   string             `json:"expiresAt"`
+	Diff        string             `json:"diff"`
+}
+
+func (s *server) proposalsRequest(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p uriParams
+	if err := decodeParams(methodProposals, raw, &p); err != nil {
+		return nil, err
+	}
+	releaseQueue(ctx)
+	f, err := s.loadAgentFile(p.URI)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.requireAgent(); err != nil {
+		return nil, err
+	}
+	out := []ProposalView{}
+	if !fileExists(f.ws.StorePath) {
+		return map[string]any{"proposals": out}, nil
+	}
+	// Listing expires overdue proposals (a ledgered write).
+	err = s.withStore(ctx, f, true, func(st store.Store) error {
+		e := s.engine(f, st)
+		ps, err := e.Proposals(ctx)
+		if err != nil {
+			return err
+		}
+		for _, pr := range ps {
+			v := ProposalView{ID: pr.ID, Kind: pr.Kind, RecordID: pr.RecordID, Tier: pr.Tier,
+				RequestedBy: pr.RequestedBy.String(), CreatedAt: pr.CreatedAt, ExpiresAt: pr.ExpiresAt}
+			if rec, err := st.Get(ctx, pr.RecordID); err == nil {
+				v.Content = rec.Content
+			}
+			if d, err := e.Preview(ctx, pr); err == nil {
+				v.Diff = d
+			}
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return map[string]any{"proposals": out}, nil
+}
+
+type learningsParams struct {
+	URI   protocol.DocumentURI `json:"uri"`
+	Since string               `json:"since"`
+}
+
+func (s *server) learningsRequest(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p learningsParams
+	if err := decodeParams(methodLearnings, raw, &p); err != nil {
+		return nil, err
+	}
+	since, err := schema.ParseSince(p.Since, s.opts.Now())
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, methodLearnings+": "+err.Error())
+	}
+	releaseQueue(ctx)
+	f, err := s.loadAgentFile(p.URI)
+	if err != nil {
+		return nil, err
+	}
+	out := []evolve.Learning{}
+	err = s.withStore(ctx, f, false, func(st store.Store) error {
+		ls, err := s.engine(f, st).Learnings(ctx, since)
+		if err == nil && ls != nil {
+			out = ls
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, errNoStore) {
+		return nil, rpcError(err)
+	}
+	return map[string]any{"learnings": out}, nil
+}
