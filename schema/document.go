@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -30,6 +32,7 @@ type Document struct {
 	root     *node
 	nodes    map[string]*node
 	supps    []Suppression
+	rootRng  Range
 	// nodeLines are the sorted, distinct lines on which a node starts.
 	nodeLines []int
 }
@@ -84,6 +87,7 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 		return nil, err
 	}
 	d.index(d.root)
+	d.rootRng = d.computeRootRange()
 	d.collectLines()
 	d.supps = d.scanSuppressions()
 	return d, nil
@@ -183,7 +187,9 @@ func (d *Document) Nearest(ptr string) (string, Range) {
 
 // rootRange is the text of the root value's first line, never the whole
 // document.
-func (d *Document) rootRange() Range {
+func (d *Document) rootRange() Range { return d.rootRng }
+
+func (d *Document) computeRootRange() Range {
 	l := d.root.val.Start.Line
 	start := d.lines.firstNonBlank(l)
 	return d.lines.rng(start, d.lines.lineEnd(l))
@@ -332,4 +338,64 @@ func (d *Document) insideScalar(off int) bool {
 		}
 	}
 	return false
+}
+
+// JSON encodes the node at ptr ("" for the whole document) as JSON with
+// object keys in document order, so decoding it keeps authored order (as
+// Entries do for background sections).
+func (d *Document) JSON(ptr string) ([]byte, bool) {
+	n, ok := d.nodes[ptr]
+	if !ok {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if err := n.writeJSON(&buf); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+func (n *node) writeJSON(buf *bytes.Buffer) error {
+	switch n.kind {
+	case kindObject:
+		buf.WriteByte('{')
+		for i, c := range n.children {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			k, err := json.Marshal(UnescapePointer(n.childToken(c)))
+			if err != nil {
+				return err
+			}
+			buf.Write(k)
+			buf.WriteByte(':')
+			if err := c.writeJSON(buf); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case kindArray:
+		buf.WriteByte('[')
+		for i, c := range n.children {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := c.writeJSON(buf); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		b, err := json.Marshal(n.value)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	}
+	return nil
+}
+
+// childToken is the (escaped) last pointer token of child c of n.
+func (n *node) childToken(c *node) string {
+	return c.ptr[len(n.ptr)+1:]
 }

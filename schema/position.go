@@ -56,10 +56,16 @@ func (e *ParseError) Range() Range {
 	return Range{Start: p, End: p}
 }
 
-// lineIndex converts between byte offsets and positions of one source.
+// lineIndex converts between byte offsets and positions of one source. It
+// is used while parsing only (its cursors make sequential lookups on long
+// non-ASCII lines linear); it is not safe for concurrent use.
 type lineIndex struct {
-	src    []byte
-	starts []int // byte offset of each line's first character
+	src      []byte
+	starts   []int  // byte offset of each line's first character
+	nonASCII []bool // lines holding a multi-byte character
+	// cursors remember the last conversion on a non-ASCII line.
+	posCur  struct{ line, off, char int }
+	runeCur struct{ line, col, off int }
 }
 
 func newLineIndex(src []byte) *lineIndex {
@@ -67,17 +73,23 @@ func newLineIndex(src []byte) *lineIndex {
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		li.starts[0] = 3 // the byte order mark is not part of line 0's text
 	}
-	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '\n':
+	li.nonASCII = []bool{false}
+	for i := li.starts[0]; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '\n':
 			li.starts = append(li.starts, i+1)
-		case '\r':
+			li.nonASCII = append(li.nonASCII, false)
+		case c == '\r':
 			if i+1 < len(src) && src[i+1] == '\n' {
 				i++
 			}
 			li.starts = append(li.starts, i+1)
+			li.nonASCII = append(li.nonASCII, false)
+		case c >= 0x80:
+			li.nonASCII[len(li.nonASCII)-1] = true
 		}
 	}
+	li.posCur.line, li.runeCur.line = -1, -1
 	return li
 }
 
@@ -108,7 +120,16 @@ func (li *lineIndex) pos(off int) Position {
 	if off < start { // inside the byte order mark
 		off = start
 	}
-	return Position{Line: l, Character: utf16Len(li.src[start:off]), Offset: off}
+	if !li.nonASCII[l] {
+		return Position{Line: l, Character: off - start, Offset: off}
+	}
+	from, char := start, 0
+	if c := li.posCur; c.line == l && c.off <= off {
+		from, char = c.off, c.char
+	}
+	char += utf16Len(li.src[from:off])
+	li.posCur.line, li.posCur.off, li.posCur.char = l, off, char
+	return Position{Line: l, Character: char, Offset: off}
 }
 
 // rng converts a byte span to a Range.
@@ -127,10 +148,18 @@ func (li *lineIndex) offsetOfRune(line, col int) int {
 	}
 	off := li.starts[line-1]
 	end := li.lineEnd(line - 1)
-	for n := 1; n < col && off < end; n++ {
+	if !li.nonASCII[line-1] {
+		return min(off+max(col-1, 0), end)
+	}
+	n := 1
+	if c := li.runeCur; c.line == line && c.col <= col {
+		n, off = c.col, c.off
+	}
+	for ; n < col && off < end; n++ {
 		_, size := utf8.DecodeRune(li.src[off:end])
 		off += size
 	}
+	li.runeCur.line, li.runeCur.col, li.runeCur.off = line, n, off
 	return off
 }
 

@@ -129,10 +129,14 @@ func ValidateRecordJSON(data []byte) error {
 	return fmt.Errorf("invalid memory record: %s", strings.Join(msgs, "; "))
 }
 
-// DecodeAgent decodes a (validated) agent document into its typed config.
+// DecodeAgent decodes a (validated) agent document into its typed config,
+// keeping the authored order of background entries.
 func DecodeAgent(d *Document) (*AgentConfig, error) {
 	var cfg AgentConfig
-	if err := decodeStrict(d.Value(), &cfg); err != nil {
+	data, _ := d.JSON("")
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("%s: decode agent: %w", d.Filename(), err)
 	}
 	return &cfg, nil

@@ -38,7 +38,7 @@ func parseYAML(d *Document) (root *node, err error) {
 	if len(doc.Content) == 0 {
 		return &node{kind: kindScalar}, nil
 	}
-	b := &yamlBuilder{d: d, src: d.src, expanding: map[*yaml.Node]bool{}}
+	b := &yamlBuilder{d: d, src: d.src, expanding: map[*yaml.Node]bool{}, ranges: map[*yaml.Node]Range{}, itemKeys: map[*yaml.Node]Range{}}
 	return b.build(doc.Content[0], "", 0, false, -1)
 }
 
@@ -117,7 +117,12 @@ type yamlBuilder struct {
 	d          *Document
 	src        []byte
 	aliasNodes int
+	aliasBytes int
 	expanding  map[*yaml.Node]bool
+	// ranges and itemKeys memoize each YAML node's own ranges, so expanding
+	// an alias many times does not rescan the anchor's text.
+	ranges   map[*yaml.Node]Range
+	itemKeys map[*yaml.Node]Range
 	// outerAlias is the alias in the document's own text being expanded,
 	// where an over-limit expansion is reported.
 	outerAlias *yaml.Node
@@ -136,15 +141,17 @@ func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, i
 	}
 	if aliased {
 		b.aliasNodes++
-		if b.aliasNodes > MaxAliasNodes {
+		if y.Kind == yaml.ScalarNode {
+			b.aliasBytes += len(y.Value)
+		}
+		if b.aliasNodes > MaxAliasNodes || b.aliasBytes > MaxDocumentSize {
 			at := y
 			if b.outerAlias != nil {
 				at = b.outerAlias
 			}
-			return nil, b.errNode(at, fmt.Sprintf("YAML aliases expand to more than %d nodes (a \"billion laughs\" document?)", MaxAliasNodes))
+			return nil, b.errNode(at, fmt.Sprintf("YAML aliases expand to more than %d nodes or %d MiB (a \"billion laughs\" document?)", MaxAliasNodes, MaxDocumentSize>>20))
 		}
 	}
-	start := b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
 	switch y.Kind {
 	case yaml.AliasNode:
 		target := y.Alias
@@ -167,24 +174,49 @@ func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, i
 			return nil, err
 		}
 		n.aliased = aliased
-		n.val = b.d.lines.rng(start, start+1+len(y.Value))
+		n.val = b.memo(y, func() Range {
+			start := b.start(y)
+			return b.d.lines.rng(start, start+1+len(y.Value))
+		})
 		return n, nil
 	case yaml.ScalarNode:
 		v, err := b.scalarValue(y)
 		if err != nil {
 			return nil, err
 		}
-		end := b.scalarEnd(y, start, indent)
-		return &node{ptr: ptr, kind: kindScalar, val: b.d.lines.rng(start, end), value: v, aliased: aliased}, nil
+		return &node{ptr: ptr, kind: kindScalar, val: b.scalarRange(y, indent), value: v, aliased: aliased}, nil
 	case yaml.MappingNode:
-		return b.mapping(y, ptr, depth, aliased, start)
+		return b.mapping(y, ptr, depth, aliased)
 	case yaml.SequenceNode:
-		return b.sequence(y, ptr, depth, aliased, start)
+		return b.sequence(y, ptr, depth, aliased)
 	}
 	return nil, b.errNode(y, "unexpected YAML node")
 }
 
-func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool, start int) (*node, error) {
+// start is the offset of a node's content, after its anchor and tag.
+func (b *yamlBuilder) start(y *yaml.Node) int {
+	return b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
+}
+
+// memo returns y's range from the cache, computing it once.
+func (b *yamlBuilder) memo(y *yaml.Node, f func() Range) Range {
+	if r, ok := b.ranges[y]; ok {
+		return r
+	}
+	r := f()
+	b.ranges[y] = r
+	return r
+}
+
+// scalarRange is a scalar token's range.
+func (b *yamlBuilder) scalarRange(y *yaml.Node, indent int) Range {
+	return b.memo(y, func() Range {
+		start := b.start(y)
+		return b.d.lines.rng(start, b.scalarEnd(y, start, indent))
+	})
+}
+
+func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool) (*node, error) {
 	n := &node{ptr: ptr, kind: kindObject, aliased: aliased}
 	obj := map[string]any{}
 	explicit := map[string]*yaml.Node{}
@@ -201,7 +233,7 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool,
 		}
 		explicit[k.Value] = k
 	}
-	lastEnd := start
+	lastEnd := 0
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		k, v := y.Content[i], y.Content[i+1]
 		if isMergeKey(k) {
@@ -211,8 +243,7 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool,
 			lastEnd = max(lastEnd, b.mergeEnd(v))
 			continue
 		}
-		kstart := b.skipProps(b.d.lines.offsetOfRune(k.Line, k.Column))
-		keyRange := b.d.lines.rng(kstart, b.scalarEnd(k, kstart, -1))
+		keyRange := b.scalarRange(k, -1)
 		c, err := b.build(v, JoinPointer(ptr, k.Value), depth+1, aliased, k.Column-1)
 		if err != nil {
 			return nil, err
@@ -223,7 +254,7 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool,
 		lastEnd = max(lastEnd, c.val.End.Offset)
 	}
 	n.value = obj
-	n.val = b.collectionRange(start, '{', lastEnd)
+	n.val = b.memo(y, func() Range { return b.collectionRange(b.start(y), '{', lastEnd) })
 	return n, nil
 }
 
@@ -273,22 +304,27 @@ func (b *yamlBuilder) merge(n *node, obj map[string]any, v *yaml.Node, explicit 
 	return nil
 }
 
-func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool, start int) (*node, error) {
+func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool) (*node, error) {
 	n := &node{ptr: ptr, kind: kindArray, aliased: aliased}
 	arr := make([]any, 0, len(y.Content))
-	lastEnd := start
+	lastEnd := 0
 	for i, item := range y.Content {
 		c, err := b.build(item, JoinPointer(ptr, i), depth+1, aliased, y.Column-1)
 		if err != nil {
 			return nil, err
 		}
-		c.key = b.itemKey(c)
+		if r, ok := b.itemKeys[item]; ok {
+			c.key = r
+		} else {
+			c.key = b.itemKey(c)
+			b.itemKeys[item] = c.key
+		}
 		n.children = append(n.children, c)
 		arr = append(arr, c.value)
 		lastEnd = max(lastEnd, c.val.End.Offset)
 	}
 	n.value = arr
-	n.val = b.collectionRange(start, '[', lastEnd)
+	n.val = b.memo(y, func() Range { return b.collectionRange(b.start(y), '[', lastEnd) })
 	return n, nil
 }
 
