@@ -326,6 +326,7 @@ func TestGuardedThroughCLI(t *testing.T) {
 
 func TestEvolveCommandUsage(t *testing.T) {
 	w := newEvoWorkspace(t, "")
+	w.save(w.engine("code-reviewer", nil), "Prefer small diffs", "judgment.code-review.heuristics", "conv-1", "")
 	for _, c := range []string{"promote", "demote", "proposals", "approve", "reject", "garden", "learnings"} {
 		r := w.cli(c, "--help")
 		wantCode(t, r, 0, c+" --help")
@@ -376,5 +377,33 @@ func TestNewEngine(t *testing.T) {
 		Actor: store.Actor{Kind: store.ActorAgent, Name: "code-reviewer"}})
 	if err != nil || res.Status != evolve.SaveRefused {
 		t.Fatalf("save into a domain the agent lacks: %+v %v", res, err)
+	}
+}
+
+// Without a store file, queries answer empty and gates answer "no store";
+// none of them creates the file.
+func TestEvolveWithoutStore(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	for _, c := range []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"proposals"}, 0, "no pending proposals"},
+		{[]string{"learnings"}, 0, "no learnings since"},
+		{[]string{"garden"}, 0, ""},
+		{[]string{"promote", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, ""},
+		{[]string{"approve", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, ""},
+	} {
+		r := w.cli(c.args...)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("%v: exit %d stdout %q stderr %q", c.args, r.code, r.stdout, r.stderr)
+		}
+		if c.code != 0 && !strings.Contains(r.stderr, "no memory store at") {
+			t.Errorf("%v: stderr %q", c.args, r.stderr)
+		}
+	}
+	if _, err := os.Stat(w.db); !os.IsNotExist(err) {
+		t.Errorf("a query created the store: %v", err)
 	}
 }

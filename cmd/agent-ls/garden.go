@@ -23,9 +23,11 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	names, err := c.agentNames(ctx, base)
-	if err != nil {
-		return c.fail(err)
+	var names []string
+	if !c.missing {
+		if names, err = c.agentNames(ctx, base); err != nil {
+			return c.fail(err)
+		}
 	}
 	delete(base, store.AgentKey)
 	reports := []evolve.HealthReport{}

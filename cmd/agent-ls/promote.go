@@ -37,6 +37,14 @@ type evoCmd struct {
 	ws  *workspace.Workspace
 	st  store.Store
 	loc storeLocation
+	// missing: there is no store file yet (nothing saved).
+	missing bool
+}
+
+// noStore reports a missing store for commands that need a record.
+func (c *evoCmd) noStore() int {
+	c.errorf("no memory store at %s (nothing has been saved yet)", c.loc.Path)
+	return exitFindings
 }
 
 func newEvoCmd(e *env, name, usageLine, summary string, mutating bool) *evoCmd {
@@ -119,6 +127,15 @@ func (c *evoCmd) open() (int, bool) {
 		return exitUsage, false
 	}
 	c.ws = ws
+	loc, err := locateStore(c.e, c.store)
+	if err != nil {
+		return c.fail(err), false
+	}
+	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) {
+		// Never create a store as a side effect of a query or a gate.
+		c.loc, c.missing = loc, true
+		return 0, true
+	}
 	st, loc, err := openStore(c.e, c.store, false)
 	if err != nil {
 		return c.fail(err), false
@@ -367,6 +384,9 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	if c.missing {
+		return c.noStore()
+	}
 	eng, err := c.engineForRecord(ctx, pos[0])
 	if err != nil {
 		return c.fail(err)
@@ -394,6 +414,9 @@ func runDemote(ctx context.Context, e *env, args []string) int {
 	a, ok := c.actor()
 	if !ok {
 		return exitUsage
+	}
+	if c.missing {
+		return c.noStore()
 	}
 	eng, err := c.engineForRecord(ctx, pos[0])
 	if err != nil {

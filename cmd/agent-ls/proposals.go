@@ -41,9 +41,11 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	names, err := c.agentNames(ctx, base)
-	if err != nil {
-		return c.fail(err)
+	var names []string
+	if !c.missing {
+		if names, err = c.agentNames(ctx, base); err != nil {
+			return c.fail(err)
+		}
 	}
 	delete(base, store.AgentKey)
 	views := []proposalView{}
@@ -134,6 +136,9 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	a, ok := c.actor()
 	if !ok {
 		return exitUsage
+	}
+	if c.missing {
+		return c.noStore()
 	}
 	p, err := c.st.GetProposal(ctx, pos[0])
 	if err != nil {
