@@ -9,13 +9,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // memorySub is one `agent-ls memory NAME` subcommand.
@@ -197,27 +200,31 @@ func memoryUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "broken ledger chain, damaged records skipped by export); 2 usage, locked or corrupt store, I/O.")
 }
 
-// saveInput is what `memory save` asks the store for.
+// saveInput is what `memory save` asks for.
 type saveInput struct {
-	Request store.WriteRequest
-	Actor   store.Actor
+	// Scope is the record's scope: its agent key names the agent (whose
+	// file is AgentFile or found in the workspace), the rest is the base.
+	Scope     map[string]string
+	AgentFile string
+	Request   evolve.SaveRequest
 }
 
-// saveMemory is the one save path of the CLI, so it can move behind the
-// evolve engine's reconciling save without touching the flag handling.
-func saveMemory(ctx context.Context, s store.Store, in saveInput) (schema.MemoryRecord, error) {
-	recs, err := s.Write(ctx, []store.WriteRequest{in.Request}, in.Actor)
+// saveMemory is the one save path of the CLI: the evolve engine's
+// reconciling save (corroborate a near-duplicate, report a key conflict,
+// refuse a locked target, apply the target's tier at save).
+func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
+	eng, err := newEngine(e, s, in.Scope, in.AgentFile)
 	if err != nil {
-		return schema.MemoryRecord{}, err
+		return evolve.SaveResult{}, err
 	}
-	return recs[0], nil
+	return eng.Save(ctx, in.Request)
 }
 
 func memSave(ctx context.Context, m *memCmd, args []string) int {
 	sub := memorySubs()[0]
 	fs := m.flags(sub)
-	var scope, kind, content, tags, target, payload, supersedes, conv, run, actor, expires string
-	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`")
+	var scope, kind, content, tags, target, payload, supersedes, conv, run, actor, expires, agentFile string
+	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
 	fs.StringVar(&kind, "kind", "fact", "record `kind`: fact, preference, episode or profile")
 	fs.StringVar(&content, "content", "", "the memory's `text` (or give it as arguments)")
 	fs.StringVar(&tags, "tags", "", "comma-separated `tags`")
@@ -228,6 +235,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&run, "run", "", "provenance run `id`")
 	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")
 	fs.StringVar(&expires, "expires", "", "expiry: a duration from now (`7d`, 36h) or an RFC 3339 time")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the scope's agent name)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -242,18 +250,26 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("no content: give --content TEXT")
 		return exitUsage
 	}
-	req := store.WriteRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
-		Provenance: schema.Provenance{ConversationID: conv, RunID: run}}
 	if !schema.Kind(kind).Valid() {
 		m.errorf("--kind %q: want fact, preference, episode or profile", kind)
 		return exitUsage
 	}
+	req := evolve.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
+		Provenance: schema.Provenance{ConversationID: conv, RunID: run}, Tags: splitList(tags)}
+	in := saveInput{AgentFile: agentFile}
 	var err error
-	if req.Scope, err = parseScope(scope); err != nil {
+	if in.Scope, err = parseScope(scope); err != nil {
 		m.errorf("--scope: %v", err)
 		return exitUsage
 	}
-	req.Tags = splitList(tags)
+	if scope == "" {
+		ws, err := workspace.Find(m.e.cwd)
+		if err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+		in.Scope = maps.Clone(ws.Config.Scope)
+	}
 	if target != "" {
 		t, err := schema.ParseTarget(target)
 		if err != nil {
@@ -284,20 +300,36 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
+	if req.Actor, ok = m.actor(actor, loc); !ok {
 		return exitUsage
 	}
-	rec, err := saveMemory(ctx, s, saveInput{Request: req, Actor: a})
+	in.Request = req
+	res, err := saveMemory(ctx, m.e, s, in)
 	if err != nil {
 		return m.storeError(err)
 	}
+	refused := res.Status != evolve.SaveSaved
 	if m.format == "json" {
-		return m.writeJSON(rec)
+		if c := m.writeJSON(res); c != exitOK {
+			return c
+		}
+	} else if !refused {
+		verb := "saved"
+		if res.Corroborated {
+			verb = "corroborated existing record"
+		}
+		fmt.Fprintf(m.e.stdout, "%s %s%s\n", verb, res.Record.ID, prefixed(": ", res.Guidance))
+		if res.SupersededID != "" {
+			fmt.Fprintf(m.e.stdout, "superseded %s\n", res.SupersededID)
+		}
 	}
-	fmt.Fprintf(m.e.stdout, "saved %s\n", rec.ID)
-	if supersedes != "" {
-		fmt.Fprintf(m.e.stdout, "superseded %s\n", supersedes)
+	if refused {
+		msg := res.Status
+		if res.Existing != nil {
+			msg += " with " + res.Existing.ID
+		}
+		m.errorf("%s: %s", msg, res.Guidance)
+		return exitFindings
 	}
 	return exitOK
 }
@@ -502,9 +534,10 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 
 func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags(memorySubs()[4])
-	var reason, actor string
-	fs.StringVar(&reason, "reason", "", "why the record is no longer true")
-	fs.StringVar(&actor, "actor", "", "who invalidates, `kind:name`")
+	var reason, actor, agentFile string
+	fs.StringVar(&reason, "reason", "", "why the record is no longer true (default: \"invalidated with agent-ls memory invalidate\")")
+	fs.StringVar(&actor, "actor", "", "who invalidates, `kind:name`; an agent cannot retire a gated learning, it opens a proposal")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -512,6 +545,9 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) != 1 {
 		m.errorf("want one record ID")
 		return exitUsage
+	}
+	if strings.TrimSpace(reason) == "" {
+		reason = "invalidated with agent-ls memory invalidate"
 	}
 	id := pos[0]
 	s, loc, code, ok := m.open(false)
@@ -523,21 +559,37 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	if err := s.Invalidate(ctx, id, reason, a); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			m.errorf("no record %s", id)
-			return exitFindings
-		}
-		return m.storeError(err)
-	}
 	rec, err := s.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		m.errorf("no record %s", id)
+		return exitFindings
+	}
 	if err != nil {
 		return m.storeError(err)
 	}
-	if m.format == "json" {
-		return m.writeJSON(rec)
+	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	if err != nil {
+		return m.storeError(err)
 	}
-	fmt.Fprintf(m.e.stdout, "invalidated %s at %s\n", id, rec.InvalidAt)
+	o, err := eng.Invalidate(ctx, id, reason, a)
+	if err != nil && !errors.Is(err, evolve.ErrRefused) {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		if c := m.writeJSON(o); c != exitOK {
+			return c
+		}
+	}
+	switch {
+	case errors.Is(err, evolve.ErrRefused):
+		m.errorf("refused: %s", o.Reason)
+		return exitFindings
+	case m.format == "json":
+	case o.Status == evolve.StatusPending:
+		fmt.Fprintf(m.e.stdout, "pending: %s\n", o.Reason)
+	default:
+		fmt.Fprintf(m.e.stdout, "%s %s: %s\n", o.Status, id, o.Reason)
+	}
 	return exitOK
 }
 

@@ -11,6 +11,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -44,7 +45,11 @@ func decodeJSON[T any](t *testing.T, r binResult) T {
 func saveJSON(t *testing.T, dir, db string, args ...string) schema.MemoryRecord {
 	t.Helper()
 	r := mustOK(t, mem(t, dir, db, append([]string{"--format", "json", "save"}, args...)...), "save")
-	return decodeJSON[schema.MemoryRecord](t, r)
+	res := decodeJSON[evolve.SaveResult](t, r)
+	if res.Status != evolve.SaveSaved || res.Record == nil {
+		t.Fatalf("save %v = %+v", args, res)
+	}
+	return *res.Record
 }
 
 func listJSON(t *testing.T, dir, db string, args ...string) listing {
@@ -127,18 +132,18 @@ func TestMemoryLifecycle(t *testing.T) {
 		"--content", "Deploys go out Thursdays", "--supersedes", deploy.ID)
 	r := mustOK(t, mem(t, dir, db, "--format", "json", "show", deploy.ID), "show")
 	sh := decodeJSON[shown](t, r)
-	if sh.Record.SupersededBy != thu.ID || sh.Record.InvalidAt == "" || len(sh.Record.Supports) != 2 || sh.Promotion != nil {
+	if sh.Record.SupersededBy != thu.ID || sh.Record.InvalidAt == "" || len(sh.Record.Supports) != 2 || sh.Promotion == nil || sh.Promotion.Tier != schema.TierAuto {
 		t.Errorf("show superseded record = %+v", sh)
 	}
 	var ops []string
 	for _, e := range sh.Ledger {
 		ops = append(ops, string(e.Op))
 	}
-	if strings.Join(ops, ",") != "write,corroborate,corroborate,supersede" {
+	if strings.Join(ops, ",") != "write,promote,corroborate,corroborate,supersede" {
 		t.Errorf("ledger of the record = %v", ops)
 	}
 	showText := mustOK(t, mem(t, dir, db, "show", deploy.ID), "show").stdout
-	for _, want := range []string{"superseded by: " + thu.ID, "supports:      2 (3 distinct conversations)", "promotion:     not promoted", "ledger:        4 entries", "tier auto"} {
+	for _, want := range []string{"superseded by: " + thu.ID, "supports:      2 (3 distinct conversations)", "promotion:     tier auto", "ledger:        5 entries", "(tier auto)"} {
 		if !strings.Contains(showText, want) {
 			t.Errorf("show text lacks %q:\n%s", want, showText)
 		}
@@ -162,14 +167,14 @@ func TestMemoryLifecycle(t *testing.T) {
 		t.Errorf("ledger --record = %+v", entries)
 	}
 	all := decodeJSON[[]store.LedgerEntry](t, mustOK(t, mem(t, dir, db, "--format", "json", "ledger"), "ledger"))
-	if len(all) != 6 {
-		t.Errorf("ledger has %d entries, want 6", len(all))
+	if len(all) != 8 {
+		t.Errorf("ledger has %d entries, want 8 (3 writes, 2 auto promotions, 2 corroborations, 1 invalidation)", len(all))
 	}
 	if got := decodeJSON[[]store.LedgerEntry](t, mustOK(t, mem(t, dir, db, "--format", "json", "ledger", "--since", "1h", "--op", "invalidate"), "ledger")); len(got) != 1 {
 		t.Errorf("ledger --since 1h --op invalidate = %d entries, want 1", len(got))
 	}
 	v := mustOK(t, mem(t, dir, db, "ledger", "--verify"), "ledger --verify")
-	if !strings.Contains(v.stdout, "6 entries, hash chain intact") {
+	if !strings.Contains(v.stdout, "8 entries, hash chain intact") {
 		t.Errorf("ledger --verify output %q", v.stdout)
 	}
 }
@@ -189,7 +194,7 @@ func TestMemoryErrors(t *testing.T) {
 		{"invalidate unknown", []string{"invalidate", missing}, 1, "agent-ls memory invalidate: no record " + missing},
 		{"corroborate unknown", []string{"corroborate", missing, "--conversation", "c"}, 1, "no record " + missing},
 		{"corroborate without conversation", []string{"corroborate", rec.ID}, 2, "--conversation is required"},
-		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "not found"},
+		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "agent-ls memory save: not_found: no record " + missing},
 		{"bad kind", []string{"save", "--kind", "rumour", "--content", "x"}, 2, `--kind "rumour"`},
 		{"bad scope", []string{"save", "--scope", "project", "--content", "x"}, 2, "--scope"},
 		{"bad target", []string{"save", "--target", "judgment.refunds.nope", "--content", "x"}, 2, "--target"},
@@ -375,9 +380,9 @@ func TestMemoryWorkspaceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustOK(t, runBin(t, sub, "", memEnv, "memory", "--format", "json", "save", "--content", "from a subdirectory"), "save")
-	rec := decodeJSON[schema.MemoryRecord](t, r)
-	if rec.Provenance.Author != "human:lead" {
-		t.Errorf("author = %q, want the workspace actor human:lead", rec.Provenance.Author)
+	rec := decodeJSON[evolve.SaveResult](t, r).Record
+	if rec == nil || rec.Provenance.Author != "human:lead" {
+		t.Errorf("saved %+v, want the workspace actor human:lead as author", rec)
 	}
 	if _, err := os.Stat(filepath.Join(root, "data", "memory.db")); err != nil {
 		t.Errorf("store not at the configured path: %v", err)
@@ -402,5 +407,43 @@ func TestMemoryWorkspaceStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(fresh, ".agent-memory")); !os.IsNotExist(err) {
 		t.Errorf("list created the store directory (err %v)", err)
+	}
+}
+
+// TestMemorySaveReconciles: memory save and invalidate go through the evolve
+// engine: tiers apply at save, a second value for a background key is a
+// conflict, and an agent cannot retire a guarded learning.
+func TestMemorySaveReconciles(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "mem.db")
+	r := mustOK(t, mem(t, dir, db, "--format", "json", "save", "--scope", "project=web", "--target", "background.projectContext.deploy_window", "Deploys go out Tuesdays"), "save")
+	first := decodeJSON[evolve.SaveResult](t, r)
+	if first.State != evolve.StatePromoted || first.Tier != schema.TierAuto {
+		t.Errorf("auto-tier save = %+v, want promoted", first)
+	}
+	r = mem(t, dir, db, "save", "--scope", "project=web", "--target", "background.projectContext.deploy_window", "Deploys go out Fridays")
+	if r.code != 1 || !strings.Contains(r.stderr, "conflict with "+first.Record.ID) {
+		t.Errorf("second value for the key: exit %d, stderr %q; want a conflict naming %s", r.code, r.stderr, first.Record.ID)
+	}
+	if got := listJSON(t, dir, db, "list", "--all"); len(got.Records) != 1 {
+		t.Errorf("a conflicting save wrote: %d records", len(got.Records))
+	}
+	r = mustOK(t, mem(t, dir, db, "--format", "json", "save", "--actor", "agent:bot", "--scope", "project=web",
+		"--target", "judgment.deploy.escalationTriggers", "Ask before deleting any resource in prod"), "save guarded")
+	guarded := decodeJSON[evolve.SaveResult](t, r)
+	if guarded.State != evolve.StatePending || guarded.ProposalID == "" {
+		t.Fatalf("guarded save = %+v, want pending with a proposal", guarded)
+	}
+	mustOK(t, runBin(t, dir, "", memEnv, "approve", guarded.ProposalID, "--store", db, "--reason", "yes"), "approve")
+	r = mustOK(t, mem(t, dir, db, "invalidate", guarded.Record.ID, "--actor", "agent:bot", "--reason", "not needed"), "agent invalidate")
+	if !strings.HasPrefix(r.stdout, "pending: ") {
+		t.Errorf("agent invalidating a guarded learning printed %q, want pending", r.stdout)
+	}
+	if got := listJSON(t, dir, db, "list", "--targeted"); len(got.Records) != 2 {
+		t.Errorf("after the agent's invalidate %d targeted records are live, want 2 (the guarded one keeps rendering)", len(got.Records))
+	}
+	r = mustOK(t, mem(t, dir, db, "invalidate", guarded.Record.ID, "--reason", "not needed"), "human invalidate")
+	if !strings.HasPrefix(r.stdout, "invalidated "+guarded.Record.ID) {
+		t.Errorf("human invalidate printed %q", r.stdout)
 	}
 }
