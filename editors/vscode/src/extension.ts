@@ -262,18 +262,20 @@ class AgentLsExtension implements vscode.Disposable {
   }
 
   private async showComposedPrompt(target: vscode.Uri | undefined): Promise<void> {
+    const client = this.runningClient();
     const uri = target ?? (await this.pickAgentFile());
     if (uri === undefined) {
       return;
     }
     const params: ComposedPromptParams = { uri: uri.toString() };
-    const res = await this.runningClient().sendRequest<ComposedPromptResult>(Methods.composedPrompt, params);
+    const res = await client.sendRequest<ComposedPromptResult>(Methods.composedPrompt, params);
     const base = path.basename(uri.path);
     const r = renderComposedPrompt(res, base);
     await this.openReadOnly(`${base}.prompt.md`, uri, r.markdown, r.memoryLines);
   }
 
   private async showLearnings(): Promise<void> {
+    const client = this.runningClient();
     const uri = await this.pickAgentFile();
     if (uri === undefined) {
       return;
@@ -287,7 +289,7 @@ class AgentLsExtension implements vscode.Disposable {
     if (since === undefined) {
       return;
     }
-    const res = await this.runningClient().sendRequest<LearningsResult>(Methods.learnings, {
+    const res = await client.sendRequest<LearningsResult>(Methods.learnings, {
       uri: uri.toString(),
       since: since.trim(),
     });
@@ -296,11 +298,11 @@ class AgentLsExtension implements vscode.Disposable {
   }
 
   private async showPendingReviews(): Promise<void> {
+    const client = this.runningClient();
     const uri = await this.pickAgentFile();
     if (uri === undefined) {
       return;
     }
-    const client = this.runningClient();
     const res = await client.sendRequest<ProposalsResult>(Methods.proposals, { uri: uri.toString() });
     const items = proposalItems(res.proposals ?? [], new Date());
     if (items.length === 0) {
