@@ -132,3 +132,20 @@ func TestEvalGatedPromotion(t *testing.T) {
 		})
 	}
 }
+
+// An agent may demote an earned record when the eval suite shows the record
+// regresses it; without a regression the agent only gets a proposal.
+func TestAgentDemoteByEvalRegression(t *testing.T) {
+	check := schema.EvalConfig{Command: []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}}
+	f := newFixture(t, func(c *Config) { c.Evaluator = NewCommandEvaluator(check, t.TempDir()) })
+	bad := f.write("Skip the tests for docs-only changes", "judgment.code-review.heuristics", "conv-1", true)
+	good := f.write("Flag unchecked errors on deferred Close calls", "judgment.code-review.heuristics", "conv-1", true)
+	o, err := f.eng.Demote(f.ctx, bad.ID, "it hurts the suite", agentKind)
+	if err != nil || o.Status != StatusDemoted || o.Evidence.Eval == nil || !strings.Contains(o.Evidence.Note, "eval regression") {
+		t.Fatalf("demote of a regressing record: %+v %v", o, err)
+	}
+	o, err = f.eng.Demote(f.ctx, good.ID, "I think it is wrong", agentKind)
+	if err != nil || o.Status != StatusPending || !f.isPromoted(good.ID) {
+		t.Fatalf("demote of a helping record: %+v %v", o, err)
+	}
+}

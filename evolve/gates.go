@@ -324,6 +324,22 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 		return o, nil
 	}
 	o.Evidence = ev
+	if supersededBy != "" && isHuman(actor) {
+		// A human's supersede goes through a proposal approved at once, so
+		// the record's supersededBy is set and the ledger shows the decision.
+		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: id, Tier: prom.Tier,
+			RequestedBy: actor, Reason: reason, Evidence: ev, Invalidate: true, SupersededBy: supersededBy})
+		if err != nil {
+			return o, err
+		}
+		if p.SupersededBy == supersededBy {
+			if _, err := e.st.Approve(ctx, p.ID, actor, reason); err != nil {
+				return o, fmt.Errorf("supersede %s: %w", id, err)
+			}
+			o.Status, o.Reason, o.ProposalID = StatusInvalidated, reason, p.ID
+			return o, nil
+		}
+	}
 	if invalidate {
 		return e.doInvalidate(ctx, id, reason, actor, o)
 	}

@@ -441,3 +441,31 @@ func TestForeignRecordIsNotFound(t *testing.T) {
 		t.Errorf("supersede a foreign record: %+v %v", res, err)
 	}
 }
+
+func TestSupersedeGates(t *testing.T) {
+	f := newFixture(t)
+	old := f.write("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", true)
+	keep := f.write("Ask before deleting any database in prod", "judgment.deploy.escalationTriggers", "conv-2", false)
+	o, err := f.eng.Supersede(f.ctx, keep.ID, old.ID, agentKind)
+	if err != nil || o.Status != StatusPending || !f.isPromoted(old.ID) || f.isPromoted(keep.ID) {
+		t.Fatalf("agent supersede of a guarded record: %+v %v", o, err)
+	}
+	p, _ := f.st.GetProposal(f.ctx, o.ProposalID)
+	if p.SupersededBy != keep.ID || p.Kind != store.ProposeDemote {
+		t.Errorf("proposal %+v", p)
+	}
+	if _, err := f.eng.Supersede(f.ctx, keep.ID, keep.ID, human); !isRefused(err) {
+		t.Errorf("self supersede: %v", err)
+	}
+	// The human's supersede retires the old one and promotes the kept one (guarded: the human is the approval).
+	o, err = f.eng.Supersede(f.ctx, keep.ID, old.ID, human)
+	if err != nil || o.Status != StatusPromoted || f.isValid(old.ID) || !f.isPromoted(keep.ID) {
+		t.Fatalf("human supersede: %+v %v", o, err)
+	}
+	if r, _ := f.st.Get(f.ctx, old.ID); r.SupersededBy != keep.ID {
+		t.Errorf("superseded record %+v", r)
+	}
+	if _, err := f.eng.Supersede(f.ctx, old.ID, keep.ID, human); !isRefused(err) {
+		t.Errorf("keeping an invalidated record: %v", err)
+	}
+}
