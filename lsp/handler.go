@@ -58,7 +58,7 @@ func cancelHandler(next jsonrpc2.Handler, log *slog.Logger) jsonrpc2.Handler {
 			mu.Lock()
 			delete(inflight, id)
 			mu.Unlock()
-			if ctx.Err() != nil && err == nil {
+			if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 				result, err = nil, protocol.ErrRequestCancelled
 			}
 			cancel()

@@ -38,6 +38,8 @@ type Options struct {
 	NoWatch bool
 	// Version is reported in serverInfo.
 	Version string
+
+	testHook func(*server) // tests reach the server's internals
 }
 
 // ErrExitWithoutShutdown is Serve's error when the client sent exit before
@@ -73,6 +75,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	s.log = slog.New(&clientLogHandler{next: base.Handler(), s: s})
 	s.stores = newStoreTracker(s)
 
+	if opts.testHook != nil {
+		opts.testHook(s)
+	}
 	var wg sync.WaitGroup
 	s.conn.Go(ctx, cancelHandler(orderedHandler(s.route, s.log, &wg), s.log))
 
@@ -229,7 +234,8 @@ func knownNotification(method string) bool {
 // errors never get here: the stream answers them).
 func paramsErrorReply(reply jsonrpc2.Replier) jsonrpc2.Replier {
 	return func(ctx context.Context, result any, err error) error {
-		if err != nil && errors.Is(err, jsonrpc2.ErrParse) {
+		// The library formats the code's message with %s, so match it.
+		if err != nil && strings.HasPrefix(err.Error(), jsonrpc2.ErrParse.Error()) {
 			err = jsonrpc2.NewError(jsonrpc2.InvalidParams, "invalid params: "+err.Error())
 		}
 		return reply(ctx, result, err)
@@ -254,11 +260,13 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	if len(p.WorkspaceFolders) > 0 {
 		root = uriToPath(protocol.DocumentURI(p.WorkspaceFolders[0].URI))
 	}
-	if root == "" && p.RootURI != "" { //lint:ignore SA1019 older clients send only rootUri
-		root = uriToPath(p.RootURI) //lint:ignore SA1019 older clients send only rootUri
+	//lint:ignore SA1019 older clients send only rootUri
+	if rootURI := p.RootURI; root == "" && rootURI != "" {
+		root = uriToPath(rootURI)
 	}
 	if root == "" {
-		root = p.RootPath //lint:ignore SA1019 the oldest clients send only rootPath
+		//lint:ignore SA1019 the oldest clients send only rootPath
+		root = p.RootPath
 	}
 	s.mu.Lock()
 	s.initialized = true

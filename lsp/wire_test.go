@@ -1,0 +1,251 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+const cleanAgent = "roleTemplate:\n  name: wire\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\n"
+
+// blockingOpener returns an opener that blocks until its context ends, and
+// a channel told each time it starts blocking.
+func blockingOpener() (func(ctx context.Context, path string) (store.Store, error), chan struct{}) {
+	started := make(chan struct{}, 8)
+	return func(ctx context.Context, path string) (store.Store, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, started
+}
+
+func rawInit(r *rawConn, root string) {
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":1,"rootUri":"` + string(pathToURI(root)) + `","capabilities":{}}}`)
+	if m := r.recvResponse(); m["id"] != float64(1) || m["error"] != nil {
+		r.t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+}
+
+// rawOpen opens a file and waits for its quick diagnostics.
+func rawOpen(r *rawConn, path, text string) {
+	params, _ := json.Marshal(map[string]any{"textDocument": map[string]any{"uri": pathToURI(path), "languageId": "yaml", "version": 1, "text": text}})
+	r.send(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":` + string(params) + `}`)
+	for {
+		m := r.recv()
+		if m["method"] == protocol.MethodTextDocumentPublishDiagnostics {
+			return
+		}
+	}
+}
+
+// TestWireCancelNumericID: a $/cancelRequest with a numeric id (what every
+// real client sends) cancels the request, which answers RequestCancelled;
+// a string id works too (library defect 2).
+func TestWireCancelNumericID(t *testing.T) {
+	for _, tt := range []struct{ name, id, cancelID string }{
+		{"number", `7`, `7`},
+		{"string", `"req-7"`, `"req-7"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(env.storePath, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			open, started := blockingOpener()
+			r := startRaw(t, Options{NoWatch: true, OpenStore: open})
+			rawInit(r, env.root)
+			path := filepath.Join(env.root, "a.agent.yaml")
+			_ = started // the diagnostics run blocks in the opener too, until the end
+			rawOpen(r, path, cleanAgent)
+			r.send(`{"jsonrpc":"2.0","id":` + tt.id + `,"method":"agent-ls/proposals","params":{"uri":"` + string(pathToURI(path)) + `"}}`)
+			r.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":` + tt.cancelID + `}}`)
+			m := r.recvResponse()
+			idJSON, _ := json.Marshal(m["id"])
+			if string(idJSON) != tt.id {
+				t.Fatalf("response id %s, want %s: %v", idJSON, tt.id, m)
+			}
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != float64(-32800) {
+				t.Fatalf("cancelled request answered %v, want error code -32800 (RequestCancelled)", m)
+			}
+			// The server still serves.
+			r.send(`{"jsonrpc":"2.0","id":99,"method":"shutdown"}`)
+			if m := r.recvResponse(); m["id"] != float64(99) || m["error"] != nil {
+				t.Fatalf("shutdown after cancel: %v", m)
+			}
+		})
+	}
+}
+
+// TestWireMalformed: a frame that is not JSON gets a ParseError (id null),
+// a request of the wrong shape an InvalidRequest with its id, unknown
+// methods MethodNotFound, bad params InvalidParams; the server keeps
+// serving after each.
+func TestWireMalformed(t *testing.T) {
+	env := newTestEnv(t)
+	r := startRaw(t, Options{NoWatch: true})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}`)
+	if m := r.recvResponse(); errCode(m) != -32002 {
+		t.Fatalf("request before initialize: %v, want ServerNotInitialized", m)
+	}
+	rawInit(r, env.root)
+	tests := []struct {
+		name     string
+		body     string
+		wantID   any
+		wantCode float64
+	}{
+		{"not json", `{"jsonrpc":"2.0","id":2,"method":`, nil, -32700},
+		{"garbage", `hello`, nil, -32700},
+		{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"shutdown"}`, float64(3), -32600},
+		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"textDocument/teleport","params":{}}`, float64(4), -32601},
+		{"unknown agent-ls method", `{"jsonrpc":"2.0","id":5,"method":"agent-ls/teleport","params":{}}`, float64(5), -32601},
+		{"bad params standard", `{"jsonrpc":"2.0","id":6,"method":"textDocument/hover","params":{"position":"here"}}`, float64(6), -32602},
+		{"bad params custom", `{"jsonrpc":"2.0","id":7,"method":"agent-ls/composedPrompt","params":[1,2]}`, float64(7), -32602},
+		{"bad params inlay", `{"jsonrpc":"2.0","id":8,"method":"textDocument/inlayHint","params":{"range":"all"}}`, float64(8), -32602},
+		{"missing params", `{"jsonrpc":"2.0","id":9,"method":"agent-ls/learnings"}`, float64(9), -32602},
+		{"unknown command", `{"jsonrpc":"2.0","id":10,"method":"workspace/executeCommand","params":{"command":"agent-ls.teleport","arguments":[{}]}}`, float64(10), -32602},
+		{"command missing argument", `{"jsonrpc":"2.0","id":11,"method":"workspace/executeCommand","params":{"command":"agent-ls.approve","arguments":[{}]}}`, float64(11), -32602},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r.send(tt.body)
+			m := r.recvResponse()
+			if m["id"] != tt.wantID || errCode(m) != tt.wantCode {
+				t.Fatalf("got %v, want id %v code %v", m, tt.wantID, tt.wantCode)
+			}
+			if msg, _ := m["error"].(map[string]any)["message"].(string); strings.TrimSpace(msg) == "" {
+				t.Errorf("error without a message: %v", m)
+			}
+		})
+	}
+	// Unknown notifications are ignored silently; the connection still works.
+	r.send(`{"jsonrpc":"2.0","method":"workspace/somethingNew","params":{}}`)
+	r.send(`{"jsonrpc":"2.0","id":50,"method":"shutdown"}`)
+	if m := r.recvResponse(); m["id"] != float64(50) || m["error"] != nil {
+		t.Fatalf("shutdown: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":51,"method":"textDocument/hover","params":{}}`)
+	if m := r.recvResponse(); errCode(m) != -32600 {
+		t.Fatalf("request after shutdown: %v, want InvalidRequest", m)
+	}
+}
+
+func errCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	if e == nil {
+		return 0
+	}
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// TestWirePanicRecovered: a panic inside a handler is answered with
+// InternalError and logged to the client; later requests still work.
+func TestWirePanicRecovered(t *testing.T) {
+	env := newTestEnv(t)
+	if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env.storePath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	panicky := func(ctx context.Context, path string) (store.Store, error) { panic("store opener exploded") }
+	locked := func(ctx context.Context, path string) (store.Store, error) { return nil, store.ErrLocked }
+	c := startServer(t, Options{NoWatch: true, OpenStore: panicky, OpenStoreReadOnly: locked})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "a.agent.yaml", cleanAgent)
+	uri := c.open(path, cleanAgent, 1)
+	c.awaitDiagnostics(uri, 1)
+	err := c.callErr(methodProposals, map[string]any{"uri": uri}, nil)
+	if err == nil || !strings.Contains(err.Error(), "store opener exploded") {
+		t.Fatalf("proposals with a panicking handler: %v, want an internal error naming the panic", err)
+	}
+	c.waitFor("logMessage about the panic", func(ns, _ []note) bool {
+		for _, n := range ns {
+			if n.method == protocol.MethodWindowLogMessage && strings.Contains(string(n.params), "panic") {
+				return true
+			}
+		}
+		return false
+	})
+	var hover json.RawMessage
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": 1, "character": 3}}, &hover)
+	if !strings.Contains(string(hover), "roleTemplate/name") {
+		t.Errorf("hover after a panic: %s", hover)
+	}
+}
+
+// TestWireApplyEditResult: workspace/applyEdit answered {"applied": true}
+// decodes (library defect 1), and {"applied": false} is reported as such.
+func TestWireApplyEditResult(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		answer any
+		want   ApplyEditResult
+	}{
+		{"applied", map[string]any{"applied": true}, ApplyEditResult{Applied: true}},
+		{"refused", map[string]any{"applied": false, "failureReason": "read-only"}, ApplyEditResult{Applied: false, FailureReason: "read-only"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			srv := make(chan *server, 1)
+			c := startServer(t, Options{NoWatch: true, testHook: func(s *server) { srv <- s }})
+			c.mu.Lock()
+			c.applyResult = tt.answer
+			c.mu.Unlock()
+			c.initialize(env.root, nil, false)
+			s := <-srv
+			res, err := s.applyEdit(context.Background(), "test", protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{
+				pathToURI(filepath.Join(env.root, "a.agent.yaml")): {{NewText: "x"}}}})
+			if err != nil {
+				t.Fatalf("applyEdit: %v", err)
+			}
+			if res.Applied != tt.want.Applied || res.FailureReason != tt.want.FailureReason {
+				t.Fatalf("applyEdit result %+v, want %+v", res, tt.want)
+			}
+		})
+	}
+}
+
+// TestWireDiagnosticsNeverNull: clean files publish "diagnostics":[] on
+// the wire, and closing a file clears it with [].
+func TestWireDiagnosticsNeverNull(t *testing.T) {
+	env := newTestEnv(t)
+	r := startRaw(t, Options{NoWatch: true})
+	rawInit(r, env.root)
+	path := filepath.Join(env.root, "a.agent.yaml")
+	params, _ := json.Marshal(map[string]any{"textDocument": map[string]any{"uri": pathToURI(path), "languageId": "yaml", "version": 0, "text": cleanAgent}})
+	r.send(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":` + string(params) + `}`)
+	check := func(what string) {
+		for {
+			m := r.recv()
+			if m["method"] != protocol.MethodTextDocumentPublishDiagnostics {
+				continue
+			}
+			p := m["params"].(map[string]any)
+			ds, ok := p["diagnostics"].([]any)
+			if !ok || len(ds) != 0 {
+				t.Fatalf("%s: diagnostics %#v, want []", what, p["diagnostics"])
+			}
+			if v, ok := p["version"]; !ok || v != float64(0) {
+				t.Fatalf("%s: version %v, want 0 kept on the wire", what, v)
+			}
+			return
+		}
+	}
+	check("open")
+	r.send(`{"jsonrpc":"2.0","method":"textDocument/didClose","params":{"textDocument":{"uri":"` + string(pathToURI(path)) + `"}}}`)
+	check("close")
+}
