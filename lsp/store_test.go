@@ -1,0 +1,360 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+const trigger = "Ask before deleting any resource in prod"
+
+// withBolt opens the real store of env for one step, as another process
+// (an agent, the CLI) would.
+func withBolt(t *testing.T, env *testEnv, fn func(st store.Store)) {
+	t.Helper()
+	st, err := bolt.Open(env.storePath, store.Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fn(st)
+}
+
+// agentSave saves a memory as agent:deploy-ops through the evolve engine.
+func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv string) evolve.SaveResult {
+	t.Helper()
+	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", []byte(agentText))
+	if err != nil || cfg == nil {
+		t.Fatalf("load agent: %v", err)
+	}
+	mt, err := schema.ParseTarget(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res evolve.SaveResult
+	withBolt(t, env, func(st store.Store) {
+		e := evolve.New(evolve.Config{Store: st, Agent: cfg})
+		res, err = e.Save(context.Background(), evolve.SaveRequest{
+			Kind: schema.KindFact, Content: content, Target: &mt,
+			Provenance: schema.Provenance{ConversationID: conv, RunID: "run-" + conv},
+			Actor:      store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"},
+		})
+		if err != nil {
+			t.Fatalf("save %q: %v", content, err)
+		}
+	})
+	return res
+}
+
+func (c *testClient) hints(uri protocol.DocumentURI) []InlayHint {
+	c.t.Helper()
+	var hs []InlayHint
+	c.call(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}}}, &hs)
+	return hs
+}
+
+func hintWith(hs []InlayHint, text string) *InlayHint {
+	for i := range hs {
+		if strings.Contains(hs[i].Label, text) {
+			return &hs[i]
+		}
+	}
+	return nil
+}
+
+func (c *testClient) refreshCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, call := range c.calls {
+		if call.method == methodInlayHintRefresh {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *testClient) awaitRefresh(after int) {
+	c.t.Helper()
+	c.waitFor("workspace/inlayHint/refresh", func(_, calls []note) bool {
+		n := 0
+		for _, call := range calls {
+			if call.method == methodInlayHintRefresh {
+				n++
+			}
+		}
+		return n > after
+	})
+}
+
+// TestGuardedApprovalFromEditor is ADR-0008's guarded scenario in the
+// editor: the agent proposes an escalation trigger; the file shows it as a
+// candidate; a store write by another process refreshes hints; the approve
+// code action runs through the gate as human:ana; the hint becomes a
+// promoted line whose hover tells its history; the composed prompt and the
+// learnings show it.
+func TestGuardedApprovalFromEditor(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
+	if res.State != evolve.StatePending || res.ProposalID == "" {
+		t.Fatalf("save trigger: %+v", res)
+	}
+
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), Getenv: func(string) string { return "" }})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, true)
+	uri := c.open(path, text, 1)
+	if d := c.awaitDiagnostics(uri, 1); len(d.Diagnostics) != 0 {
+		t.Fatalf("deploy fixture diagnostics: %+v", d.Diagnostics)
+	}
+	c.waitFor("status with one pending review", func(ns, _ []note) bool {
+		for _, n := range ns {
+			if n.method == methodStatus && strings.Contains(string(n.params), `"pendingReviews":1`) && strings.Contains(string(n.params), `"connected"`) {
+				return true
+			}
+		}
+		return false
+	})
+
+	hs := c.hints(uri)
+	cand := hintWith(hs, trigger)
+	if cand == nil || !strings.HasPrefix(cand.Label, "(candidate) ") || !strings.Contains(cand.Label, "guarded") {
+		t.Fatalf("candidate hint: %+v in %+v", cand, hs)
+	}
+	// The hint sits on the deploy judgment's escalationTriggers key line.
+	if line := strings.Split(text, "\n")[cand.Position.Line]; !strings.Contains(line, "escalationTriggers:") {
+		t.Errorf("candidate hint on line %q", line)
+	}
+
+	// Another process writes the store: the watcher refreshes hints.
+	before := c.refreshCount()
+	fact := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
+	if fact.State != evolve.StatePromoted {
+		t.Fatalf("auto fact: %+v", fact)
+	}
+	c.awaitRefresh(before)
+	hs = c.hints(uri)
+	h := hintWith(hs, "Deploys go out Tuesdays")
+	if h == nil || !strings.HasPrefix(h.Label, "+ ") || !strings.Contains(h.Label, "auto") || !strings.Contains(h.Label, "conv conv-1") {
+		t.Fatalf("auto fact hint: %+v in %+v", h, hs)
+	}
+	if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "run `run-conv-1`") {
+		t.Errorf("tooltip: %+v", h.Tooltip)
+	}
+
+	// The approve code action, with its diff, run as human:ana.
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
+		"context": map[string]any{"diagnostics": []any{}}}, &actions)
+	var approve *protocol.CodeAction
+	for i := range actions {
+		if strings.HasPrefix(actions[i].Title, "Approve promote of") && strings.Contains(actions[i].Title, "Ask before") {
+			approve = &actions[i]
+		}
+	}
+	if approve == nil || approve.Command == nil {
+		t.Fatalf("no approve action in %+v", actions)
+	}
+	args, _ := json.Marshal(approve.Command.Arguments)
+	if !strings.Contains(string(args), `+- `+trigger) {
+		t.Errorf("approve arguments carry no diff: %s", args)
+	}
+	before = c.refreshCount()
+	var out CommandResult
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
+	if !out.OK || out.Status != evolve.StatusApproved || !strings.Contains(out.Message, "human:ana") {
+		t.Fatalf("approve: %+v", out)
+	}
+	c.awaitRefresh(before)
+	hs = c.hints(uri)
+	if h := hintWith(hs, trigger); h == nil || !strings.HasPrefix(h.Label, "+ ") {
+		t.Fatalf("after approval: %+v", hs)
+	}
+	// Approving twice is refused with the gate's reason.
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
+	if err == nil || !strings.Contains(err.Error(), "approved") {
+		t.Errorf("second approval: %v", err)
+	}
+
+	// Hover on the escalationTriggers key: the learned line and its history.
+	lines := strings.Split(text, "\n")
+	keyLine := int(cand.Position.Line)
+	col := strings.Index(lines[keyLine], "escalationTriggers")
+	var hover protocol.Hover
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": map[string]any{"line": keyLine, "character": col + 2}}, &hover)
+	for _, want := range []string{trigger, "conv-9", "History", "approve by human:ana", "Composed"} {
+		if !strings.Contains(hover.Contents.Value, want) {
+			t.Errorf("hover lacks %q:\n%s", want, hover.Contents.Value)
+		}
+	}
+	// Hover on an authored line says where it comes from.
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": map[string]any{"line": 8, "character": 8}}, &hover)
+	if !strings.Contains(hover.Contents.Value, "authored (role)") {
+		t.Errorf("authored hover: %s", hover.Contents.Value)
+	}
+
+	var prompt ComposedPrompt
+	c.call(methodComposedPrompt, map[string]any{"uri": uri}, &prompt)
+	if !strings.Contains(prompt.Text, "- "+trigger) || !strings.Contains(prompt.Text, "Tuesdays") {
+		t.Errorf("composed prompt:\n%s", prompt.Text)
+	}
+	memory := false
+	for _, s := range prompt.Sections {
+		for _, f := range s.Fragments {
+			if f.Source == "memory" && strings.Contains(f.Text, trigger) && len(f.MemoryIDs) == 1 && f.MemoryIDs[0] == res.Record.ID {
+				memory = true
+			}
+		}
+	}
+	if !memory {
+		t.Errorf("no memory fragment for the trigger: %+v", prompt.Sections)
+	}
+	var learned struct {
+		Learnings []evolve.Learning `json:"learnings"`
+	}
+	c.call(methodLearnings, map[string]any{"uri": uri, "since": "1d"}, &learned)
+	found := false
+	for _, l := range learned.Learnings {
+		if l.RecordID == res.Record.ID && l.Op == "promote" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("learnings: %+v", learned)
+	}
+	var props struct {
+		Proposals []ProposalView `json:"proposals"`
+	}
+	c.call(methodProposals, map[string]any{"uri": uri}, &props)
+	if len(props.Proposals) != 0 {
+		t.Errorf("proposals after approval: %+v", props)
+	}
+}
+
+// TestAdoptLearnedLine: adopt inserts the learned line into the authored
+// list through workspace/applyEdit and retires the record; a refused edit
+// leaves the record alone.
+func TestAdoptLearnedLine(t *testing.T) {
+	for _, applied := range []bool{true, false} {
+		t.Run(map[bool]string{true: "applied", false: "refused"}[applied], func(t *testing.T) {
+			env := newTestEnv(t)
+			data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(data)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+			c.mu.Lock()
+			c.applyResult = map[string]any{"applied": applied}
+			c.mu.Unlock()
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var out CommandResult
+			err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+			c.mu.Lock()
+			var edit note
+			for _, call := range c.calls {
+				if call.method == methodApplyEdit {
+					edit = call
+				}
+			}
+			c.mu.Unlock()
+			if !strings.Contains(string(edit.params), `deploy_window: \"Deploys go out Tuesdays after 14:00 ET\"`) {
+				t.Fatalf("applyEdit params: %s", edit.params)
+			}
+			var rec schema.MemoryRecord
+			withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), fact.Record.ID) })
+			if applied {
+				if err != nil || !out.OK || rec.InvalidAt == "" || !strings.Contains(rec.InvalidReason, "adopted") {
+					t.Fatalf("adopt: %v %+v; record %+v", err, out, rec)
+				}
+			} else if err == nil || rec.InvalidAt != "" {
+				t.Fatalf("refused edit: err %v, record %+v", err, rec)
+			}
+		})
+	}
+}
+
+// TestLockedStoreDegrades: a store another process holds is reported as
+// locked with one warning, diagnostics still come (schema-only), and the
+// next change after the lock is released reconnects.
+func TestLockedStoreDegrades(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
+	holder, err := bbolt.Open(env.storePath, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	statusOf := func(state StoreState) func(ns, _ []note) bool {
+		return func(ns, _ []note) bool {
+			for _, n := range ns {
+				var s Status
+				if n.method == methodStatus && json.Unmarshal(n.params, &s) == nil && s.URI == uri && s.Store == state {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	c.waitFor("locked status", statusOf(StoreLocked))
+	for v := 2; v <= 3; v++ {
+		c.change(uri, text, v)
+		c.awaitDiagnostics(uri, int32(v))
+	}
+	if hs := c.hints(uri); len(hs) != 0 {
+		t.Errorf("hints from a locked store: %+v", hs)
+	}
+	if err := holder.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.change(uri, text, 4)
+	c.waitFor("connected status", statusOf(StoreConnected))
+	warnings := 0
+	for _, p := range c.notesOf(protocol.MethodWindowShowMessage) {
+		if strings.Contains(string(p), "locked") {
+			warnings++
+		}
+	}
+	if warnings != 1 {
+		t.Errorf("%d locked warnings, want exactly 1", warnings)
+	}
+	if hs := c.hints(uri); hintWith(hs, "Tuesdays") == nil {
+		t.Errorf("hints after reconnect: %+v", hs)
+	}
+}
+
+
