@@ -162,7 +162,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	// The approve code action, with its diff, run as human:ana.
 	var actions []protocol.CodeAction
 	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
-		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
+		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
 		"context": map[string]any{"diagnostics": []any{}}}, &actions)
 	var approve *protocol.CodeAction
 	for i := range actions {
@@ -356,5 +356,3 @@ func TestLockedStoreDegrades(t *testing.T) {
 		t.Errorf("hints after reconnect: %+v", hs)
 	}
 }
-
-
