@@ -44,3 +44,13 @@ soak:
 
 clean:
 	rm -rf bin
+
+# Editor integrations (editors/): `make vsix` packages the VS Code extension
+# into editors/vscode/agent-ls.vsix; `make test-editors` lints, packages and
+# tests it and runs the Neovim and Emacs configs headless.
+.PHONY: vsix test-editors
+vsix:
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error && npm run package
+
+test-editors:
+	@bash editors/test.sh
