@@ -246,7 +246,8 @@ It goes through workspace/executeCommand."
 (defun agent-ls-review ()
   "Pick a pending proposal, show its diff, then approve or reject it."
   (interactive)
-  (let* ((res (agent-ls--request :agent-ls/proposals (list :uri (agent-ls--uri))))
+  (let* ((uri (agent-ls--uri))
+         (res (agent-ls--request :agent-ls/proposals (list :uri uri)))
          (ps (append (plist-get res :proposals) nil)))
     (if (null ps)
         (message "agent-ls: no pending reviews")
@@ -259,12 +260,12 @@ It goes through workspace/executeCommand."
         (agent-ls--show (format "*agent-ls proposal %s*" (plist-get p :id)) (plist-get p :diff)
                         (and (fboundp 'diff-mode) 'diff-mode))
         (pcase (completing-read "Decision: " '("approve" "reject" "later") nil t)
-          ("approve" (message "agent-ls: %s" (agent-ls-execute "agent-ls.approve" (list :proposalId (plist-get p :id)))))
+          ("approve" (message "agent-ls: %s" (agent-ls-execute "agent-ls.approve" (list :proposalId (plist-get p :id) :uri uri))))
           ("reject" (let ((reason (string-trim (read-string "Reason: "))))
                       (when (string-empty-p reason) (user-error "A reason is required"))
                       (message "agent-ls: %s"
                                (agent-ls-execute "agent-ls.reject"
-                                                 (list :proposalId (plist-get p :id) :reason reason))))))))))
+                                                 (list :proposalId (plist-get p :id) :reason reason :uri uri))))))))))
 
 (provide 'agent-ls)
 ;;; agent-ls.el ends here

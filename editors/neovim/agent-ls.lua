@@ -320,7 +320,8 @@ end
 --- Picks a pending proposal (vim.ui.select), shows its diff, then approves or rejects it.
 function M.review(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  request(bufnr, "agent-ls/proposals", { uri = vim.uri_from_bufnr(bufnr) }, function(result, client)
+  local uri = vim.uri_from_bufnr(bufnr)
+  request(bufnr, "agent-ls/proposals", { uri = uri }, function(result, client)
     local ps = result.proposals or {}
     if #ps == 0 then
       vim.notify("agent-ls: no pending reviews", vim.log.levels.INFO)
@@ -347,11 +348,11 @@ function M.review(bufnr)
           end, bufnr)
         end
         if choice == "approve" then
-          run("agent-ls.approve", { proposalId = p.id })
+          run("agent-ls.approve", { proposalId = p.id, uri = uri })
         elseif choice == "reject" then
           vim.ui.input({ prompt = "Reason: " }, function(reason)
             if reason and reason:match("%S") then
-              run("agent-ls.reject", { proposalId = p.id, reason = vim.trim(reason) })
+              run("agent-ls.reject", { proposalId = p.id, reason = vim.trim(reason), uri = uri })
             end
           end)
         end

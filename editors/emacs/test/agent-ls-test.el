@@ -126,7 +126,8 @@
         (agent-ls-review))
       (let ((exec (agent-ls-test--find "workspace/executeCommand")))
         (should (equal (plist-get (plist-get exec :params) :command) "agent-ls.approve"))
-        (should (equal (plist-get (car (plist-get (plist-get exec :params) :arguments)) :proposalId) "p1"))))
+        (should (equal (plist-get (car (plist-get (plist-get exec :params) :arguments)) :proposalId) "p1"))
+        (should (equal (plist-get (car (plist-get (plist-get exec :params) :arguments)) :uri) (agent-ls--uri)))))
     ;; The JSON agent file of the same workspace joins the same server.  Eglot
     ;; 1.9 sends one language id per server (the first mode's); later Eglots
     ;; keep a per-mode table (the `languages' slot) and must send json.

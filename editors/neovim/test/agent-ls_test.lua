@@ -149,7 +149,8 @@ local function main()
   local exec = wait_for(logp, function(m)
     return m.method == "workspace/executeCommand"
   end)
-  check(exec ~= nil and exec.params.command == "agent-ls.approve" and exec.params.arguments[1].proposalId == "p1",
+  check(exec ~= nil and exec.params.command == "agent-ls.approve" and exec.params.arguments[1].proposalId == "p1"
+      and exec.params.arguments[1].uri == vim.uri_from_bufnr(a_buf),
     "approve sent as workspace/executeCommand: " .. vim.inspect(exec))
 
   -- Shutdown is clean.

@@ -333,7 +333,7 @@ class AgentLsExtension implements vscode.Disposable {
     }
     let result: CommandResult;
     if (action.action === "approve") {
-      result = await this.execute(ServerCommands.approve, { proposalId: p.id });
+      result = await this.execute(ServerCommands.approve, { proposalId: p.id, uri: uri.toString() });
     } else {
       const reason = await vscode.window.showInputBox({
         title: `Reject ${p.id}`,
@@ -344,7 +344,11 @@ class AgentLsExtension implements vscode.Disposable {
       if (reason === undefined) {
         return;
       }
-      result = await this.execute(ServerCommands.reject, { proposalId: p.id, reason: reason.trim() });
+      result = await this.execute(ServerCommands.reject, {
+        proposalId: p.id,
+        reason: reason.trim(),
+        uri: uri.toString(),
+      });
     }
     void vscode.window.showInformationMessage(`Agent LS: ${result.message || (result.ok ? "done" : "not done")}`);
   }

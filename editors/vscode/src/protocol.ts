@@ -88,11 +88,13 @@ export interface Learning {
   at: string;
   recordId: string;
   content: string;
-  target: Target;
-  tier: string;
+  target?: Target;
+  tier?: string;
   actor: string;
   conversationId?: string;
   runId?: string;
+  reason?: string;
+  proposalId?: string;
 }
 
 export interface LearningsResult {

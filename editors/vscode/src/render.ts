@@ -196,8 +196,11 @@ export function renderLearnings(ls: readonly Learning[], since: string, fileLabe
     const where = [l.conversationId ? `conv ${l.conversationId}` : "", l.runId ? `run ${l.runId}` : ""]
       .filter((s) => s !== "")
       .join(" · ");
+    const target = targetString(l.target);
+    const tier = l.tier ? ` (${l.tier})` : "";
+    const reason = l.reason ? ` — reason: ${oneLine(l.reason, 200)}` : "";
     lines.push(
-      `- **${l.op}** \`${targetString(l.target)}\` (${l.tier}) — ${oneLine(l.content, 200)}`,
+      `- **${l.op}**${target ? ` \`${target}\`` : ""}${tier} — ${oneLine(l.content, 200)}${reason}`,
       `  <sub>${l.at} · ${l.actor} · record ${l.recordId}${where ? " · " + where : ""}</sub>`,
     );
   }

@@ -241,7 +241,7 @@ describe("commands", () => {
     await run("agentLs.showPendingReviews");
     assert.deepEqual(world.client.requests, [
       { method: "agent-ls/proposals", params: { uri: agentUri.toString() } },
-      { method: "workspace/executeCommand", params: { command: "agent-ls.approve", arguments: [{ proposalId: "p1" }] } },
+      { method: "workspace/executeCommand", params: { command: "agent-ls.approve", arguments: [{ proposalId: "p1", uri: agentUri.toString() }] } },
     ]);
     assert.match(world.shown[0]?.document.text ?? "", /```diff\n@@ -1 \+1,2 @@/);
     assert.ok(world.messages.some((m) => m.level === "info" && m.text.includes("promoted 01JREC")));
@@ -260,7 +260,7 @@ describe("commands", () => {
     await run("agentLs.showPendingReviews");
     assert.deepEqual(world.client.requests[1], {
       method: "workspace/executeCommand",
-      params: { command: "agent-ls.reject", arguments: [{ proposalId: "p1", reason: "duplicate" }] },
+      params: { command: "agent-ls.reject", arguments: [{ proposalId: "p1", reason: "duplicate", uri: agentUri.toString() }] },
     });
   });
 

@@ -174,6 +174,14 @@ describe("renderLearnings", () => {
     assert.match(md, /record r1 · conv c1/);
     assert.match(md, /human:bob · record r2 · run run9/);
   });
+  it("leaves out a missing target and tier and shows the reason", () => {
+    const md = renderLearnings(
+      [{ op: "demote", at: "2026-11-02T00:00:00.000Z", recordId: "r3", content: "gone", actor: "human:bob", reason: "wrong" }],
+      "7d",
+      "a",
+    );
+    assert.match(md, /^- \*\*demote\*\* — gone — reason: wrong$/m);
+  });
   it("says so when nothing was learned", () => {
     assert.match(renderLearnings([], "1h", "a"), /Nothing was promoted or demoted/);
   });
