@@ -21,6 +21,7 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 			"characters per primitive against the budgets and the ceiling. The agent file is not changed.",
 		[]string{"yaml", "json"})
 	c.fs.StringVar(&c.at, "at", "", "compose the agent as it was at `time` T (RFC 3339), from the ledger")
+	reportOnly := c.fs.Bool("report", false, "print the overlay report alone, without config′")
 	file, code, ok := c.parse(args)
 	if !ok {
 		return code
@@ -37,9 +38,12 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 	out := struct {
 		Agent  string              `json:"agent"`
 		At     string              `json:"at,omitempty"`
-		Config *schema.AgentConfig `json:"config"`
+		Config *schema.AgentConfig `json:"config,omitempty"`
 		Report overlay.Report      `json:"report"`
 	}{res.Agent, res.At, res.Config, res.Report}
+	if *reportOnly {
+		out.Config = nil
+	}
 	if c.format == "json" {
 		return writeJSONTo(e, c.name, out)
 	}

@@ -234,7 +234,11 @@ func provenanceLabel(recs []schema.MemoryRecord) func(overlay.Fragment) string {
 		for i, id := range f.MemoryIDs {
 			parts[i] = "memory " + id
 			if r := byID[id]; r != nil && r.Provenance.ConversationID != "" {
-				parts[i] += " (conv " + r.Provenance.ConversationID + ")"
+				conv := "conv " + r.Provenance.ConversationID
+				if n := r.DistinctConversations() - 1; n > 0 {
+					conv += fmt.Sprintf(" +%d more", n)
+				}
+				parts[i] += " (" + conv + ")"
 			}
 		}
 		return strings.Join(parts, ", ")

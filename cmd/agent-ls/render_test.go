@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +208,9 @@ func TestCompositionCommands(t *testing.T) {
 		if y.Agent != "deploy-ops" || y.Report.Totals.Applied != 1 {
 			t.Fatalf("overlay yaml: %+v", y)
 		}
+		if r := w.ok("overlay", "deploy.agent.yaml", "--report"); strings.Contains(r, "config:") || !strings.Contains(r, "report:\n  records:\n") {
+			t.Fatalf("overlay --report:\n%s", r)
+		}
 		// The authored file is never touched.
 		after, _ := os.ReadFile(filepath.Join(w.dir, "deploy.agent.yaml"))
 		orig, _ := os.ReadFile("../../testdata/agents/deploy.agent.yaml")
@@ -309,4 +314,35 @@ func changed(diff string, sign byte) int {
 		}
 	}
 	return n
+}
+
+// TestDemo runs `make demo`'s script against the built binary: the scripted
+// history must compose into the annotated prompt and the report.
+func TestDemo(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	cmd := exec.Command("bash", "../../scripts/demo.sh")
+	cmd.Env = append(os.Environ(), "AGENT_LS="+agentLSBin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`\n- \*\*deploy_window\*\*: Thursdays after 14:00 ET  ⟵ memory [0-9A-Z]{26} \(conv conv-102 \+1 more\)\n`),
+		regexp.MustCompile(`\n- Pause the rollout when the worker queue depth doubles  ⟵ memory [0-9A-Z]{26} \(conv conv-103 \+1 more\)\n`),
+		regexp.MustCompile(`\n- Ask before deleting any resource in prod  ⟵ memory [0-9A-Z]{26} \(conv conv-105\)\n`),
+		regexp.MustCompile(`\n… \[memory budget reached — 1 learned entry moved to recall\]  ⟵ spilled to recall: [0-9A-Z]{26}\n`),
+		regexp.MustCompile(`\n## Recalled Memory\n(- .*\n)*- No deploys from Dec 20 to Jan 3\n`),
+		regexp.MustCompile(`\n-- \*\*deploy_window\*\*: Thursdays after 14:00 ET\n`),
+		regexp.MustCompile(`\n    applied: 4\n    dropped: 0\n    spilled: 1\n`),
+	} {
+		if !want.MatchString(s) {
+			t.Errorf("demo output lacks %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "Tuesdays") && strings.Contains(s, "## Identity") && strings.Contains(s[strings.Index(s, "## Identity"):], "Tuesdays") {
+		t.Errorf("the superseded Tuesday fact is still composed")
+	}
 }
