@@ -111,6 +111,19 @@ local function enable_inlay_hints(bufnr)
   end
 end
 
+--- The initializationOptions to send: init_options with empty tables turned
+--- into JSON objects (Neovim encodes an empty Lua table as an array, which the server rejects).
+function M.initialization_options(init_options)
+  local out = vim.empty_dict()
+  for k, v in pairs(init_options or {}) do
+    if type(v) == "table" and next(v) == nil then
+      v = vim.empty_dict()
+    end
+    out[k] = v
+  end
+  return out
+end
+
 local function client_config(opts, bufnr)
   local fname = vim.api.nvim_buf_get_name(bufnr)
   local root = M.find_root(fname, opts.root_markers)
@@ -123,7 +136,7 @@ local function client_config(opts, bufnr)
     cmd = opts.cmd,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
-    init_options = opts.init_options,
+    init_options = M.initialization_options(opts.init_options),
     capabilities = capabilities,
     get_language_id = function(b)
       return language_id(b)
@@ -260,17 +273,26 @@ function M.render_prompt(result, label)
     return lines
   end
   for _, s in ipairs(sections) do
+    -- The server's fragments usually carry the section's own heading; add one only when they do not.
+    local frags = s.fragments or {}
+    local first = frags[1]
+    local headed = first ~= nil and first.source ~= "memory" and vim.trim(first.text or ""):sub(1, 1) == "#"
     table.insert(lines, "")
-    table.insert(lines, "## " .. s.title .. ((s.source and s.source ~= "") and (" _(" .. s.source .. ")_") or ""))
-    table.insert(lines, "")
-    for _, f in ipairs(s.fragments or {}) do
+    if not headed then
+      table.insert(lines, "## " .. s.title)
+    end
+    for _, f in ipairs(frags) do
+      local fl = split(f.text)
+      if fl[1] and fl[1]:sub(1, 1) == "#" and lines[#lines] ~= "" then
+        table.insert(lines, "")
+      end
       if f.source == "memory" then
         local ids = (type(f.memoryIds) == "table" and #f.memoryIds > 0) and (" " .. table.concat(f.memoryIds, ", ")) or ""
-        for _, l in ipairs(split(f.text)) do
+        for _, l in ipairs(fl) do
           table.insert(lines, "> [memory" .. ids .. "]" .. (l == "" and "" or (" " .. l)))
         end
       else
-        vim.list_extend(lines, split(f.text))
+        vim.list_extend(lines, fl)
       end
     end
   end

@@ -67,9 +67,24 @@
                            :fragments [(:source "role" :text "You handle refunds.")
                                        (:source "memory" :text "a\n\nb" :memoryIds ["r1" "r2"])])])
              "x.agent.yaml")))
-    (should (string-match-p "^## Background _(role)_$" md))
+    (should (string-match-p "^## Background$" md))
     (should (string-match-p "^You handle refunds\\.$" md))
     (should (string-match-p "^> \\[memory r1, r2\\] a\n> \\[memory r1, r2\\]\n> \\[memory r1, r2\\] b$" md))))
+
+(ert-deftest agent-ls-render-prompt-keeps-server-headings ()
+  (should (equal (agent-ls-render-prompt
+                  '(:text "" :markdown ""
+                    :sections [(:title "Identity" :source "role"
+                                :fragments [(:source "role" :text "## Identity")
+                                            (:source "role" :text "You are precise.")
+                                            (:source "role" :text "### Tone")
+                                            (:source "memory" :text "Be brief." :memoryIds ["m1"])])
+                               (:title "Boundaries" :source "role"
+                                :fragments [(:source "role" :text "## Boundaries")])])
+                  "s.agent.yaml")
+                 (concat "<!-- agent-ls composed prompt of s.agent.yaml; read-only -->\n"
+                         "\n## Identity\nYou are precise.\n\n### Tone\n> [memory m1] Be brief.\n"
+                         "\n## Boundaries\n"))))
 
 (ert-deftest agent-ls-modes ()
   (dolist (c '(("a.agent.yaml" . agent-ls-yaml-mode) ("a.agent.yml" . agent-ls-yaml-mode)

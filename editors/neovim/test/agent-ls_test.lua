@@ -65,7 +65,22 @@ local function main()
   local agent_ls = dofile(assert(os.getenv("AGENT_LS_LUA"), "AGENT_LS_LUA"))
 
   check(agent_ls.is_agent_file("/x/a.agent.yml") and not agent_ls.is_agent_file("/x/agent.yaml"), "is_agent_file")
+  check(vim.fn.json_encode(agent_ls.initialization_options({})) == "{}", "empty init options encode as {}")
+  check(vim.fn.json_encode(agent_ls.initialization_options({ scope = {} })) == '{"scope": {}}',
+    "empty scope encodes as {}: " .. vim.fn.json_encode(agent_ls.initialization_options({ scope = {} })))
   check(agent_ls.find_root(ws .. "/agents/a.agent.yaml", { ".agent-ls.yaml", ".git" }) == ws, "find_root finds .agent-ls.yaml")
+
+  local rendered = agent_ls.render_prompt({
+    text = "", markdown = "",
+    sections = {
+      { title = "Identity", source = "role", fragments = {
+        { source = "role", text = "## Identity" }, { source = "role", text = "You are precise." },
+        { source = "role", text = "### Tone" }, { source = "memory", text = "Be brief.", memoryIds = { "m1" } } } },
+      { title = "Boundaries", source = "role", fragments = { { source = "role", text = "## Boundaries" } } },
+    },
+  }, "s.agent.yaml")
+  check(vim.deep_equal(vim.list_slice(rendered, 2), { "", "## Identity", "You are precise.", "", "### Tone",
+    "> [memory m1] Be brief.", "", "## Boundaries" }), "render_prompt keeps the server's headings: " .. vim.inspect(rendered))
 
   vim.cmd("edit " .. ws .. "/agents/a.agent.yaml")
   local a_buf = vim.api.nvim_get_current_buf()

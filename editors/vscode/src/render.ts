@@ -42,18 +42,27 @@ export function renderComposedPrompt(r: ComposedPromptResult, fileLabel: string)
       : `<!-- ${memoryCount} memory-derived line${memoryCount === 1 ? "" : "s"}, marked ${memoryMark} ids] -->`,
   );
   for (const s of sections) {
+    // The server's fragments usually carry the section's own heading; add one only when they do not.
+    const first = s.fragments[0];
+    const headed = first !== undefined && first.source !== "memory" && first.text.trimStart().startsWith("#");
     lines.push("");
-    lines.push(`## ${s.title}${s.source ? ` _(${s.source})_` : ""}`);
-    lines.push("");
+    if (!headed) {
+      lines.push(`## ${s.title}`);
+    }
     for (const f of s.fragments) {
+      const fl = splitLines(f.text);
+      const prev = lines[lines.length - 1];
+      if (fl[0]?.startsWith("#") === true && prev !== undefined && prev !== "") {
+        lines.push("");
+      }
       if (f.source === "memory") {
         const ids = f.memoryIds && f.memoryIds.length > 0 ? ` ${f.memoryIds.join(", ")}` : "";
-        for (const l of splitLines(f.text)) {
+        for (const l of fl) {
           memoryLines.push(lines.length);
           lines.push(`${memoryMark}${ids}]${l === "" ? "" : " " + l}`);
         }
       } else {
-        lines.push(...splitLines(f.text));
+        lines.push(...fl);
       }
     }
   }

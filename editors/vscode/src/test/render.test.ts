@@ -48,7 +48,7 @@ describe("renderComposedPrompt", () => {
     assert.equal(marked.length, 2);
   });
   it("keeps authored text unmarked and under its section", () => {
-    const bg = lines.indexOf("## Background _(role)_");
+    const bg = lines.indexOf("## Background");
     const auth = lines.indexOf("You handle refunds.");
     const inst = lines.indexOf("Refund under $50 without asking.");
     assert.ok(bg >= 0 && auth > bg && inst > auth, r.markdown);
@@ -56,6 +56,40 @@ describe("renderComposedPrompt", () => {
   it("names the file, the time and the memory count in the header", () => {
     assert.match(lines[0] ?? "", /refunds\.agent\.yaml at 2026-11-03T14:05:00\.000Z/);
     assert.match(lines[1] ?? "", /2 memory-derived lines/);
+  });
+  it("keeps the server's own headings and adds none when fragments carry them", () => {
+    const h = renderComposedPrompt(
+      {
+        text: "",
+        markdown: "",
+        sections: [
+          {
+            title: "Identity",
+            source: "role",
+            fragments: [
+              { source: "role", text: "## Identity" },
+              { source: "role", text: "You are precise." },
+              { source: "role", text: "### Tone" },
+              { source: "memory", text: "Be brief.", memoryIds: ["m1"] },
+            ],
+          },
+          { title: "Boundaries", source: "role", fragments: [{ source: "role", text: "## Boundaries" }] },
+        ],
+      },
+      "s.agent.yaml",
+    );
+    assert.deepEqual(h.markdown.split("\n").slice(2), [
+      "",
+      "## Identity",
+      "You are precise.",
+      "",
+      "### Tone",
+      "> [memory m1] Be brief.",
+      "",
+      "## Boundaries",
+      "",
+    ]);
+    assert.deepEqual(h.memoryLines, [7]);
   });
   it("falls back to the server markdown without sections", () => {
     const f = renderComposedPrompt({ text: "t", markdown: "# Hello\nworld", sections: null }, "a.agent.yaml");
