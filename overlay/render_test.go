@@ -190,3 +190,50 @@ func TestMarkerTexts(t *testing.T) {
 		t.Errorf("RecallMarker(2) = %q", got)
 	}
 }
+
+func TestRenderSpillMarkers(t *testing.T) {
+	noRecovery := `{"roleTemplate": {"name": "x", "persona": {"identity": "x"}, "judgments": [{"domain": "d"}]},
+	 "mission": {"objective": "o"}, "capabilities": ["ship"]}`
+	big := strings.Repeat("y", 30)
+	tests := []struct {
+		name   string
+		target string
+		after  string // the line the marker follows
+	}{
+		{"constraints in Boundaries", "judgment.d.constraints", "### Constraints\n"},
+		{"escalation triggers in Boundaries", "judgment.d.escalationTriggers", "### Escalate When\n"},
+		{"recovery without an authored block", "recovery", "### Recovery\n"},
+		{"heuristics in Methodology", "judgment.d.heuristics", "### D\n"},
+		{"manual workflows under the capability", "manual.ship.workflows", "### ship\n"},
+		{"background section created for the marker", "background.conventions.k", "## Conventions\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rec(t, "S", ts(1, 1), tt.target, big)
+			c, rep := Apply(mustConfig(t, noRecovery), []schema.MemoryRecord{r}, budgets(schema.Budgets{Background: 5, Judgment: 5, Recovery: 5, Manual: 5}))
+			if got := rep.IDs(StatusSpilled); !slices.Equal(got, []string{"S"}) {
+				t.Fatalf("spilled = %v", got)
+			}
+			text := Render(c, rep.Attribution).Annotated()
+			if want := tt.after + MarkerText(1) + "  ⟵ spilled S\n"; !strings.Contains(text, want) {
+				t.Fatalf("marker not after %q:\n%s", tt.after, text)
+			}
+			if strings.Contains(text, big) {
+				t.Fatalf("spilled content rendered:\n%s", text)
+			}
+		})
+	}
+	// Examples and awareness need payloads.
+	ex := withPayload(rec(t, "E", ts(1, 1), "example.d", "x"), `{"scenario": "`+big+`", "good": "g"}`)
+	aw := withPayload(rec(t, "W", ts(1, 1), "awareness", "x"), `{"name": "n", "description": "`+big+`", "accessMethod": "m"}`)
+	c, rep := Apply(mustConfig(t, noRecovery), []schema.MemoryRecord{ex, aw}, budgets(schema.Budgets{Example: 5, Awareness: 5}))
+	text := Render(c, rep.Attribution).Text()
+	for _, want := range []string{
+		"### D\n**Examples:**\n" + MarkerText(1) + "\n",
+		"You have no external information sources available.\n" + MarkerText(1) + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lacks %q:\n%s", want, text)
+		}
+	}
+}
