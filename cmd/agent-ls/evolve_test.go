@@ -407,3 +407,64 @@ func TestEvolveWithoutStore(t *testing.T) {
 		t.Errorf("a query created the store: %v", err)
 	}
 }
+
+// The same flows through nothing but the built binary: memory save (through
+// evolve), render, promote, proposals, approve, memory invalidate.
+func TestEvolutionAllThroughCLI(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	render := func(file string) string {
+		t.Helper()
+		r := w.cli("render", file, "--scope", "project=atlas")
+		wantCode(t, r, 0, "render")
+		return r.stdout
+	}
+	save := func(agent, target, conv, content string) evolve.SaveResult {
+		t.Helper()
+		var res evolve.SaveResult
+		r := w.cliJSON(&res, "memory", "save", "--scope", "project=atlas,agent="+agent, "--target", target,
+			"--conversation", conv, "--actor", "agent:"+agent, "--content", content)
+		wantCode(t, r, 0, "memory save")
+		return res
+	}
+	// Scenario 2 through the CLI.
+	lesson := "Flag deferred Close calls whose error is silently dropped"
+	authored := render("code-review.agent.yaml")
+	first := save("code-reviewer", "judgment.code-review.heuristics", "conv-1", lesson)
+	if first.State != evolve.StateCandidate || render("code-review.agent.yaml") != authored {
+		t.Fatalf("first save: %+v", first)
+	}
+	second := save("code-reviewer", "judgment.code-review.heuristics", "conv-2", lesson)
+	if !second.Corroborated || second.State != evolve.StatePromoted {
+		t.Fatalf("second save: %+v", second)
+	}
+	if !strings.Contains(render("code-review.agent.yaml"), "- "+lesson) {
+		t.Fatal("the earned lesson is not rendered")
+	}
+	// Guarded escalation trigger: approve, then the agent's invalidate only proposes.
+	before := render("deploy.agent.yaml")
+	trig := save("deploy-ops", "judgment.deploy.escalationTriggers", "conv-3", "Ask before deleting any resource in prod")
+	if trig.State != evolve.StatePending || render("deploy.agent.yaml") != before {
+		t.Fatalf("guarded save: %+v", trig)
+	}
+	wantCode(t, w.cli("approve", trig.ProposalID, "--actor", "agent:deploy-ops"), exitFindings, "agent approve")
+	wantCode(t, w.cli("approve", trig.ProposalID, "--actor", "human:ana"), 0, "human approve")
+	with := render("deploy.agent.yaml")
+	if !strings.Contains(with, "- Ask before deleting any resource in prod") {
+		t.Fatalf("approved trigger not rendered:\n%s", with)
+	}
+	r := w.cli("memory", "invalidate", trig.Record.ID, "--reason", "annoying", "--actor", "agent:deploy-ops")
+	if render("deploy.agent.yaml") != with {
+		t.Fatalf("an agent's invalidate removed a guarded line (exit %d: %s %s)", r.code, r.stdout, r.stderr)
+	}
+	var ps struct {
+		Proposals []proposalView `json:"proposals"`
+	}
+	w.cliJSON(&ps, "proposals", "--scope", "project=atlas,agent=deploy-ops")
+	if len(ps.Proposals) != 1 || ps.Proposals[0].Kind != "demote" || !strings.Contains(ps.Proposals[0].Diff, "-- Ask before deleting any resource in prod") {
+		t.Fatalf("demotion proposal: %+v", ps)
+	}
+	wantCode(t, w.cli("approve", ps.Proposals[0].ID, "--actor", "human:ana"), 0, "approve the demotion")
+	if got := render("deploy.agent.yaml"); got != before {
+		t.Errorf("after the approved invalidation the prompt is not byte-identical to before:\n%s", got)
+	}
+}
