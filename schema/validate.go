@@ -170,16 +170,6 @@ func hasErrors(ps []Problem) bool {
 	return false
 }
 
-func decodeStrict(v any, out any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(out)
-}
-
 func decodeLoose(v any, out any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -300,7 +290,11 @@ func leafProblems(d *Document, e *jsonschema.ValidationError) []Problem {
 		}
 		return out
 	}
-	if kw == "false" || (kw == "" && e.Message == "not allowed") {
+	if kw == "false" || (kw == "" && e.Message == "not allowed") || kw == "items" && e.Message == "not allowed" {
+		if parent := ParentPointer(inst); d.IsArray(parent) {
+			idx := lastToken(inst)
+			return []Problem{mk(inst, fmt.Sprintf("unexpected item %s: at most %s allowed", idx, plural(atoi(idx), "item")), valueRange(d, inst))}
+		}
 		r, ok := d.KeyRange(inst)
 		if !ok {
 			_, r = d.Nearest(inst)
@@ -410,4 +404,9 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -69,6 +69,11 @@ func (d *Document) yamlError(err error) *ParseError {
 		if strings.HasPrefix(msg, "found") {
 			line--
 		}
+		// yaml.v3 omits an opening on the first line and reports the end of
+		// input instead: past the last line of text means line 0.
+		if last := d.lines.lines() - 1; line >= last && d.lines.lineEnd(last) == d.lines.starts[last] {
+			line = 0
+		}
 	} else {
 		line = d.lines.pos(max(consumed-1, 0)).Line
 	}
