@@ -1,0 +1,64 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDescribeAgent(t *testing.T) {
+	tests := []struct {
+		ptr, contains string
+	}{
+		{"", "An agent definition"},
+		{"/roleTemplate", "Who the agent is"},
+		{"/roleTemplate/persona/identity", "You are {identity}."},
+		{"/roleTemplate/judgments/3/heuristics", "Earned tier"},
+		{"/roleTemplate/judgments/0/heuristics/2", "One heuristic."},
+		{"/roleTemplate/judgments/0/examples/1/good", "check mark"},
+		{"/roleTemplate/tone/anti_patterns", "snake_case"},
+		{"/roleTemplate/recovery/maxAttempts", "Max attempts before escalating"},
+		{"/roleTemplate/tone/examples/0/0", "label"},
+		{"/background/projectContext", "## Project Context"},
+		{"/background/projectContext/deploy_window", "A fact's value"},
+		{"/awareness/domains/0/accessMethod", "(via accessMethod)"},
+		{"/manuals/deploy/workflows", "Procedures"},
+	}
+	for _, tt := range tests {
+		got, ok := DescribeAgent(tt.ptr)
+		if !ok || !strings.Contains(got, tt.contains) {
+			t.Errorf("DescribeAgent(%q) = %q, %v; want it to contain %q", tt.ptr, got, ok, tt.contains)
+		}
+	}
+	for _, ptr := range []string{"/nope", "/roleTemplate/persona/mood", "/roleTemplate/name/x"} {
+		if d, ok := DescribeAgent(ptr); ok {
+			t.Errorf("DescribeAgent(%q) = %q, want none", ptr, d)
+		}
+	}
+}
+
+func TestAgentProperties(t *testing.T) {
+	var names []string
+	req := map[string]bool{}
+	for _, p := range AgentProperties("/roleTemplate/judgments/0") {
+		names = append(names, p.Name)
+		req[p.Name] = p.Required
+		if p.Description == "" {
+			t.Errorf("%s: no description", p.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "constraints,domain,escalationTriggers,examples,heuristics" {
+		t.Errorf("judgment properties %s", got)
+	}
+	if !req["domain"] || req["heuristics"] {
+		t.Errorf("required flags %v", req)
+	}
+	if n := len(AgentProperties("/roleTemplate/recovery")); n != 3 {
+		t.Errorf("recovery (nullable object) has %d properties, want 3", n)
+	}
+	if n := len(AgentProperties("")); n != 8 {
+		t.Errorf("root has %d properties, want 8", n)
+	}
+	if ps := AgentProperties("/roleTemplate/name"); len(ps) != 0 {
+		t.Errorf("a string has properties %v", ps)
+	}
+}
