@@ -101,7 +101,9 @@ var _ store.Store = (*Store)(nil)
 
 // Open returns a Store for the database file at path. Unless opts.ReadOnly,
 // it creates the file (and its parent directories) if needed and migrates an
-// older schema version; a read-only Store of a missing file reads as empty.
+// older schema version. A read-only Store of a missing file reads as empty,
+// and one of a damaged file opens so that Export can salvage what it can
+// (other operations report store.ErrCorrupt).
 func Open(path string, opts store.Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -129,8 +131,10 @@ func Open(path string, opts store.Options) (*Store, error) {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.ReadOnly {
-		err := s.view(context.Background(), func(*bbolt.Tx) error { return nil })
-		if err != nil && !errors.Is(err, errNoFile) {
+		// A damaged file still opens read-only so Export can salvage it;
+		// each operation reports the damage.
+		err := s.viewOpt(context.Background(), false, func(*bbolt.Tx) error { return nil })
+		if err != nil && !errors.Is(err, errNoFile) && !errors.Is(err, store.ErrCorrupt) {
 			return nil, err
 		}
 		return s, nil

@@ -551,3 +551,70 @@ func TestPromotedIndex(t *testing.T) {
 	check(map[string]string{"project": "web"}, "other")
 	check(nil, "")
 }
+
+// TestExportSalvagesTruncatedFile: a read-only Export of a file cut short
+// hands over the records it can still read and reports the damage.
+func TestExportSalvagesTruncatedFile(t *testing.T) {
+	path, recs := goodDB(t, 200)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()*3/4); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, path, store.Options{ReadOnly: true})
+	if _, err := s.Search(context.Background(), store.Query{}); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Search of a truncated file: err = %v, want ErrCorrupt", err)
+	}
+	var got []schema.MemoryRecord
+	_, err = s.Export(context.Background(), func(r schema.MemoryRecord) error { got = append(got, r); return nil })
+	t.Logf("salvaged %d of %d records; err %v", len(got), len(recs), err)
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "salvaged") {
+		t.Fatalf("Export: err = %v, want ErrCorrupt saying it is a salvage", err)
+	}
+	if len(got) < len(recs)/2 {
+		t.Fatalf("Export salvaged %d of %d records from a file cut at 3/4", len(got), len(recs))
+	}
+	want := map[string]schema.MemoryRecord{}
+	for _, r := range recs {
+		want[r.ID] = r
+	}
+	for i, r := range got {
+		if w, ok := want[r.ID]; !ok || w.Content != r.Content || w.CreatedAt != r.CreatedAt {
+			t.Errorf("salvaged %+v, want %+v", r, w)
+		}
+		if i > 0 && got[i-1].ID >= r.ID {
+			t.Errorf("salvaged records not in id order at %d", i)
+		}
+	}
+}
+
+// TestSalvagePicksLatestVersion: copy-on-write leaves stale versions of a
+// record in freed pages; a salvage returns the newest.
+func TestSalvagePicksLatestVersion(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	clock := newClock()
+	s := openTest(t, path, store.Options{Now: clock.Now})
+	ctx := context.Background()
+	rec := writeOne(t, s, fact("versioned", nil))
+	for i := range 5 {
+		clock.Advance(time.Minute)
+		if _, err := s.Corroborate(ctx, rec.ID, schema.Support{ConversationID: fmt.Sprintf("c%d", i)}, human); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	got := salvageRecords(f, fi.Size())
+	if len(got) != 1 || len(got[0].Supports) != 5 {
+		t.Fatalf("salvage = %+v, want the one record with its 5 supports", got)
+	}
+	if none := salvageRecords(bytes.NewReader(bytes.Repeat([]byte{0xff}, 3*4096)), 3*4096); len(none) != 0 {
+		t.Errorf("salvage of garbage = %v", none)
+	}
+}

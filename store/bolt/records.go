@@ -230,8 +230,10 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 }
 
 // Export calls fn for every readable record in id order after reading them
-// in one transaction. If a damaged page stops the scan, the records read so
-// far are still handed to fn and the error wraps store.ErrCorrupt.
+// in one transaction. If the file's tree cannot be walked (a truncated or
+// damaged file), Export falls back to scanning its pages for record values
+// (see salvageRecords), hands those to fn and returns an error wrapping
+// store.ErrCorrupt that says the export is a salvage.
 func (s *Store) Export(ctx context.Context, fn func(schema.MemoryRecord) error) (int, error) {
 	var recs []schema.MemoryRecord
 	skipped := 0
@@ -256,13 +258,23 @@ func (s *Store) Export(ctx context.Context, fn func(schema.MemoryRecord) error) 
 	if verr != nil && !errors.Is(verr, store.ErrCorrupt) {
 		return skipped, verr
 	}
+	if verr != nil {
+		salvaged, err := s.salvageFile()
+		if err != nil {
+			return 0, fmt.Errorf("%w; salvage: %v", verr, err)
+		}
+		recs, skipped = salvaged, 0
+	}
 	for _, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return skipped, err
+		}
 		if err := fn(r); err != nil {
 			return skipped, fmt.Errorf("export %s: %w", r.ID, err)
 		}
 	}
 	if verr != nil {
-		return skipped, fmt.Errorf("export stopped after %d records: %w", len(recs), verr)
+		return skipped, fmt.Errorf("salvaged %d record(s) by scanning pages (older versions or deleted records may reappear): %w", len(recs), verr)
 	}
 	return skipped, nil
 }
