@@ -452,3 +452,27 @@ func BenchmarkLoadAgent(b *testing.B) {
 		}
 	}
 }
+
+// TestConcurrentReads: a parsed Document is read-only, so the language
+// server may query it from several goroutines (run with -race).
+func TestConcurrentReads(t *testing.T) {
+	d := mustParse(t, "a.agent.yaml", rangesYAML)
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 50; i++ {
+				d.Nearest("/list/2/missing")
+				d.KeyRange("")
+				d.Locate(Position{Line: i % 25, Character: i % 7})
+				d.Suppressed("X", i)
+				d.JSON("/flow")
+				ValidateAgent(d)
+				DescribeAgent("/roleTemplate/persona")
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}
