@@ -29,7 +29,8 @@ type initOptions struct {
 
 func parseInitOptions(raw json.RawMessage) (initOptions, error) {
 	var o initOptions
-	if len(raw) == 0 || string(raw) == "null" {
+	// Some clients (Neovim) encode an empty table as [].
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" || string(t) == "[]" {
 		return o, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -42,6 +42,10 @@ type Options struct {
 	testHook func(*server) // tests reach the server's internals
 }
 
+// drainGrace bounds how long Serve lets in-flight messages finish after the
+// client's stream ended.
+const drainGrace = 5 * time.Second
+
 // ErrExitWithoutShutdown is Serve's error when the client sent exit before
 // shutdown; hosts exit with status 1 (LSP).
 var ErrExitWithoutShutdown = errors.New("exit without shutdown")
@@ -83,6 +87,17 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 
 	select {
 	case <-s.conn.Done():
+		// Stdin ended: let the messages already received finish (a piped
+		// "initialize, shutdown, exit" session), within a grace period in
+		// case one waits for a client that is gone.
+		drained := make(chan struct{})
+		go func() { wg.Wait(); close(drained) }()
+		select {
+		case <-drained:
+		case <-s.exit:
+		case <-ctx.Done():
+		case <-time.After(drainGrace):
+		}
 	case <-s.exit:
 	case <-ctx.Done():
 	}

@@ -61,7 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
-	err := lsp.Serve(ctx, stdio{e.stdin, e.stdout}, lsp.Options{
+	err := lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{
 		OpenStore:         open(false),
 		OpenStoreReadOnly: open(true),
 		Now:               e.now,

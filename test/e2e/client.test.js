@@ -1,0 +1,160 @@
+// End-to-end test of `agent-ls serve` driven by vscode-jsonrpc and
+// vscode-languageserver-protocol, the protocol implementation VS Code uses.
+//
+//   node client.test.js AGENT_LS_BINARY WORKSPACE_DIR
+//
+// WORKSPACE_DIR holds deploy.agent.yaml and a store with one promoted fact
+// ("Deploys go out Tuesdays ...") and one pending proposal (the escalation
+// trigger "Ask before deleting any resource in prod"); test/e2e/e2e_test.go
+// prepares it. Exits 0 when every check passes, 1 otherwise.
+'use strict';
+
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const rpc = require('vscode-jsonrpc/node');
+const lsp = require('vscode-languageserver-protocol');
+
+const [bin, root] = process.argv.slice(2);
+if (!bin || !root) {
+  console.error('usage: node client.test.js AGENT_LS_BINARY WORKSPACE_DIR');
+  process.exit(2);
+}
+const TRIGGER = 'Ask before deleting any resource in prod';
+const file = path.join(root, 'deploy.agent.yaml');
+const uri = pathToFileURL(file).href;
+const text = fs.readFileSync(file, 'utf8');
+
+const failsafe = setTimeout(() => fail('timed out (30s)'), 30000);
+function fail(msg) {
+  console.error('FAIL: ' + msg);
+  process.exit(1);
+}
+function check(cond, msg) {
+  if (!cond) fail(msg);
+  console.log('ok - ' + msg);
+}
+
+const proc = spawn(bin, ['serve', '--log-level', 'debug'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, USER: 'e2e' } });
+let stderr = '';
+proc.stderr.on('data', (d) => { stderr += d; });
+const exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
+
+const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
+
+// Recorded server -> client traffic, and waiters woken on every message.
+const diagnostics = [];
+const statuses = [];
+let refreshes = 0;
+const applyEdits = [];
+const waiters = new Set();
+function wake() { for (const w of waiters) w(); }
+function until(what, cond) {
+  return new Promise((resolve) => {
+    const tick = () => {
+      const v = cond();
+      if (v) { waiters.delete(tick); resolve(v); }
+    };
+    waiters.add(tick);
+    tick();
+  }).catch((e) => fail(what + ': ' + e));
+}
+
+conn.onNotification(lsp.PublishDiagnosticsNotification.type, (p) => { diagnostics.push(p); wake(); });
+conn.onNotification('agent-ls/status', (p) => { statuses.push(p); wake(); });
+conn.onNotification(lsp.LogMessageNotification.type, () => {});
+conn.onNotification(lsp.ShowMessageNotification.type, (p) => console.log('# showMessage: ' + p.message));
+conn.onRequest(lsp.InlayHintRefreshRequest.type, () => { refreshes++; wake(); return null; });
+conn.onRequest(lsp.ApplyWorkspaceEditRequest.type, (p) => { applyEdits.push(p); wake(); return { applied: true }; });
+conn.listen();
+
+function diagsAt(version) {
+  return diagnostics.find((d) => d.uri === uri && d.version === version);
+}
+const fullRange = { start: { line: 0, character: 0 }, end: { line: text.split('\n').length + 5, character: 0 } };
+function hints() {
+  return conn.sendRequest(lsp.InlayHintRequest.type, { textDocument: { uri }, range: fullRange });
+}
+function labelOf(h) {
+  return typeof h.label === 'string' ? h.label : h.label.map((p) => p.value).join('');
+}
+
+async function main() {
+  const init = await conn.sendRequest(lsp.InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: pathToFileURL(root).href,
+    workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'e2e' }],
+    capabilities: {
+      workspace: { inlayHint: { refreshSupport: true }, applyEdit: true },
+      textDocument: { inlayHint: {}, hover: { contentFormat: ['markdown'] }, publishDiagnostics: { versionSupport: true } },
+    },
+    initializationOptions: { actor: 'human:e2e' },
+  });
+  const caps = init.capabilities;
+  check(caps.inlayHintProvider, 'initialize advertises inlayHintProvider');
+  check(caps.executeCommandProvider && caps.executeCommandProvider.commands.includes('agent-ls.approve'), 'initialize advertises agent-ls.approve');
+  check(caps.textDocumentSync && caps.textDocumentSync.change === lsp.TextDocumentSyncKind.Full, 'full text sync');
+  await conn.sendNotification(lsp.InitializedNotification.type, {});
+
+  await conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'yaml', version: 1, text } });
+  const d1 = await until('diagnostics v1', () => diagsAt(1));
+  check(Array.isArray(d1.diagnostics) && d1.diagnostics.length === 0, 'clean fixture publishes [] at version 1');
+  await until('status', () => statuses.find((s) => s.uri === uri && s.store === 'connected' && s.pendingReviews === 1));
+  check(true, 'agent-ls/status: store connected, 1 pending review');
+
+  // An edit with a typo gets its diagnostic at the exact key; fixing it clears.
+  const broken = text.replace('  tone: runbook', '  tone: runbook').replace('  methodology:', '  methodolgy:');
+  await conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 2 }, contentChanges: [{ text: broken }] });
+  const d2 = await until('diagnostics v2', () => diagsAt(2));
+  const line = broken.split('\n').findIndex((l) => l.startsWith('  methodolgy:'));
+  const unknown = d2.diagnostics.find((d) => d.message === 'unknown property "methodolgy"');
+  check(unknown && unknown.range.start.line === line && unknown.range.start.character === 2 && unknown.range.end.character === 12,
+    'unknown key diagnostic on the key itself (' + JSON.stringify(unknown && unknown.range) + ')');
+  await conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 3 }, contentChanges: [{ text }] });
+  const d3 = await until('diagnostics v3', () => diagsAt(3));
+  check(d3.diagnostics.length === 0, 'fixed text publishes [] at version 3');
+
+  let hs = await hints();
+  const cand = hs.find((h) => labelOf(h).includes(TRIGGER));
+  check(cand && labelOf(cand).startsWith('(candidate) '), 'pending trigger shown as a candidate hint');
+  check(hs.some((h) => labelOf(h).startsWith('+ Deploys go out Tuesdays')), 'promoted fact shown as a memory hint');
+
+  const triggerLine = cand.position.line;
+  const hover = await conn.sendRequest(lsp.HoverRequest.type, { textDocument: { uri }, position: { line: triggerLine, character: 10 } });
+  check(hover && hover.contents.value.includes(TRIGGER), 'hover on the section shows the learned line');
+
+  const actions = await conn.sendRequest(lsp.CodeActionRequest.type, { textDocument: { uri }, range: fullRange, context: { diagnostics: [] } });
+  const approve = actions.find((a) => a.title.startsWith('Approve promote of') && a.title.includes('Ask before'));
+  check(approve && approve.command && approve.command.arguments[0].diff.includes('+- ' + TRIGGER), 'approve code action carries the composition diff');
+  const before = refreshes;
+  const res = await conn.sendRequest(lsp.ExecuteCommandRequest.type, { command: approve.command.command, arguments: approve.command.arguments });
+  check(res.ok && res.status === 'approved' && res.message.includes('human:e2e'), 'approve ran as human:e2e: ' + res.message);
+  await until('inlay hint refresh', () => refreshes > before);
+  check(true, 'server asked for workspace/inlayHint/refresh');
+  hs = await hints();
+  check(hs.some((h) => labelOf(h).startsWith('+ ' + TRIGGER)), 'the approved trigger is now a memory-derived hint');
+
+  const prompt = await conn.sendRequest('agent-ls/composedPrompt', { uri });
+  check(prompt.text.includes('- ' + TRIGGER), 'agent-ls/composedPrompt renders the approved trigger');
+
+  let refused = null;
+  try {
+    await conn.sendRequest(lsp.ExecuteCommandRequest.type, { command: approve.command.command, arguments: approve.command.arguments });
+  } catch (e) {
+    refused = e;
+  }
+  check(refused && /approved/.test(refused.message), 'a second approval is refused with the gate reason');
+
+  await conn.sendRequest(lsp.ShutdownRequest.type);
+  await conn.sendNotification(lsp.ExitNotification.type);
+  const code = await exited;
+  check(code === 0, 'server exited 0 after shutdown/exit (got ' + code + ')');
+  clearTimeout(failsafe);
+  conn.dispose();
+}
+
+main().catch((e) => {
+  console.error(stderr);
+  fail(e && e.stack ? e.stack : String(e));
+});
