@@ -6,6 +6,9 @@
 // wrapping store.ErrLocked; an unreadable file is store.ErrCorrupt and is
 // never written to.
 //
+// Export is the salvage path: when the tree of a damaged file cannot be
+// walked it scans the file's pages for record values instead.
+//
 // Layout (schema version 1), one bucket per concern:
 //
 //	meta        "version" -> uint64
@@ -141,6 +144,17 @@ func Open(path string, opts store.Options) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	// An existing current file needs only a shared-lock look; a new or
+	// older file gets one write transaction that creates or migrates it.
+	if _, err := os.Stat(abs); err == nil {
+		err := s.view(context.Background(), func(*bbolt.Tx) error { return nil })
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, ErrVersion) {
+			return nil, err
+		}
 	}
 	if err := s.update(context.Background(), func(*bbolt.Tx) error { return nil }); err != nil {
 		return nil, err
