@@ -96,6 +96,12 @@ func TestOpenCreatesFileAndParents(t *testing.T) {
 	if err := s2.Invalidate(context.Background(), rec.ID, "x", human); !errors.Is(err, store.ErrForbidden) {
 		t.Errorf("Invalidate on a read-only store: err = %v, want ErrForbidden", err)
 	}
+	// Opening an existing current file read-write writes nothing.
+	before := fileSum(t, path)
+	openTest(t, path, store.Options{})
+	if fileSum(t, path) != before {
+		t.Error("Open of an existing store changed the file")
+	}
 }
 
 func TestReadOnlyMissingFileReadsEmpty(t *testing.T) {
