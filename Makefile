@@ -4,7 +4,7 @@ BIN       := bin/agent-ls
 STATICCHECK_VERSION := 2026.2.2
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test test-go test-race lint bench demo fuzz soak deps clean
+.PHONY: all build test test-go test-race test-e2e lint bench demo fuzz soak deps clean
 
 all: build
 
@@ -29,6 +29,11 @@ lint:
 	$(GO) vet ./...
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+# The language server driven over stdio by real clients (node vscode-jsonrpc,
+# headless Neovim); also part of test-go. Fails under CI=true when a client is missing.
+test-e2e: deps
+	$(GO) test -count=1 -v ./test/e2e/
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
