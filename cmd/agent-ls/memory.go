@@ -712,8 +712,8 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
-// readJSONL decodes one record per non-blank line and checks each as Import
-// will, so a bad record is reported as FILE:LINE (with the column of a
+// readJSONL decodes one record per non-blank line and checks each against
+// the record schema (schema.ValidateRecordJSON) and as Import will, so a bad record is reported as FILE:LINE (with the column of a
 // syntax error) before anything is written. Errors about the records wrap
 // store.ErrInvalid; lines[i] is the line of recs[i].
 func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []int, err error) {
@@ -733,6 +733,9 @@ func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []in
 		}
 		if dec.More() {
 			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
+		}
+		if err := schema.ValidateRecordJSON(line); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("%v", err))
 		}
 		if err := store.ValidateRecord(rec); err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, err)

@@ -282,10 +282,10 @@ func TestMemoryImportBadLines(t *testing.T) {
 	}{
 		{"syntax error", good + "\n\n" + `{"id": "x",, }`, ":3:"},
 		{"unknown field", good + "\n" + `{"id":"01JB0000000000000000000003","kind":"fact","content":"x","colour":"red"}`, `:2: invalid request: json: unknown field "colour"`},
-		{"bad kind", good + "\n" + good2 + "\n" + strings.Replace(strings.Replace(good, "01", "03", 1), `"fact"`, `"rumour"`, 1), `:3: invalid request: kind "rumour"`},
+		{"bad kind", good + "\n" + good2 + "\n" + strings.Replace(strings.Replace(good, "01", "03", 1), `"fact"`, `"rumour"`, 1), `:3: invalid request: invalid memory record: /kind: must be one of`},
 		{"empty content", strings.Replace(good, `"fine"`, `"  "`, 1), ":1: invalid request: content is empty"},
 		{"duplicate id", good + "\n" + good, ":2: invalid request: id 01JB0000000000000000000001 repeats line 1"},
-		{"bad time", strings.Replace(good, "2026-10-01T10:00:00.000Z", "yesterday", 1), ":1: invalid request: createdAt"},
+		{"bad time", strings.Replace(good, "2026-10-01T10:00:00.000Z", "yesterday", 1), ":1: invalid request: invalid memory record: /createdAt:"},
 		{"two values", good + " {}", ":1: invalid request: more than one JSON value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
