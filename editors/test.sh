@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Tests the editor integrations: the VS Code extension (npm ci, lint, package
-# the .vsix, node tests), the Neovim config (headless Neovim) and the Emacs
-# config (Eglot in batch Emacs), the last two against editors/test/fake-server.js.
+# the .vsix, node tests, a contract test against the real `agent-ls serve`
+# built here or named by AGENT_LS_BIN), the Neovim config (headless Neovim)
+# and the Emacs config (Eglot in batch Emacs), the last two against
+# editors/test/fake-server.js.
 # Missing prerequisites are installed with apt-get when running as root; under
 # CI=true a prerequisite that is still missing fails the run, elsewhere that
 # editor is skipped with a message.
@@ -32,6 +34,11 @@ missing() {
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# The real server, for the VS Code client's contract test (src/test/server.test.ts).
+if [ -z "${AGENT_LS_BIN:-}" ] && command -v go >/dev/null 2>&1; then
+  (cd .. && go build -o "$work/agent-ls" ./cmd/agent-ls) && export AGENT_LS_BIN="$work/agent-ls"
+fi
 
 # VS Code extension.
 if command -v npm >/dev/null 2>&1; then
