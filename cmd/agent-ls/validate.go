@@ -53,25 +53,39 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
 	format := fset.String("format", "text", "output format: text or json")
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, validateUsage)
-			return exitOK
+	// Flags may come before or after the files; "--" ends flags.
+	var paths []string
+	for rest := args; ; {
+		if err := fset.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(e.stdout, validateUsage)
+				return exitOK
+			}
+			fmt.Fprintf(e.stderr, "agent-ls validate: %v (run 'agent-ls validate --help')\n", err)
+			return exitUsage
 		}
-		fmt.Fprintf(e.stderr, "agent-ls validate: %v (run 'agent-ls validate --help')\n", err)
-		return exitUsage
+		left := fset.Args()
+		if used := len(rest) - len(left); used > 0 && rest[used-1] == "--" {
+			paths = append(paths, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		paths = append(paths, left[0])
+		rest = left[1:]
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(e.stderr, "agent-ls validate: --format must be text or json, not %q\n", *format)
 		return exitUsage
 	}
-	if fset.NArg() == 0 {
+	if len(paths) == 0 {
 		fmt.Fprintln(e.stderr, "agent-ls validate: no files given (usage: agent-ls validate [--format text|json] FILE|DIR...)")
 		return exitUsage
 	}
 	code := exitOK
 	findings := []finding{}
-	for _, arg := range fset.Args() {
+	for _, arg := range paths {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintf(e.stderr, "agent-ls validate: %v\n", err)
 			return exitUsage
