@@ -36,7 +36,7 @@ type note struct {
 // testClient is an LSP client over net.Pipe that records notifications and
 // answers server requests (workspace/applyEdit, inlay hint refresh).
 type testClient struct {
-	t    *testing.T
+	t    testing.TB
 	conn jsonrpc2.Conn
 	done chan error // Serve's result
 
@@ -54,14 +54,14 @@ type testEnv struct {
 	storePath string
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t testing.TB) *testEnv {
 	t.Helper()
 	root := t.TempDir()
 	return &testEnv{root: root, storePath: filepath.Join(root, ".agent-memory", "memory.db")}
 }
 
 // write puts a file under the root and returns its path.
-func (e *testEnv) write(t *testing.T, name, text string) string {
+func (e *testEnv) write(t testing.TB, name, text string) string {
 	t.Helper()
 	p := filepath.Join(e.root, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -82,7 +82,7 @@ func boltOpener(now func() time.Time) func(ctx context.Context, path string) (st
 
 // startServer runs Serve over a pipe and returns a connected, uninitialized
 // client.
-func startServer(t *testing.T, opts Options) *testClient {
+func startServer(t testing.TB, opts Options) *testClient {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -106,7 +106,7 @@ func startServer(t *testing.T, opts Options) *testClient {
 	return c
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
@@ -279,7 +279,7 @@ func (c *testClient) notesOf(method string) []json.RawMessage {
 
 // rawConn speaks framed JSON-RPC bytes directly, for wire-level tests.
 type rawConn struct {
-	t  *testing.T
+	t  testing.TB
 	c  net.Conn
 	in *bufio.Reader
 }

@@ -1,0 +1,123 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// benchAgent is a 2,000-line agent file: a long projectContext and one
+// judgment with many heuristics.
+func benchAgent() string {
+	var b strings.Builder
+	b.WriteString("roleTemplate:\n  name: bench-bot\n  persona:\n    identity: a benchmark agent\n    tone: terse\n")
+	b.WriteString("  judgments:\n    - domain: ops\n      heuristics:\n")
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, "        - Authored heuristic number %d keeps the service healthy\n", i)
+	}
+	b.WriteString("mission:\n  objective: measure the language server\nbackground:\n  projectContext:\n")
+	lines := strings.Count(b.String(), "\n")
+	for i := 0; lines+i < 2000; i++ {
+		fmt.Fprintf(&b, "    fact_%04d: authored value %d of the project context\n", i, i)
+	}
+	return b.String()
+}
+
+// benchStore writes 1,000 promoted records (700 background facts, 300
+// heuristics) for bench-bot.
+func benchStore(b *testing.B, path string) {
+	st, err := bolt.Open(path, store.Options{LockTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	actor := store.Actor{Kind: store.ActorAgent, Name: "bench-bot"}
+	var batch []store.WriteRequest
+	for i := 0; i < 1000; i++ {
+		t := &schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionProjectContext, Key: fmt.Sprintf("learned_%04d", i)}
+		content := fmt.Sprintf("learned fact %d about deploys", i)
+		if i >= 700 {
+			t = &schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: "ops", Slot: schema.SlotHeuristics}
+			content = fmt.Sprintf("Learned heuristic %d: check the dashboards first", i)
+		}
+		batch = append(batch, store.WriteRequest{Scope: map[string]string{store.AgentKey: "bench-bot"}, Kind: schema.KindFact,
+			Content: content, Target: t, Provenance: schema.Provenance{ConversationID: fmt.Sprintf("c%d", i)}})
+	}
+	recs, err := st.Write(ctx, batch, actor)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		if _, err := st.Promote(ctx, r.ID, store.PromoteRequest{Tier: schema.TierOf(*r.Target), Actor: actor}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func reportPercentiles(b *testing.B, ds []time.Duration) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(ds[len(ds)/2]), "p50-ms")
+	b.ReportMetric(ms(ds[(len(ds)*95)/100]), "p95-ms")
+}
+
+func benchServer(b *testing.B) (*testClient, protocol.DocumentURI, string) {
+	env := newTestEnv(b)
+	benchStore(b, env.storePath)
+	text := benchAgent()
+	path := env.write(b, "bench.agent.yaml", text)
+	c := startServer(b, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c.initialize(env.root, nil, false)
+	uri := c.open(filepath.Clean(path), text, 1)
+	c.awaitDiagnostics(uri, 1)
+	return c, uri, text
+}
+
+// BenchmarkDidChangeDiagnostics: didChange of the 2,000-line file to its
+// publishDiagnostics (the quick parse + schema pass) with 1,000 promoted
+// records in the store.
+func BenchmarkDidChangeDiagnostics(b *testing.B) {
+	c, uri, text := benchServer(b)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := i + 2
+		start := time.Now()
+		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
+		c.awaitDiagnostics(uri, int32(v))
+		ds = append(ds, time.Since(start))
+	}
+	reportPercentiles(b, ds)
+}
+
+// BenchmarkInlayHint: textDocument/inlayHint over the whole 2,000-line
+// file, composing it with its 1,000 promoted records.
+func BenchmarkInlayHint(b *testing.B) {
+	c, uri, _ := benchServer(b)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var hs []InlayHint
+		c.call(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 3000, "character": 0}}}, &hs)
+		ds = append(ds, time.Since(start))
+		if len(hs) == 0 {
+			b.Fatal("no hints")
+		}
+	}
+	reportPercentiles(b, ds)
+}

@@ -1,0 +1,61 @@
+package lsp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestWorkspaceConfig: the store path comes from .agent-ls.yaml (relative to
+// the config file) unless initializationOptions override it; bad options
+// are an InvalidParams error of initialize.
+func TestWorkspaceConfig(t *testing.T) {
+	tests := []struct {
+		name     string
+		config   string
+		initOpts any
+		want     string // store path relative to the root
+	}{
+		{"default", "", nil, ".agent-memory/memory.db"},
+		{"config file", "store: mem/agents.db\nactor: human:cfg\n", nil, "mem/agents.db"},
+		{"init options win", "store: mem/agents.db\n", map[string]any{"storePath": "other.db"}, "other.db"},
+		{"empty init options array", "", []any{}, ".agent-memory/memory.db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			if tt.config != "" {
+				env.write(t, ".agent-ls.yaml", tt.config)
+			}
+			c := startServer(t, Options{NoWatch: true})
+			c.initialize(env.root, tt.initOpts, false)
+			path := env.write(t, "agents/a.agent.yaml", cleanAgent)
+			uri := c.open(path, cleanAgent, 1)
+			c.awaitDiagnostics(uri, 1)
+			want := filepath.Join(env.root, tt.want)
+			c.waitFor("status naming "+want, func(ns, _ []note) bool {
+				for _, n := range ns {
+					var s Status
+					if n.method == methodStatus && json.Unmarshal(n.params, &s) == nil && s.URI == uri {
+						if s.StorePath != want {
+							t.Fatalf("store path %s, want %s", s.StorePath, want)
+						}
+						return true
+					}
+				}
+				return false
+			})
+		})
+	}
+	t.Run("bad init options", func(t *testing.T) {
+		env := newTestEnv(t)
+		c := startServer(t, Options{NoWatch: true})
+		err := c.callErr("initialize", map[string]any{"capabilities": map[string]any{},
+			"initializationOptions": map[string]any{"stor": "x"}}, nil)
+		if err == nil || !strings.Contains(err.Error(), "stor") {
+			t.Fatalf("initialize with an unknown option: %v", err)
+		}
+		_ = env
+	})
+}
