@@ -56,6 +56,7 @@ func commands() []command {
 		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", runGarden},
 		{"learnings", "what the agent learned and unlearned since a time", runLearnings},
 		{"serve", "run the language server over stdio (LSP)", runServe},
+		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", runMCP},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}

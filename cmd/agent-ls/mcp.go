@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	mcpserver "github.com/agent-ls/agent-ls/mcp"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// runMCP serves the memory toolbox over MCP on stdin/stdout, bound to one
+// agent and scope. Stdout carries protocol messages only; logs go to stderr.
+func runMCP(ctx context.Context, e *env, args []string) int {
+	fs := flag.NewFlagSet("agent-ls mcp", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	var agentFile, scopeFlag, conv, run, logLevel string
+	sf := storeFlags{lockTimeout: bolt.DefaultLockTimeout}
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` the server is bound to (required); its roleTemplate.name is the agent key")
+	fs.StringVar(&scopeFlag, "scope", "", "base scope `k=v,...` added to the workspace scope")
+	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a tool's conversationId wins)")
+	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a tool's runId wins)")
+	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
+	sf.register(fs, sf)
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: agent-ls mcp --agent FILE.agent.yaml [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,")
+		fmt.Fprintln(w, "memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource")
+		fmt.Fprintln(w, "agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past")
+		fmt.Fprintln(w, "a gate, delete, or reach another agent's records. The store is opened per call.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Flags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(e.stderr)
+	}
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(e.stdout)
+			return exitOK
+		}
+		fmt.Fprintln(e.stderr, "Run 'agent-ls mcp --help' for usage.")
+		return exitUsage
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(e.stderr, "agent-ls mcp: %s\n", fmt.Sprintf(format, a...))
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return fail("unexpected argument %q", fs.Arg(0))
+	}
+	if agentFile == "" {
+		return fail("--agent FILE is required")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
+		return fail("--log-level %q: want debug, info, warn or error", logLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	if !filepath.IsAbs(agentFile) {
+		agentFile = filepath.Join(e.cwd, agentFile)
+	}
+	ws, err := workspace.Find(agentFile)
+	if err != nil {
+		return fail("%v", err)
+	}
+	scope := maps.Clone(ws.Config.Scope)
+	extra, err := parseScope(scopeFlag)
+	if err != nil {
+		return fail("--scope: %v", err)
+	}
+	if scope == nil {
+		scope = map[string]string{}
+	}
+	maps.Copy(scope, extra)
+	path := ws.StorePath
+	if sf.path != "" {
+		path = sf.path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(e.cwd, path)
+		}
+	}
+	var ev evolve.Evaluator
+	if ws.Config.Eval != nil && len(ws.Config.Eval.Command) > 0 {
+		ce := evolve.NewCommandEvaluator(*ws.Config.Eval, "")
+		ce.Dir = ws.Root
+		ev = ce
+	}
+	srv, err := mcpserver.New(mcpserver.Config{
+		AgentFile:  agentFile,
+		Workspace:  ws.Config,
+		Scope:      scope,
+		Provenance: schema.Provenance{ConversationID: conv, RunID: run},
+		Open: func(_ context.Context, readOnly bool) (store.Store, error) {
+			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
+		},
+		Now:       e.now,
+		Evaluator: ev,
+		Logger:    logger,
+		Version:   versionString(),
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return fail("%v", err)
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

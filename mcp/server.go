@@ -1,0 +1,187 @@
+// Package mcpserver is the agents' side of agent-ls: the memory toolbox over
+// the Model Context Protocol (memory_save, memory_search, memory_list,
+// memory_invalidate, memory_learnings, compose and a composed-prompt
+// resource), bound to one agent and scope for the server's whole life.
+//
+// Every tool acts as agent:<name> through the evolve engine, so no tool can
+// approve, promote past a gate, delete, or reach another agent's records (a
+// foreign id answers exactly like a missing one). The store is opened per
+// call, so an editor or the CLI can use it between calls.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-ls/agent-ls/compose"
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// OpenFunc opens the memory store for one tool call; readOnly calls must not
+// create it. The server closes what it opens.
+type OpenFunc func(ctx context.Context, readOnly bool) (store.Store, error)
+
+// Config is what a Server needs. AgentFile and Open are required.
+type Config struct {
+	// AgentFile is the authored agent file; roleTemplate.name is the agent
+	// key. It is re-read on every call, so edits apply without a restart.
+	AgentFile string
+	// Workspace carries promotion, budget and staleness settings.
+	Workspace schema.WorkspaceConfig
+	// Scope is the base scope (an agent key in it is replaced by the agent's name).
+	Scope map[string]string
+	// Provenance is the default conversation and run of saves (tool
+	// arguments win).
+	Provenance schema.Provenance
+	Open       OpenFunc
+	Now        func() time.Time
+	// Evaluator runs the eval gate where the engine needs one (nil: none).
+	Evaluator evolve.Evaluator
+	Logger    *slog.Logger
+	// Version is reported to clients.
+	Version string
+	// ReadFile reads the agent file; nil is os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Server is an MCP server bound to one agent.
+type Server struct {
+	cfg   Config
+	name  string
+	base  map[string]string // without the agent key
+	actor store.Actor
+	srv   *mcp.Server
+}
+
+// ResourceURI is the URI of the composed-prompt resource of agent name.
+func ResourceURI(name string) string { return "agent-ls://compose/" + name }
+
+// New loads the agent file (a malformed one is an error naming file:line:col)
+// and returns a server with every tool and the composed-prompt resource.
+func New(c Config) (*Server, error) {
+	if c.Open == nil {
+		return nil, errors.New("mcp server: no store opener")
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.ReadFile == nil {
+		c.ReadFile = os.ReadFile
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	s := &Server{cfg: c, base: maps.Clone(c.Scope)}
+	cfg, err := s.loadAgent()
+	if err != nil {
+		return nil, err
+	}
+	s.name = cfg.RoleTemplate.Name
+	if s.base == nil {
+		s.base = map[string]string{}
+	}
+	delete(s.base, store.AgentKey)
+	s.actor = store.Actor{Kind: store.ActorAgent, Name: s.name}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "agent-ls", Title: "agent-ls memory", Version: c.Version},
+		&mcp.ServerOptions{Logger: c.Logger, Instructions: instructions(s.name)})
+	s.register()
+	return s, nil
+}
+
+func instructions(name string) string {
+	return "Long-term memory of agent " + name + ". Save what you learn with memory_save (a target names the " +
+		"prompt slot it belongs in; lessons become part of the prompt only when recurrence, an eval or a human " +
+		"approves them). Search before saving. compose shows the prompt you run with."
+}
+
+// Agent is the agent key the server is bound to.
+func (s *Server) Agent() string { return s.name }
+
+// Actor is who every tool acts as: agent:<name>.
+func (s *Server) Actor() store.Actor { return s.actor }
+
+// MCP returns the SDK server (to connect it to another transport).
+func (s *Server) MCP() *mcp.Server { return s.srv }
+
+// Run serves one session over t until the client disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.srv.Run(ctx, t)
+}
+
+func (s *Server) loadAgent() (*schema.AgentConfig, error) {
+	data, err := s.cfg.ReadFile(s.cfg.AgentFile)
+	if err != nil {
+		return nil, fmt.Errorf("agent file: %w", err)
+	}
+	cfg, err := compose.LoadAgent(s.cfg.AgentFile, data)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.RoleTemplate.Name == "" {
+		return nil, fmt.Errorf("%s: roleTemplate.name is empty", s.cfg.AgentFile)
+	}
+	if s.name != "" && cfg.RoleTemplate.Name != s.name {
+		return nil, fmt.Errorf("%s: roleTemplate.name changed from %q to %q; restart the server", s.cfg.AgentFile, s.name, cfg.RoleTemplate.Name)
+	}
+	return cfg, nil
+}
+
+// withStore opens the store, runs fn and closes it.
+func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Store) error) error {
+	st, err := s.cfg.Open(ctx, readOnly)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	err = fn(st)
+	if cerr := st.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close store: %w", cerr)
+	}
+	return err
+}
+
+// engine is the evolve engine of this agent over st.
+func (s *Server) engine(st store.Store) (*evolve.Engine, error) {
+	cfg, err := s.loadAgent()
+	if err != nil {
+		return nil, err
+	}
+	scope := maps.Clone(s.base)
+	scope[store.AgentKey] = s.name
+	return evolve.New(evolve.Config{Store: st, Workspace: s.cfg.Workspace, Agent: cfg, Scope: scope,
+		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
+}
+
+// visible reports whether a record is in this agent's view: inside the base
+// scope, and the agent's own or shared.
+func (s *Server) visible(rec *schema.MemoryRecord) bool {
+	if !store.MatchScope(rec.Scope, s.base) {
+		return false
+	}
+	a, ok := rec.Scope[store.AgentKey]
+	return !ok || a == "" || a == s.name
+}
+
+// instantiate composes the agent now or at at.
+func (s *Server) instantiate(ctx context.Context, at string) (*compose.Result, error) {
+	var res *compose.Result
+	err := s.withStore(ctx, true, func(st store.Store) error {
+		var err error
+		res, err = compose.Instantiate(ctx, compose.Request{AgentFile: s.cfg.AgentFile, Store: st, Scope: maps.Clone(s.base),
+			At: at, Policy: overlay.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile})
+		return err
+	})
+	return res, err
+}

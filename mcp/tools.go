@@ -1,0 +1,492 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Tool names.
+const (
+	ToolSave       = "memory_save"
+	ToolSearch     = "memory_search"
+	ToolList       = "memory_list"
+	ToolInvalidate = "memory_invalidate"
+	ToolLearnings  = "memory_learnings"
+	ToolCompose    = "compose"
+)
+
+// Answer statuses beyond evolve's save statuses.
+const (
+	// StatusProposed: the change waits for a human (the record keeps rendering).
+	StatusProposed    = "proposed"
+	StatusInvalidated = evolve.StatusInvalidated
+	StatusDemoted     = evolve.StatusDemoted
+	StatusRefused     = evolve.StatusRefused
+	StatusNotFound    = evolve.SaveNotFound
+)
+
+// maxLimit bounds search and list answers.
+const maxLimit = 200
+
+// SaveInput is memory_save's arguments.
+type SaveInput struct {
+	Kind    string   `json:"kind" jsonschema:"record kind: fact, preference, episode or profile"`
+	Content string   `json:"content" jsonschema:"the memory, one self-contained statement"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"labels for search"`
+	Target  any      `json:"target,omitempty" jsonschema:"the prompt slot this memory belongs in: the union object such as {\"primitive\":\"judgment\",\"domain\":\"billing\",\"slot\":\"heuristics\"} or the compact string such as judgment.billing.heuristics or background.projectContext.deploy_window; omit to keep it in recall"`
+	Payload any      `json:"payload,omitempty" jsonschema:"structured payload (examples and awareness domains)"`
+	// Supersedes is the id of a record this one replaces.
+	Supersedes     string `json:"supersedes,omitempty" jsonschema:"id of a record this one replaces (it is retired, or proposed for retirement when gated)"`
+	ConversationID string `json:"conversationId,omitempty" jsonschema:"the conversation that taught this (default: the server's --conversation)"`
+	RunID          string `json:"runId,omitempty" jsonschema:"the run that taught this (default: the server's --run)"`
+}
+
+// Record is a memory record as the tools show it.
+type Record struct {
+	ID             string            `json:"id"`
+	Kind           string            `json:"kind"`
+	Content        string            `json:"content"`
+	Tags           []string          `json:"tags,omitempty"`
+	Target         string            `json:"target,omitempty" jsonschema:"compact target form"`
+	Tier           string            `json:"tier,omitempty"`
+	Scope          map[string]string `json:"scope,omitempty"`
+	ConversationID string            `json:"conversationId,omitempty"`
+	RunID          string            `json:"runId,omitempty"`
+	Conversations  int               `json:"conversations" jsonschema:"distinct conversations supporting it"`
+	CreatedAt      string            `json:"createdAt"`
+	InvalidAt      string            `json:"invalidAt,omitempty"`
+	InvalidReason  string            `json:"invalidReason,omitempty"`
+	SupersededBy   string            `json:"supersededBy,omitempty"`
+	Payload        any               `json:"payload,omitempty"`
+}
+
+func toRecord(r *schema.MemoryRecord) *Record {
+	if r == nil {
+		return nil
+	}
+	out := &Record{ID: r.ID, Kind: string(r.Kind), Content: r.Content, Tags: r.Tags, Scope: r.Scope,
+		ConversationID: r.Provenance.ConversationID, RunID: r.Provenance.RunID, Conversations: r.DistinctConversations(),
+		CreatedAt: r.CreatedAt, InvalidAt: r.InvalidAt, InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy}
+	if r.Target != nil {
+		out.Target = r.Target.String()
+		out.Tier = string(schema.TierOf(*r.Target))
+	}
+	if len(r.Payload) > 0 {
+		var p any
+		if json.Unmarshal(r.Payload, &p) == nil {
+			out.Payload = p
+		}
+	}
+	return out
+}
+
+// SaveOutput is memory_save's answer.
+type SaveOutput struct {
+	// Status is saved, conflict, not_found or refused.
+	Status       string   `json:"status" jsonschema:"saved, conflict, not_found or refused"`
+	ID           string   `json:"id,omitempty" jsonschema:"the record written, or the existing one corroborated"`
+	SupersededID string   `json:"supersededId,omitempty"`
+	Corroborated bool     `json:"corroborated" jsonschema:"true when an existing record teaching the same lesson gained this conversation as support"`
+	Tier         string   `json:"tier,omitempty" jsonschema:"auto, earned, guarded or locked"`
+	State        string   `json:"state,omitempty" jsonschema:"promoted, candidate, pending (a human reviews it) or recall (untargeted)"`
+	ProposalID   string   `json:"proposalId,omitempty"`
+	Record       *Record  `json:"record,omitempty"`
+	Existing     *Record  `json:"existing,omitempty" jsonschema:"the live record a conflict collided with"`
+	Conflicts    []string `json:"conflicts,omitempty" jsonschema:"contradictions with authored or promoted lines"`
+	Guidance     string   `json:"guidance,omitempty" jsonschema:"what to do next"`
+}
+
+// SearchInput is memory_search's arguments.
+type SearchInput struct {
+	Query string   `json:"query" jsonschema:"keywords; records matching more of them rank first"`
+	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
+	Tags  []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
+	Limit int      `json:"limit,omitempty" jsonschema:"at most this many records (default 20, at most 200)"`
+}
+
+// ListInput is memory_list's arguments.
+type ListInput struct {
+	Kinds              []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
+	Tags               []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
+	Limit              int      `json:"limit,omitempty" jsonschema:"at most this many records (default 50, at most 200)"`
+	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records"`
+}
+
+// RecordsOutput is the answer of memory_search and memory_list.
+type RecordsOutput struct {
+	Records []Record `json:"records"`
+}
+
+// InvalidateInput is memory_invalidate's arguments.
+type InvalidateInput struct {
+	ID     string `json:"id" jsonschema:"the record to retire"`
+	Reason string `json:"reason" jsonschema:"why it is no longer true"`
+}
+
+// InvalidateOutput is memory_invalidate's answer.
+type InvalidateOutput struct {
+	// Status is invalidated, demoted, proposed, refused or not_found.
+	Status     string `json:"status" jsonschema:"invalidated, proposed (a human reviews it; the record keeps rendering), refused or not_found"`
+	ID         string `json:"id"`
+	Tier       string `json:"tier,omitempty"`
+	Message    string `json:"message"`
+	ProposalID string `json:"proposalId,omitempty"`
+}
+
+// LearningsInput is memory_learnings' arguments.
+type LearningsInput struct {
+	Since string `json:"since" jsonschema:"a duration back from now (7d, 1h) or an RFC 3339 time"`
+}
+
+// Learning is one thing the agent learned (promote) or unlearned (demote).
+type Learning struct {
+	Op             string `json:"op" jsonschema:"promote or demote"`
+	At             string `json:"at"`
+	RecordID       string `json:"recordId"`
+	Content        string `json:"content"`
+	Target         string `json:"target,omitempty"`
+	Tier           string `json:"tier,omitempty"`
+	Actor          string `json:"actor" jsonschema:"who decided"`
+	ConversationID string `json:"conversationId,omitempty"`
+	RunID          string `json:"runId,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	ProposalID     string `json:"proposalId,omitempty"`
+}
+
+// LearningsOutput is memory_learnings' answer.
+type LearningsOutput struct {
+	Since     string     `json:"since"`
+	Learnings []Learning `json:"learnings"`
+}
+
+// ComposeInput is compose's arguments.
+type ComposeInput struct {
+	At string `json:"at,omitempty" jsonschema:"compose the agent as it was at this RFC 3339 time (default: now)"`
+}
+
+// Fragment is one line of the composed prompt; memory-derived ones name their records.
+type Fragment struct {
+	Source    string   `json:"source"`
+	Text      string   `json:"text"`
+	MemoryIDs []string `json:"memoryIds,omitempty"`
+}
+
+// Section is one top-level part of the composed prompt.
+type Section struct {
+	Title     string     `json:"title"`
+	Source    string     `json:"source"`
+	Fragments []Fragment `json:"fragments"`
+}
+
+// ComposeOutput is compose's answer: the prompt with attribution.
+type ComposeOutput struct {
+	Agent    string    `json:"agent"`
+	At       string    `json:"at,omitempty"`
+	Text     string    `json:"text" jsonschema:"the composed system prompt"`
+	Sections []Section `json:"sections"`
+}
+
+func (s *Server) register() {
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolSave, Title: "Save a memory",
+		Description: "Save what you learned. Near-duplicates of a live record corroborate it instead of writing a copy; " +
+			"a keyed background slot held by another record is a conflict (supersede it). The answer says the record's " +
+			"tier and whether it is promoted into your prompt, a candidate earning its way, or pending human review."},
+		s.save)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolSearch, Title: "Search memories",
+		Description: "Search this agent's and shared memories by keywords.", Annotations: readOnly()}, s.search)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolList, Title: "List memories",
+		Description: "List this agent's and shared memories, newest first.", Annotations: readOnly()}, s.list)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolInvalidate, Title: "Invalidate a memory",
+		Description: "Retire a memory that is no longer true. A promoted guarded (or earned) learning is not retired by an " +
+			"agent: it is proposed for human review and keeps rendering until a human decides.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)}}, s.invalidate)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolLearnings, Title: "What I learned",
+		Description: "What this agent learned (promotions) and unlearned (demotions) since a time, with provenance, " +
+			"for telling the user how it changed.", Annotations: readOnly()}, s.learnings)
+	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolCompose, Title: "Composed prompt",
+		Description: "This agent's current system prompt composed from its authored file and promoted memories, " +
+			"with the memory ids behind every learned line.", Annotations: readOnly()}, s.compose)
+	s.srv.AddResource(&mcp.Resource{URI: ResourceURI(s.name), Name: "composed-prompt", Title: "Composed prompt of " + s.name,
+		Description: "The agent's current composed system prompt (markdown).", MIMEType: "text/markdown"}, s.readPrompt)
+}
+
+func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
+
+func boolPtr(b bool) *bool { return &b }
+
+// parseTarget accepts the union object or the compact string.
+func parseTarget(v any) (*schema.MemoryTarget, error) {
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if strings.TrimSpace(t) == "" {
+			return nil, nil
+		}
+		mt, err := schema.ParseTarget(t)
+		if err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		return &mt, nil
+	case map[string]any:
+		data, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		var mt schema.MemoryTarget
+		if err := dec.Decode(&mt); err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		if err := mt.Validate(); err != nil {
+			return nil, fmt.Errorf("target: %w", err)
+		}
+		return &mt, nil
+	default:
+		return nil, fmt.Errorf("target: want an object such as {\"primitive\":\"judgment\",\"domain\":\"billing\",\"slot\":\"heuristics\"} or a string such as judgment.billing.heuristics, got %T", v)
+	}
+}
+
+func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, in SaveInput) (*mcp.CallToolResult, SaveOutput, error) {
+	kind := schema.Kind(in.Kind)
+	if in.Kind == "" {
+		kind = schema.KindFact
+	}
+	if !kind.Valid() {
+		return nil, SaveOutput{}, fmt.Errorf("kind %q: want fact, preference, episode or profile", in.Kind)
+	}
+	if strings.TrimSpace(in.Content) == "" {
+		return nil, SaveOutput{}, errors.New("content is empty")
+	}
+	target, err := parseTarget(in.Target)
+	if err != nil {
+		return nil, SaveOutput{}, err
+	}
+	req := evolve.SaveRequest{Kind: kind, Content: in.Content, Tags: in.Tags, Target: target,
+		Supersedes: in.Supersedes, Provenance: s.cfg.Provenance, Actor: s.actor}
+	if in.ConversationID != "" {
+		req.Provenance.ConversationID = in.ConversationID
+		req.Provenance.RunID = ""
+	}
+	if in.RunID != "" {
+		req.Provenance.RunID = in.RunID
+	}
+	if in.Payload != nil {
+		if req.Payload, err = json.Marshal(in.Payload); err != nil {
+			return nil, SaveOutput{}, fmt.Errorf("payload: %w", err)
+		}
+	}
+	var res evolve.SaveResult
+	err = s.withStore(ctx, false, func(st store.Store) error {
+		eng, err := s.engine(st)
+		if err != nil {
+			return err
+		}
+		res, err = eng.Save(ctx, req)
+		return err
+	})
+	if err != nil {
+		return nil, SaveOutput{}, err
+	}
+	out := SaveOutput{Status: res.Status, SupersededID: res.SupersededID, Corroborated: res.Corroborated,
+		Tier: string(res.Tier), State: res.State, ProposalID: res.ProposalID, Record: toRecord(res.Record),
+		Existing: toRecord(res.Existing), Guidance: res.Guidance}
+	if res.Record != nil {
+		out.ID = res.Record.ID
+	}
+	for _, c := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, fmt.Sprintf("%s: %s", conflictWith(c), c.Why))
+	}
+	if out.Guidance == "" && res.Status == evolve.SaveSaved {
+		out.Guidance = saveGuidance(res)
+	}
+	return nil, out, nil
+}
+
+func conflictWith(c evolve.Conflict) string {
+	if c.With != "" {
+		return "record " + c.With
+	}
+	return "authored " + c.Authored
+}
+
+func saveGuidance(res evolve.SaveResult) string {
+	verb := "saved"
+	if res.Corroborated {
+		verb = "corroborated the existing record"
+	}
+	switch res.State {
+	case evolve.StatePromoted:
+		return verb + "; it is part of your prompt now"
+	case evolve.StateCandidate:
+		return verb + "; it is a candidate and joins your prompt once it recurs in other conversations"
+	case evolve.StatePending:
+		return verb + "; a human reviews it before it joins your prompt"
+	default:
+		return verb + "; it stays in recall (untargeted)"
+	}
+}
+
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, RecordsOutput, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, RecordsOutput{}, errors.New("query is empty")
+	}
+	return s.query(ctx, store.Query{Text: in.Query, Tags: in.Tags}, in.Kinds, in.Limit, store.DefaultLimit)
+}
+
+func (s *Server) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, RecordsOutput, error) {
+	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
+}
+
+// query runs q over the base scope and keeps this agent's view, at most
+// limit records (def when 0).
+func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit, def int) (*mcp.CallToolResult, RecordsOutput, error) {
+	switch {
+	case limit < 0:
+		return nil, RecordsOutput{}, fmt.Errorf("limit %d: want a positive number", limit)
+	case limit == 0:
+		limit = def
+	case limit > maxLimit:
+		limit = maxLimit
+	}
+	for _, k := range kinds {
+		if !schema.Kind(k).Valid() {
+			return nil, RecordsOutput{}, fmt.Errorf("kind %q: want fact, preference, episode or profile", k)
+		}
+		q.Kinds = append(q.Kinds, schema.Kind(k))
+	}
+	// The agent filter is applied after the store's subset match, so the
+	// store returns everything matching and the view is cut here.
+	q.Scope, _ = store.AgentFilter(s.base, s.name)
+	q.Limit = store.Limit(store.Unlimited)
+	out := RecordsOutput{Records: []Record{}}
+	err := s.withStore(ctx, true, func(st store.Store) error {
+		res, err := st.Search(ctx, q)
+		if err != nil {
+			return err
+		}
+		for i := range res.Records {
+			if len(out.Records) == limit {
+				break
+			}
+			if s.visible(&res.Records[i]) {
+				out.Records = append(out.Records, *toRecord(&res.Records[i]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, RecordsOutput{}, err
+	}
+	return nil, out, nil
+}
+
+func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in InvalidateInput) (*mcp.CallToolResult, InvalidateOutput, error) {
+	if strings.TrimSpace(in.ID) == "" {
+		return nil, InvalidateOutput{}, errors.New("id is empty")
+	}
+	if strings.TrimSpace(in.Reason) == "" {
+		return nil, InvalidateOutput{}, errors.New("reason is empty: say why the memory is no longer true")
+	}
+	out := InvalidateOutput{ID: in.ID}
+	var o evolve.Outcome
+	err := s.withStore(ctx, false, func(st store.Store) error {
+		eng, err := s.engine(st)
+		if err != nil {
+			return err
+		}
+		o, err = eng.Invalidate(ctx, in.ID, in.Reason, s.actor)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		out.Status, out.Message = StatusNotFound, fmt.Sprintf("no record %s in this agent's memory", in.ID)
+		return nil, out, nil
+	case errors.Is(err, evolve.ErrRefused):
+		out.Status, out.Message, out.Tier = StatusRefused, o.Reason, string(o.Tier)
+		return nil, out, nil
+	case err != nil:
+		return nil, InvalidateOutput{}, err
+	}
+	out.Tier, out.ProposalID = string(o.Tier), o.ProposalID
+	switch o.Status {
+	case evolve.StatusPending:
+		out.Status = StatusProposed
+		out.Message = "proposed for human review: the record keeps rendering until a human approves its retirement"
+		if o.Reason != "" {
+			out.Message += " (" + o.Reason + ")"
+		}
+	default:
+		out.Status, out.Message = o.Status, o.Reason
+	}
+	return nil, out, nil
+}
+
+func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in LearningsInput) (*mcp.CallToolResult, LearningsOutput, error) {
+	if strings.TrimSpace(in.Since) == "" {
+		return nil, LearningsOutput{}, errors.New("since is empty: give a duration such as 7d or an RFC 3339 time")
+	}
+	since, err := schema.ParseSince(in.Since, s.cfg.Now())
+	if err != nil {
+		return nil, LearningsOutput{}, fmt.Errorf("since: %w", err)
+	}
+	out := LearningsOutput{Since: schema.FormatTime(since), Learnings: []Learning{}}
+	err = s.withStore(ctx, true, func(st store.Store) error {
+		eng, err := s.engine(st)
+		if err != nil {
+			return err
+		}
+		ls, err := eng.Learnings(ctx, since)
+		if err != nil {
+			return err
+		}
+		for _, l := range ls {
+			out.Learnings = append(out.Learnings, Learning{Op: l.Op, At: l.At, RecordID: l.RecordID, Content: l.Content,
+				Target: l.Target, Tier: string(l.Tier), Actor: l.Actor, ConversationID: l.ConversationID, RunID: l.RunID,
+				Reason: l.Reason, ProposalID: l.ProposalID})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, LearningsOutput{}, err
+	}
+	return nil, out, nil
+}
+
+func (s *Server) compose(ctx context.Context, _ *mcp.CallToolRequest, in ComposeInput) (*mcp.CallToolResult, ComposeOutput, error) {
+	res, err := s.instantiate(ctx, in.At)
+	if err != nil {
+		return nil, ComposeOutput{}, err
+	}
+	out := ComposeOutput{Agent: res.Agent, At: res.At, Text: res.Prompt.Text(), Sections: []Section{}}
+	for _, sec := range res.Prompt.Sections {
+		sc := Section{Title: sec.Title, Source: sec.Source, Fragments: []Fragment{}}
+		for _, f := range sec.Fragments {
+			sc.Fragments = append(sc.Fragments, Fragment{Source: f.Source, Text: f.Text, MemoryIDs: f.MemoryIDs})
+		}
+		out.Sections = append(out.Sections, sc)
+	}
+	return nil, out, nil
+}
+
+func (s *Server) readPrompt(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	if uri != ResourceURI(s.name) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	res, err := s.instantiate(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: res.Prompt.Markdown()}}}, nil
+}
