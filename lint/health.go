@@ -1,0 +1,106 @@
+package lint
+
+import (
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Health is the composition health report of one agent: size per primitive,
+// conflicts, candidates, staleness and unused-recall statistics.
+type Health struct {
+	Primitives      []PrimitiveSize `json:"primitives"`
+	TotalChars      int             `json:"totalChars"`
+	Ceiling         int             `json:"ceiling"`
+	CeilingExceeded bool            `json:"ceilingExceeded"`
+	Promoted        int             `json:"promoted"`
+	Applied         int             `json:"applied"`
+	Spilled         int             `json:"spilled"`
+	Dropped         int             `json:"dropped"`
+	Conflicts       int             `json:"conflicts"`
+	Candidates      []CandidateInfo `json:"candidates"`
+	// Stale lists the ids of promoted currentState facts older than staleAfter.
+	Stale          []string    `json:"stale"`
+	PendingReviews int         `json:"pendingReviews"`
+	Recall         RecallStats `json:"recall"`
+}
+
+// PrimitiveSize is one primitive's share of the composition.
+type PrimitiveSize struct {
+	Primitive string `json:"primitive"`
+	Records   int    `json:"records"`
+	Chars     int    `json:"chars"`
+	Budget    int    `json:"budget"`
+}
+
+// CandidateInfo is a candidate and its progress toward promotion.
+type CandidateInfo struct {
+	ID     string      `json:"id"`
+	Target string      `json:"target"`
+	Tier   schema.Tier `json:"tier"`
+	Have   int         `json:"have"`
+	Need   int         `json:"need"`
+}
+
+// RecallStats describe what stays in recall and whether it gets used.
+type RecallStats struct {
+	Candidates int `json:"candidates"`
+	Spilled    int `json:"spilled"`
+	// NeverCorroborated counts candidates no second conversation supported.
+	NeverCorroborated int `json:"neverCorroborated"`
+	// Unused counts never-corroborated candidates older than staleAfter.
+	Unused int `json:"unused"`
+}
+
+// HealthOf computes the health report of an input (Config required for
+// sizes; without it only store counts are filled). It is pure.
+func HealthOf(in Input) Health {
+	h := Health{Candidates: []CandidateInfo{}, Stale: []string{}, Primitives: []PrimitiveSize{}}
+	c := newRunCtx(in)
+	h.Promoted = len(in.Facts.Promoted)
+	h.Ceiling = c.ws.Ceiling
+	counts := map[schema.Primitive]int{}
+	for _, o := range c.rep.Records {
+		if o.Status == overlay.StatusApplied {
+			counts[o.Primitive]++
+		}
+	}
+	for _, p := range schema.Primitives {
+		h.Primitives = append(h.Primitives, PrimitiveSize{Primitive: string(p), Records: counts[p],
+			Chars: c.rep.Totals.CharsPerPrimitive[string(p)], Budget: c.ws.Budgets.For(p)})
+	}
+	t := c.rep.Totals
+	h.TotalChars, h.CeilingExceeded = t.Chars, t.CeilingExceeded
+	if t.Ceiling > 0 {
+		h.Ceiling = t.Ceiling
+	}
+	h.Applied, h.Spilled, h.Dropped, h.Conflicts = t.Applied, t.Spilled, t.Dropped, len(c.rep.Conflicts)
+	cutoff := c.staleCutoff()
+	for i := range in.Facts.Promoted {
+		if r := &in.Facts.Promoted[i]; c.isStale(r, cutoff) {
+			h.Stale = append(h.Stale, r.ID)
+		}
+	}
+	for i := range in.Facts.Candidates {
+		r := &in.Facts.Candidates[i]
+		if r.Target == nil {
+			continue
+		}
+		p := c.progress(r)
+		h.Candidates = append(h.Candidates, CandidateInfo{ID: r.ID, Target: r.Target.String(), Tier: schema.TierOf(*r.Target), Have: p.Have, Need: p.Need})
+		if r.DistinctConversations() <= 1 {
+			h.Recall.NeverCorroborated++
+			if cutoff != "" && r.CreatedAt < cutoff {
+				h.Recall.Unused++
+			}
+		}
+	}
+	h.Recall.Candidates = len(h.Candidates)
+	h.Recall.Spilled = t.Spilled
+	for _, p := range in.Facts.Proposals {
+		if st := store.ProposalStateAt(p, in.Facts.Now); st == "" || st == store.ProposalPending {
+			h.PendingReviews++
+		}
+	}
+	return h
+}

@@ -1,0 +1,321 @@
+package lint_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/agent-ls/agent-ls/lint"
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// fixture is one testdata/lint/RULE/{positive,negative}.txtar case.
+type fixture struct {
+	rule, kind string
+	in         lint.Input
+	want       []string
+}
+
+type factsFile struct {
+	Now        string                `json:"now"`
+	Promoted   []schema.MemoryRecord `json:"promoted"`
+	Candidates []schema.MemoryRecord `json:"candidates"`
+	Proposals  json.RawMessage       `json:"proposals"`
+}
+
+func loadFixture(t *testing.T, path string) fixture {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := fixture{rule: filepath.Base(filepath.Dir(path)), kind: strings.TrimSuffix(filepath.Base(path), ".txtar")}
+	for _, f := range ar.Files {
+		switch {
+		case strings.HasSuffix(f.Name, ".agent.yaml"):
+			doc, cfg, _, err := schema.LoadAgent(f.Name, f.Data)
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			fx.in.Doc, fx.in.Config = doc, cfg
+		case f.Name == schema.WorkspaceConfigName:
+			ws, ps, err := schema.ParseWorkspaceConfig(f.Name, f.Data)
+			if err != nil {
+				t.Fatalf("%s: workspace: %v %v", path, err, ps)
+			}
+			fx.in.Settings = ws
+		case f.Name == "facts.json":
+			var ff factsFile
+			if err := json.Unmarshal(f.Data, &ff); err != nil {
+				t.Fatalf("%s: facts: %v", path, err)
+			}
+			fx.in.Facts.Now, fx.in.Facts.Promoted, fx.in.Facts.Candidates = ff.Now, ff.Promoted, ff.Candidates
+			if err := json.Unmarshal(ff.Proposals, &fx.in.Facts.Proposals); err != nil {
+				t.Fatalf("%s: proposals: %v", path, err)
+			}
+		case f.Name == "want":
+			for _, l := range strings.Split(strings.TrimSpace(string(f.Data)), "\n") {
+				if l != "" {
+					fx.want = append(fx.want, l)
+				}
+			}
+		}
+	}
+	if fx.in.Doc == nil {
+		t.Fatalf("%s: no agent file", path)
+	}
+	return fx
+}
+
+func brief(fs []lint.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%d:%d %s %s", f.Range.Start.Line+1, f.Range.Start.Character+1, f.Severity, f.Rule))
+	}
+	return out
+}
+
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("../testdata/lint/*/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("fixtures: %v %v", paths, err)
+	}
+	return paths
+}
+
+// TestFixtures checks every rule's positive and negative fixture: all
+// findings land on the exact expected line:col, the positive one has the
+// rule's finding and the negative one does not.
+func TestFixtures(t *testing.T) {
+	for _, p := range fixtures(t) {
+		t.Run(strings.TrimPrefix(p, "../testdata/lint/"), func(t *testing.T) {
+			fx := loadFixture(t, p)
+			got := lint.Run(fx.in)
+			if g, w := strings.Join(brief(got), "\n"), strings.Join(fx.want, "\n"); g != w {
+				t.Errorf("findings:\n%s\nwant:\n%s\nmessages: %v", g, w, messages(got))
+			}
+			n := 0
+			for _, f := range got {
+				if f.Rule == fx.rule {
+					n++
+				}
+			}
+			switch fx.kind {
+			case "positive":
+				if n == 0 {
+					t.Errorf("positive fixture has no %s finding", fx.rule)
+				}
+			case "negative":
+				if n != 0 {
+					t.Errorf("negative fixture has %d %s findings", n, fx.rule)
+				}
+			default:
+				t.Fatalf("fixture kind %q", fx.kind)
+			}
+		})
+	}
+}
+
+func messages(fs []lint.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Rule+": "+f.Message)
+	}
+	return out
+}
+
+// TestEveryRuleHasFixtures: each documented rule has both fixtures.
+func TestEveryRuleHasFixtures(t *testing.T) {
+	for _, r := range lint.Rules() {
+		if r.Doc == "" || strings.Contains(r.Doc, "\n") {
+			t.Errorf("%s: doc %q, want one line", r.ID, r.Doc)
+		}
+		for _, k := range []string{"positive", "negative"} {
+			if _, err := os.Stat(filepath.Join("../testdata/lint", r.ID, k+".txtar")); err != nil {
+				t.Errorf("%s: %v", r.ID, err)
+			}
+		}
+	}
+}
+
+func fixtureInput(t *testing.T, rule, kind string) lint.Input {
+	t.Helper()
+	return loadFixture(t, filepath.Join("../testdata/lint", rule, kind+".txtar")).in
+}
+
+func only(fs []lint.Finding, rule string) []lint.Finding {
+	var out []lint.Finding
+	for _, f := range fs {
+		if f.Rule == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestMessagesAndFixes(t *testing.T) {
+	tests := []struct {
+		rule     string
+		contains []string
+		fixes    []string // title: command args-json
+	}{
+		{lint.RuleBudgetSpill, []string{"1 memory over the 60-character background budget spills to recall: m1"}, nil},
+		{lint.RuleCeilingExceeded, []string{"over the composition ceiling of 40"}, nil},
+		{lint.RuleAuthoredWins, []string{`authored key "deploy_window" wins over memory m1`}, nil},
+		{lint.RuleMemoryConflict, []string{"m2 renders (newer), m1 is shadowed"}, []string{
+			`Keep m2 (supersede m1): agent-ls.supersede {"keepId":"m2","dropId":"m1"}`,
+			`Keep m1 (supersede m2): agent-ls.supersede {"keepId":"m1","dropId":"m2"}`}},
+		{lint.RuleUnknownDomain, []string{`domain "billing"`, "domains: refunds"}, nil},
+		{lint.RuleMissingPayload, []string{"m1 (example.refunds)", "scenario and good required"}, nil},
+		{lint.RuleContradiction, []string{"candidate c1", "contradicts this authored constraint"}, nil},
+		{lint.RulePendingReview, []string{"pending promote of memory c1", "proposal p1"}, []string{
+			`Approve promote of c1: agent-ls.approve {"proposalId":"p1"}`,
+			`Reject promote of c1: agent-ls.reject {"proposalId":"p1"}`}},
+		{lint.RuleStaleState, []string{`currentState "incident" (memory m1)`, "staleAfter (30d)"}, nil},
+		{lint.RuleNearDuplicate, []string{"candidate c2 near-duplicates candidate c1"}, nil},
+		{lint.RuleCandidateProgress, []string{"1 of 2 conversations toward promotion"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			fs := only(lint.Run(fixtureInput(t, tt.rule, "positive")), tt.rule)
+			if len(fs) != 1 {
+				t.Fatalf("%d findings, want 1: %v", len(fs), messages(fs))
+			}
+			for _, s := range tt.contains {
+				if !strings.Contains(fs[0].Message, s) {
+					t.Errorf("message %q lacks %q", fs[0].Message, s)
+				}
+			}
+			var fixes []string
+			for _, fx := range fs[0].Fixes {
+				args, _ := json.Marshal(fx.Args)
+				fixes = append(fixes, fx.Title+": "+fx.Command+" "+string(args))
+			}
+			if strings.Join(fixes, "\n") != strings.Join(tt.fixes, "\n") {
+				t.Errorf("fixes:\n%s\nwant:\n%s", strings.Join(fixes, "\n"), strings.Join(tt.fixes, "\n"))
+			}
+		})
+	}
+}
+
+func TestRuleOverrides(t *testing.T) {
+	tests := []struct {
+		setting string
+		want    []string
+	}{
+		{"", []string{"15:5 info authored-wins"}},
+		{"off", nil},
+		{"error", []string{"15:5 error authored-wins"}},
+		{"Warning", []string{"15:5 warning authored-wins"}},
+		{"bogus", []string{"15:5 info authored-wins"}},
+	}
+	for _, tt := range tests {
+		in := fixtureInput(t, lint.RuleAuthoredWins, "positive")
+		if tt.setting != "" {
+			in.Settings.Lint.Rules = map[string]string{lint.RuleAuthoredWins: tt.setting}
+		}
+		if got := brief(lint.Run(in)); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("setting %q: %v, want %v", tt.setting, got, tt.want)
+		}
+	}
+}
+
+func TestSuppression(t *testing.T) {
+	base := fixtureInput(t, lint.RuleAuthoredWins, "positive")
+	src := string(base.Doc.Source())
+	tests := []struct {
+		name, src string
+		want      int
+	}{
+		{"none", src, 1},
+		{"line above", strings.Replace(src, "    deploy_window:", "    # agent-ls: ignore authored-wins the team owns this\n    deploy_window:", 1), 0},
+		{"same line", strings.Replace(src, "deploy_window: Tuesdays", "deploy_window: Tuesdays # agent-ls: ignore authored-wins reason", 1), 0},
+		{"other rule", strings.Replace(src, "deploy_window: Tuesdays", "deploy_window: Tuesdays # agent-ls: ignore stale-state reason", 1), 1},
+		{"two lines above", strings.Replace(src, "  projectContext:", "  # agent-ls: ignore authored-wins reason\n  projectContext:", 1), 1},
+	}
+	for _, tt := range tests {
+		doc, cfg, _, err := schema.LoadAgent("support.agent.yaml", []byte(tt.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := base
+		in.Doc, in.Config = doc, cfg
+		if got := len(only(lint.Run(in), lint.RuleAuthoredWins)); got != tt.want {
+			t.Errorf("%s: %d findings, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSchemaOnlyAndNil(t *testing.T) {
+	if got := lint.Run(lint.Input{}); got != nil {
+		t.Errorf("nil doc: %v", got)
+	}
+	in := fixtureInput(t, lint.RuleSchema, "positive")
+	if in.Config != nil {
+		t.Fatal("schema fixture decoded")
+	}
+	// Store facts of a file with schema errors are ignored: schema only.
+	in.Facts = fixtureInput(t, lint.RuleCandidateProgress, "positive").Facts
+	if got := brief(lint.Run(in)); strings.Join(got, ",") != "21:1 error schema" {
+		t.Errorf("schema-only: %v", got)
+	}
+	in.Settings.Lint.Rules = map[string]string{"schema": "off"}
+	if got := lint.Run(in); len(got) != 0 {
+		t.Errorf("schema off: %v", got)
+	}
+}
+
+// TestDeterministic: the same input gives the same findings, sorted.
+func TestDeterministic(t *testing.T) {
+	for _, p := range fixtures(t) {
+		in := loadFixture(t, p).in
+		a, _ := json.Marshal(lint.Run(in))
+		for range 5 {
+			b, _ := json.Marshal(lint.Run(in))
+			if string(a) != string(b) {
+				t.Fatalf("%s: nondeterministic\n%s\n%s", p, a, b)
+			}
+		}
+	}
+}
+
+func TestProblems(t *testing.T) {
+	fs := lint.Run(fixtureInput(t, lint.RuleMemoryConflict, "positive"))
+	ps := lint.Problems(fs)
+	if len(ps) != len(fs) || ps[0].Rule != fs[0].Rule || ps[0].Range != fs[0].Range || ps[0].Message != fs[0].Message {
+		t.Errorf("Problems: %+v from %+v", ps, fs)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	h := lint.HealthOf(fixtureInput(t, lint.RuleBudgetSpill, "positive"))
+	bg := h.Primitives[0]
+	if bg.Primitive != "background" || bg.Records != 1 || bg.Budget != 60 || bg.Chars == 0 {
+		t.Errorf("background size %+v", bg)
+	}
+	if h.Spilled != 1 || h.Recall.Spilled != 1 || h.Promoted != 2 {
+		t.Errorf("health %+v", h)
+	}
+	h = lint.HealthOf(fixtureInput(t, lint.RuleStaleState, "positive"))
+	if strings.Join(h.Stale, ",") != "m1" {
+		t.Errorf("stale %v", h.Stale)
+	}
+	h = lint.HealthOf(fixtureInput(t, lint.RuleMemoryConflict, "positive"))
+	if h.Conflicts != 1 {
+		t.Errorf("conflicts %d", h.Conflicts)
+	}
+	h = lint.HealthOf(fixtureInput(t, lint.RulePendingReview, "positive"))
+	if h.PendingReviews != 1 || len(h.Candidates) != 1 || h.Candidates[0].Tier != schema.TierGuarded || h.Recall.NeverCorroborated != 1 {
+		t.Errorf("health %+v", h)
+	}
+	h = lint.HealthOf(fixtureInput(t, lint.RuleCandidateProgress, "positive"))
+	if c := h.Candidates[0]; c.Have != 1 || c.Need != 2 {
+		t.Errorf("candidate %+v", c)
+	}
+}

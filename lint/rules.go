@@ -1,0 +1,626 @@
+package lint
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// runCtx is one Run's shared, derived state.
+type runCtx struct {
+	in      Input
+	doc     *schema.Document
+	cfg     *schema.AgentConfig
+	rep     overlay.Report
+	ws      schema.WorkspaceConfig // defaults filled
+	records map[string]*schema.MemoryRecord
+	isCand  map[string]bool
+}
+
+func newRunCtx(in Input) *runCtx {
+	c := &runCtx{in: in, doc: in.Doc, cfg: in.Config, ws: in.Settings.WithDefaults(),
+		records: map[string]*schema.MemoryRecord{}, isCand: map[string]bool{}}
+	for i := range in.Facts.Promoted {
+		c.records[in.Facts.Promoted[i].ID] = &in.Facts.Promoted[i]
+	}
+	for i := range in.Facts.Candidates {
+		c.records[in.Facts.Candidates[i].ID] = &in.Facts.Candidates[i]
+		c.isCand[in.Facts.Candidates[i].ID] = true
+	}
+	switch {
+	case in.Report != nil:
+		c.rep = *in.Report
+	case in.Config != nil:
+		_, c.rep = overlay.Apply(in.Config, in.Facts.Promoted, overlay.PolicyFrom(in.Settings))
+	}
+	return c
+}
+
+// at maps a pointer to a file range: the node itself, else its nearest
+// existing ancestor's key. An array item gives its value's range.
+func (c *runCtx) at(ptr string) schema.Range {
+	p, r := c.doc.Nearest(ptr)
+	if p != "" && c.doc.IsArray(schema.ParentPointer(p)) {
+		if vr, ok := c.doc.ValueRange(p); ok {
+			return vr
+		}
+	}
+	return r
+}
+
+// finding builds a finding at ptr.
+func (c *runCtx) finding(ptr, msg string) Finding {
+	return Finding{Message: msg, Pointer: ptr, Range: c.at(ptr)}
+}
+
+// recordPointer is where a record landed in config′ (applied) or would
+// land: its slot in the authored shape, so the nearest existing key shows.
+func (c *runCtx) recordPointer(r *schema.MemoryRecord) string {
+	if o, ok := c.rep.Outcome(r.ID); ok && o.Pointer != "" {
+		return o.Pointer
+	}
+	if r.Target == nil {
+		return ""
+	}
+	return c.targetPointer(*r.Target)
+}
+
+func esc(s string) string { return schema.EscapePointer(s) }
+
+// targetPointer is the authored place a target names.
+func (c *runCtx) targetPointer(t schema.MemoryTarget) string {
+	switch t.Primitive {
+	case schema.PrimitiveBackground:
+		return "/background/" + esc(t.Section) + "/" + esc(t.Key)
+	case schema.PrimitiveJudgment:
+		if j := c.cfg.JudgmentByDomain(t.Domain); j >= 0 {
+			return "/roleTemplate/judgments/" + strconv.Itoa(j) + "/" + esc(t.Slot)
+		}
+		return "/roleTemplate/judgments"
+	case schema.PrimitiveExample:
+		if j := c.cfg.JudgmentByDomain(t.JudgmentDomain); j >= 0 {
+			return "/roleTemplate/judgments/" + strconv.Itoa(j) + "/examples"
+		}
+		return "/roleTemplate/judgments"
+	case schema.PrimitiveAwareness:
+		return "/awareness/domains"
+	case schema.PrimitiveRecovery:
+		return "/roleTemplate/recovery"
+	case schema.PrimitiveManual:
+		if _, ok := c.cfg.Manuals[t.Capability]; ok {
+			return "/manuals/" + esc(t.Capability) + "/workflows"
+		}
+		for i, cp := range c.cfg.Capabilities {
+			if cp == t.Capability {
+				return "/capabilities/" + strconv.Itoa(i)
+			}
+		}
+		return "/capabilities"
+	}
+	return ""
+}
+
+func targetString(r *schema.MemoryRecord) string {
+	if r == nil || r.Target == nil {
+		return "(untargeted)"
+	}
+	return r.Target.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func ruleCeiling(c *runCtx) []Finding {
+	t := c.rep.Totals
+	if !t.CeilingExceeded {
+		return nil
+	}
+	f := c.finding("", fmt.Sprintf("memory-derived text is %d characters, over the composition ceiling of %d (.agent-ls.yaml ceiling)", t.Chars, t.Ceiling))
+	for _, p := range schema.Primitives {
+		if n := t.CharsPerPrimitive[string(p)]; n > 0 {
+			f.Related = append(f.Related, Related{Message: fmt.Sprintf("%s: %d characters", p, n)})
+		}
+	}
+	return []Finding{f}
+}
+
+func ruleBudgetSpill(c *runCtx) []Finding {
+	covered := map[string]bool{}
+	groups := map[string][]string{}
+	for ptr, ids := range c.rep.Attribution.Spilled {
+		groups[ptr] = append(groups[ptr], ids...)
+		for _, id := range ids {
+			covered[id] = true
+		}
+	}
+	for _, o := range c.rep.Records {
+		if o.Status == overlay.StatusSpilled && !covered[o.ID] {
+			ptr := ""
+			if r := c.records[o.ID]; r != nil {
+				ptr = c.recordPointer(r)
+			}
+			groups[ptr] = append(groups[ptr], o.ID)
+		}
+	}
+	ptrs := make([]string, 0, len(groups))
+	for p := range groups {
+		ptrs = append(ptrs, p)
+	}
+	sort.Strings(ptrs)
+	var out []Finding
+	for _, ptr := range ptrs {
+		ids := groups[ptr]
+		prim := schema.Primitive("")
+		if o, ok := c.rep.Outcome(ids[0]); ok {
+			prim = o.Primitive
+		}
+		f := c.finding(ptr, fmt.Sprintf("%s over the %d-character %s budget %s to recall: %s",
+			plural(len(ids), "memory", "memories"), c.ws.Budgets.For(prim), prim, map[bool]string{true: "spills", false: "spill"}[len(ids) == 1], strings.Join(ids, ", ")))
+		for _, id := range ids {
+			f.Related = append(f.Related, Related{RecordID: id, Message: "spilled: " + targetString(c.records[id])})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// dropped returns the dropped outcomes with one of the reasons.
+func (c *runCtx) dropped(reasons ...overlay.Reason) []overlay.RecordOutcome {
+	var out []overlay.RecordOutcome
+	for _, o := range c.rep.Records {
+		if o.Status != overlay.StatusDropped {
+			continue
+		}
+		for _, r := range reasons {
+			if o.Reason == r {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+func ruleAuthoredWins(c *runCtx) []Finding {
+	var out []Finding
+	for _, o := range c.dropped(overlay.ReasonAuthoredWins) {
+		var ptr, what string
+		switch o.Target.Primitive {
+		case schema.PrimitiveBackground:
+			ptr = "/background/" + esc(o.Target.Section) + "/" + esc(o.Target.Key)
+			what = "key " + strconv.Quote(o.Target.Key)
+		case schema.PrimitiveAwareness:
+			ptr = "/awareness/domains"
+			var aw schema.AwarenessDomain
+			if r := c.records[o.ID]; r != nil && json.Unmarshal(r.Payload, &aw) == nil {
+				for i, d := range c.cfg.Awareness.Domains {
+					if d.Name == aw.Name {
+						ptr = "/awareness/domains/" + strconv.Itoa(i) + "/name"
+					}
+				}
+				what = "awareness domain " + strconv.Quote(aw.Name)
+			}
+		default:
+			ptr = c.targetPointer(o.Target)
+			what = o.Target.String()
+		}
+		f := c.finding(ptr, fmt.Sprintf("the authored %s wins over memory %s (%s), which is dropped", what, o.ID, o.Target))
+		f.Related = []Related{{RecordID: o.ID, Message: "dropped: authored wins"}}
+		out = append(out, f)
+	}
+	return out
+}
+
+func ruleMemoryConflict(c *runCtx) []Finding {
+	var out []Finding
+	for _, k := range c.rep.Conflicts {
+		ptr := ""
+		if o, ok := c.rep.Outcome(k.Winner); ok {
+			ptr = o.Pointer
+			if ptr == "" {
+				ptr = c.targetPointer(o.Target)
+			}
+		}
+		f := c.finding(ptr, fmt.Sprintf("memories %s and %s collide on %s: %s renders (newer), %s is shadowed", k.Winner, k.Shadowed, k.Slot, k.Winner, k.Shadowed))
+		f.Related = []Related{{RecordID: k.Winner, Message: "renders"}, {RecordID: k.Shadowed, Message: "shadowed"}}
+		f.Fixes = []Fix{
+			{Title: fmt.Sprintf("Keep %s (supersede %s)", k.Winner, k.Shadowed), Command: CommandSupersede, Args: SupersedeArgs{KeepID: k.Winner, DropID: k.Shadowed}},
+			{Title: fmt.Sprintf("Keep %s (supersede %s)", k.Shadowed, k.Winner), Command: CommandSupersede, Args: SupersedeArgs{KeepID: k.Shadowed, DropID: k.Winner}},
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// candidateProblem is the overlay's verdict on a candidate's target: the
+// same domain, capability and payload checks Apply makes.
+func (c *runCtx) candidateProblem(r *schema.MemoryRecord) overlay.Reason {
+	if r.Target == nil {
+		return ""
+	}
+	t := *r.Target
+	switch t.Primitive {
+	case schema.PrimitiveJudgment:
+		if c.cfg.JudgmentByDomain(t.Domain) < 0 {
+			return overlay.ReasonUnknownDomain
+		}
+	case schema.PrimitiveExample:
+		var ex schema.ExamplePayload
+		if json.Unmarshal(r.Payload, &ex) != nil || ex.Scenario == "" || ex.Good == "" {
+			return overlay.ReasonMissingPayload
+		}
+		if c.cfg.JudgmentByDomain(t.JudgmentDomain) < 0 {
+			return overlay.ReasonUnknownDomain
+		}
+	case schema.PrimitiveAwareness:
+		var aw schema.AwarenessDomain
+		if json.Unmarshal(r.Payload, &aw) != nil || aw.Name == "" || aw.Description == "" || aw.AccessMethod == "" {
+			return overlay.ReasonMissingPayload
+		}
+	case schema.PrimitiveManual:
+		_, ok := c.cfg.Manuals[t.Capability]
+		if !ok && !contains(c.cfg.Capabilities, t.Capability) {
+			return overlay.ReasonUnknownCapability
+		}
+	}
+	return ""
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// unapplicable lists promoted records the overlay dropped and candidates
+// that would be dropped, for one of the reasons.
+func (c *runCtx) unapplicable(reasons ...overlay.Reason) []struct {
+	rec    *schema.MemoryRecord
+	target schema.MemoryTarget
+	id     string
+	reason overlay.Reason
+	cand   bool
+} {
+	type item = struct {
+		rec    *schema.MemoryRecord
+		target schema.MemoryTarget
+		id     string
+		reason overlay.Reason
+		cand   bool
+	}
+	var out []item
+	for _, o := range c.dropped(reasons...) {
+		out = append(out, item{c.records[o.ID], o.Target, o.ID, o.Reason, false})
+	}
+	for i := range c.in.Facts.Candidates {
+		r := &c.in.Facts.Candidates[i]
+		why := c.candidateProblem(r)
+		for _, want := range reasons {
+			if why != "" && why == want {
+				out = append(out, item{r, *r.Target, r.ID, why, true})
+			}
+		}
+	}
+	return out
+}
+
+func kindOf(cand bool) string {
+	if cand {
+		return "candidate"
+	}
+	return "memory"
+}
+
+func ruleUnknownDomain(c *runCtx) []Finding {
+	var out []Finding
+	for _, u := range c.unapplicable(overlay.ReasonUnknownDomain, overlay.ReasonUnknownCapability) {
+		var msg string
+		switch u.target.Primitive {
+		case schema.PrimitiveManual:
+			msg = fmt.Sprintf("%s %s targets capability %q, which the agent does not define: it cannot apply", kindOf(u.cand), u.id, u.target.Capability)
+		default:
+			d := u.target.Domain
+			if u.target.Primitive == schema.PrimitiveExample {
+				d = u.target.JudgmentDomain
+			}
+			msg = fmt.Sprintf("%s %s targets judgment domain %q, which the agent does not define: it cannot apply", kindOf(u.cand), u.id, d)
+			if ds := c.domains(); len(ds) > 0 {
+				msg += " (domains: " + strings.Join(ds, ", ") + ")"
+			}
+		}
+		f := c.finding(c.targetPointer(u.target), msg)
+		f.Related = []Related{{RecordID: u.id, Message: u.target.String()}}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (c *runCtx) domains() []string {
+	var ds []string
+	for _, j := range c.cfg.RoleTemplate.Judgments {
+		ds = append(ds, j.Domain)
+	}
+	return ds
+}
+
+func ruleMissingPayload(c *runCtx) []Finding {
+	var out []Finding
+	for _, u := range c.unapplicable(overlay.ReasonMissingPayload) {
+		need := "scenario and good"
+		if u.target.Primitive == schema.PrimitiveAwareness {
+			need = "name, description and accessMethod"
+		}
+		f := c.finding(c.targetPointer(u.target), fmt.Sprintf("%s %s (%s) lacks a complete %s payload (%s required): it cannot apply",
+			kindOf(u.cand), u.id, u.target, u.target.Primitive, need))
+		f.Related = []Related{{RecordID: u.id, Message: u.target.String()}}
+		out = append(out, f)
+	}
+	return out
+}
+
+func ruleContradiction(c *runCtx) []Finding {
+	var out []Finding
+	for i := range c.in.Facts.Candidates {
+		r := &c.in.Facts.Candidates[i]
+		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
+			continue
+		}
+		j := c.cfg.JudgmentByDomain(r.Target.Domain)
+		if j >= 0 {
+			jd := c.cfg.RoleTemplate.Judgments[j]
+			for _, s := range []struct {
+				slot  string
+				lines []string
+			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
+				for k, line := range s.lines {
+					if ok, why := lexical.Contradicts(r.Content, line); ok {
+						ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, k)
+						f := c.finding(ptr, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(s.slot, "s"), why))
+						f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+						out = append(out, f)
+					}
+				}
+			}
+		}
+		for k := range c.in.Facts.Promoted {
+			p := &c.in.Facts.Promoted[k]
+			if p.ID == r.ID || p.Target == nil || p.Target.Primitive != schema.PrimitiveJudgment || p.Target.Domain != r.Target.Domain {
+				continue
+			}
+			if p.Target.Slot != schema.SlotHeuristics && p.Target.Slot != schema.SlotConstraints {
+				continue
+			}
+			if ok, why := lexical.Contradicts(r.Content, p.Content); ok {
+				f := c.finding(c.recordPointer(p), fmt.Sprintf("candidate %s %q contradicts promoted memory %s %q: %s", r.ID, r.Content, p.ID, p.Content, why))
+				f.Related = []Related{{RecordID: r.ID, Message: "candidate"}, {RecordID: p.ID, Message: "promoted"}}
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func rulePendingReview(c *runCtx) []Finding {
+	var out []Finding
+	now := c.in.Facts.Now
+	for _, p := range c.in.Facts.Proposals {
+		if state := store.ProposalStateAt(p, now); state != store.ProposalPending && state != "" {
+			continue
+		}
+		ptr := ""
+		what := "memory " + p.RecordID
+		if r := c.records[p.RecordID]; r != nil {
+			ptr = c.recordPointer(r)
+			what += " (" + targetString(r) + ")"
+		}
+		msg := fmt.Sprintf("pending %s of %s to the %s tier awaits a human (proposal %s", p.Kind, what, p.Tier, p.ID)
+		if p.ExpiresAt != "" {
+			msg += ", expires " + p.ExpiresAt
+		}
+		msg += ")"
+		if p.Reason != "" {
+			msg += ": " + p.Reason
+		}
+		f := c.finding(ptr, msg)
+		f.Related = []Related{{RecordID: p.RecordID, Message: string(p.Kind) + " proposal " + p.ID}}
+		f.Fixes = []Fix{
+			{Title: fmt.Sprintf("Approve %s of %s", p.Kind, p.RecordID), Command: CommandApprove, Args: ProposalArgs{ProposalID: p.ID}},
+			{Title: fmt.Sprintf("Reject %s of %s", p.Kind, p.RecordID), Command: CommandReject, Args: ProposalArgs{ProposalID: p.ID}},
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// staleCutoff is Now minus staleAfter, or "" when either is unusable.
+func (c *runCtx) staleCutoff() string {
+	if c.in.Facts.Now == "" {
+		return ""
+	}
+	now, err := schema.ParseTime(c.in.Facts.Now)
+	if err != nil {
+		return ""
+	}
+	d, err := schema.ParseDuration(c.ws.StaleAfter)
+	if err != nil || d <= 0 {
+		d = schema.DefaultStaleAfter
+	}
+	return schema.FormatTime(now.Add(-d))
+}
+
+// staleAfter is the configured staleAfter for messages.
+func (c *runCtx) staleAfter() string {
+	if c.ws.StaleAfter != "" {
+		return c.ws.StaleAfter
+	}
+	return "30d"
+}
+
+func (c *runCtx) isStale(r *schema.MemoryRecord, cutoff string) bool {
+	if cutoff == "" || r.Target == nil || r.Target.Primitive != schema.PrimitiveBackground || r.Target.Section != schema.SectionCurrentState {
+		return false
+	}
+	if o, ok := c.rep.Outcome(r.ID); ok && o.Status == overlay.StatusDropped {
+		return false
+	}
+	last := r.UpdatedAt
+	if last == "" {
+		last = r.CreatedAt
+	}
+	return last < cutoff
+}
+
+func ruleStaleState(c *runCtx) []Finding {
+	cutoff := c.staleCutoff()
+	var out []Finding
+	for i := range c.in.Facts.Promoted {
+		r := &c.in.Facts.Promoted[i]
+		if !c.isStale(r, cutoff) {
+			continue
+		}
+		last := r.UpdatedAt
+		if last == "" {
+			last = r.CreatedAt
+		}
+		f := c.finding(c.recordPointer(r), fmt.Sprintf("currentState %q (memory %s) was last updated %s, longer ago than staleAfter (%s): confirm or retire it",
+			r.Target.Key, r.ID, last, c.staleAfter()))
+		f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+		out = append(out, f)
+	}
+	return out
+}
+
+func ruleNearDuplicate(c *runCtx) []Finding {
+	var live []*schema.MemoryRecord
+	for i := range c.in.Facts.Promoted {
+		live = append(live, &c.in.Facts.Promoted[i])
+	}
+	for i := range c.in.Facts.Candidates {
+		live = append(live, &c.in.Facts.Candidates[i])
+	}
+	byTarget := map[string][]*schema.MemoryRecord{}
+	var targets []string
+	for _, r := range live {
+		if r.Target == nil || strings.TrimSpace(r.Content) == "" {
+			continue
+		}
+		k := r.Target.String()
+		if _, ok := byTarget[k]; !ok {
+			targets = append(targets, k)
+		}
+		byTarget[k] = append(byTarget[k], r)
+	}
+	sort.Strings(targets)
+	var out []Finding
+	for _, k := range targets {
+		g := byTarget[k]
+		sort.Slice(g, func(i, j int) bool {
+			if g[i].CreatedAt != g[j].CreatedAt {
+				return g[i].CreatedAt < g[j].CreatedAt
+			}
+			return g[i].ID < g[j].ID
+		})
+		for i := 0; i < len(g); i++ {
+			for j := i + 1; j < len(g); j++ {
+				a, b := g[i], g[j]
+				if !lexical.NearDuplicate(a.Content, b.Content) {
+					continue
+				}
+				f := c.finding(c.recordPointer(b), fmt.Sprintf("%s %s near-duplicates %s %s on %s (similarity %.2f): keep one",
+					kindOf(c.isCand[b.ID]), b.ID, kindOf(c.isCand[a.ID]), a.ID, k, lexical.Similarity(a.Content, b.Content)))
+				f.Related = []Related{{RecordID: a.ID, Message: "older"}, {RecordID: b.ID, Message: "newer"}}
+				out = append(out, f)
+			}
+		}
+	}
+	// Candidates restating an authored line of their slot.
+	for i := range c.in.Facts.Candidates {
+		r := &c.in.Facts.Candidates[i]
+		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
+			continue
+		}
+		j := c.cfg.JudgmentByDomain(r.Target.Domain)
+		if j < 0 {
+			continue
+		}
+		jd := &c.cfg.RoleTemplate.Judgments[j]
+		var lines []string
+		switch r.Target.Slot {
+		case schema.SlotHeuristics:
+			lines = jd.Heuristics
+		case schema.SlotConstraints:
+			lines = jd.Constraints
+		case schema.SlotEscalationTriggers:
+			lines = jd.EscalationTriggers
+		}
+		for k, line := range lines {
+			if lexical.NearDuplicate(r.Content, line) {
+				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
+				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.Similarity(r.Content, line)))
+				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// progress is a candidate's progress: the caller's, else computed.
+func (c *runCtx) progress(r *schema.MemoryRecord) Progress {
+	if p, ok := c.in.Facts.Progress[r.ID]; ok {
+		return p
+	}
+	p := Progress{Have: r.DistinctConversations()}
+	if r.Target != nil && schema.TierOf(*r.Target) == schema.TierEarned {
+		p.Need = c.ws.Promotion.Recurrence
+	}
+	return p
+}
+
+func ruleCandidateProgress(c *runCtx) []Finding {
+	var out []Finding
+	for i := range c.in.Facts.Candidates {
+		r := &c.in.Facts.Candidates[i]
+		if r.Target == nil {
+			continue
+		}
+		tier := schema.TierOf(*r.Target)
+		p := c.progress(r)
+		var state string
+		switch {
+		case p.Need > 0:
+			state = fmt.Sprintf("%d of %s toward promotion", p.Have, plural(p.Need, "conversation", "conversations"))
+		case tier == schema.TierGuarded:
+			state = "promotion needs a human's approval"
+		case tier == schema.TierLocked:
+			state = "its target is locked: it stays in recall"
+		default:
+			state = "not yet promoted"
+		}
+		f := c.finding(c.targetPointer(*r.Target), fmt.Sprintf("candidate %s (%s, %s tier): %s: %q", r.ID, r.Target, tier, state, oneLine(r.Content, 80)))
+		f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+		out = append(out, f)
+	}
+	return out
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
