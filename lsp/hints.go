@@ -52,6 +52,29 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		for _, r := range res.Records {
 			byID[r.ID] = r
 		}
+		// One ledger scan instead of a Promotion lookup (one store
+		// operation) per record.
+		promos := map[string]*store.Promotion{}
+		if len(res.Records) > 0 {
+			entries, err := st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if _, ok := byID[e.RecordID]; !ok {
+					continue
+				}
+				p := &store.Promotion{RecordID: e.RecordID, Tier: e.Tier, PromotedAt: e.At, Actor: e.Actor}
+				if e.Evidence != nil {
+					p.Evidence = *e.Evidence
+					p.Approver = e.Evidence.ApprovedBy
+				}
+				if e.Op == store.OpApprove {
+					p.Approver = e.Actor.String()
+				}
+				promos[e.RecordID] = p
+			}
+		}
 		for _, o := range res.Report.Records {
 			rec, ok := byID[o.ID]
 			if !ok {
@@ -69,9 +92,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 				continue
 			}
 			ml := memoryLine{rec: rec, kind: kind, pointer: o.Pointer, container: containerOf(f.doc, o.Pointer, rec.Target)}
-			if p, err := st.Promotion(ctx, rec.ID); err == nil {
-				ml.promotion = &p
-			}
+			ml.promotion = promos[rec.ID]
 			v.lines = append(v.lines, ml)
 		}
 		cands, err := st.Candidates(ctx, f.ws.Config.Scope, res.Agent)

@@ -187,6 +187,8 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	hs = c.hints(uri)
 	if h := hintWith(hs, trigger); h == nil || !strings.HasPrefix(h.Label, "+ ") {
 		t.Fatalf("after approval: %+v", hs)
+	} else if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "approved by human:ana") || !strings.Contains(h.Tooltip.Value, "tier guarded") {
+		t.Errorf("approved hint tooltip lacks the approver:\n%+v", h.Tooltip)
 	}
 	// Approving twice is refused with the gate's reason.
 	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
