@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -576,5 +577,66 @@ func TestNewRejectsBadAgentFile(t *testing.T) {
 		} else if c.Open != nil && !strings.Contains(err.Error(), filepath.Base(c.AgentFile)) {
 			t.Errorf("error %v does not name the file", err)
 		}
+	}
+}
+
+func TestStoreAndAgentFileFailuresAreToolErrors(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "agents", "support.agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentFile := filepath.Join(dir, "support.agent.yaml")
+	if err := os.WriteFile(agentFile, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{AgentFile: agentFile, Open: func(context.Context, bool) (store.Store, error) {
+		return nil, fmt.Errorf("open memory.db: %w", store.ErrLocked)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); ss.Wait() }()
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolSave, map[string]any{"kind": "fact", "content": "x"}},
+		{ToolSearch, map[string]any{"query": "x"}},
+		{ToolList, map[string]any{}},
+		{ToolInvalidate, map[string]any{"id": "mem_x", "reason": "r"}},
+		{ToolLearnings, map[string]any{"since": "7d"}},
+		{ToolCompose, map[string]any{}},
+	}
+	for _, c := range calls {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s: protocol error %v", c.tool, err)
+		}
+		if !res.IsError || !strings.Contains(text(res), "store locked") {
+			t.Errorf("%s: isError=%v %q, want a tool error saying the store is locked", c.tool, res.IsError, text(res))
+		}
+	}
+	// Renaming the agent under a running server is refused, not silently rebound.
+	renamed := strings.Replace(string(data), "name: support-bot", "name: other-bot", 1)
+	if err := os.WriteFile(agentFile, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.cfg.Open = func(context.Context, bool) (store.Store, error) {
+		return bolt.Open(filepath.Join(dir, "m.db"), store.Options{})
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolSave, Arguments: map[string]any{"kind": "fact", "content": "x"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "restart") {
+		t.Fatalf("save after rename: %v %v %q", err, res.IsError, text(res))
 	}
 }
