@@ -326,6 +326,15 @@ func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
 	if res := f.callRaw(ToolLearnings, map[string]any{"since": "last tuesday"}); !res.IsError {
 		t.Fatal("a bad since was accepted")
 	}
+	// An agent cannot retire an earned promotion on its own word: a human reviews it.
+	var inv InvalidateOutput
+	f.call(ToolInvalidate, map[string]any{"id": first.ID, "reason": "customers prefer refunds"}, &inv)
+	if inv.Status != StatusProposed || inv.ProposalID == "" || inv.Tier != "earned" {
+		t.Fatalf("earned invalidate = %+v", inv)
+	}
+	if !hasFragment(f.composed(), lesson, first.ID) {
+		t.Fatal("the earned heuristic stopped rendering on an agent's invalidate")
+	}
 }
 
 func TestSaveRefusalsAndConflicts(t *testing.T) {
