@@ -118,12 +118,29 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 		t.Fatalf("save trigger: %+v", res)
 	}
 
-	c := startServer(t, Options{OpenStore: boltOpener(time.Now), Getenv: func(string) string { return "" }})
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), Getenv: func(string) string { return "" }, Lint: LintEngine()})
 	c.initialize(env.root, map[string]any{"actor": "human:ana"}, true)
 	uri := c.open(path, text, 1)
 	if d := c.awaitDiagnostics(uri, 1); len(d.Diagnostics) != 0 {
 		t.Fatalf("deploy fixture diagnostics: %+v", d.Diagnostics)
 	}
+	// The lint pass follows with the pending review, at the trigger's section.
+	hasPending := func(d rawDiagnostics) bool {
+		for _, dg := range d.Diagnostics {
+			if dg.Code == "pending-review" {
+				return true
+			}
+		}
+		return false
+	}
+	c.waitFor("pending-review lint diagnostic", func(ns, _ []note) bool {
+		for _, d := range diagsOf(ns, uri) {
+			if d.Version == 1 && hasPending(d) {
+				return true
+			}
+		}
+		return false
+	})
 	c.waitFor("status with one pending review", func(ns, _ []note) bool {
 		for _, n := range ns {
 			if n.method == methodStatus && strings.Contains(string(n.params), `"pendingReviews":1`) && strings.Contains(string(n.params), `"connected"`) {
@@ -190,6 +207,12 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	} else if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "approved by human:ana") || !strings.Contains(h.Tooltip.Value, "tier guarded") {
 		t.Errorf("approved hint tooltip lacks the approver:\n%+v", h.Tooltip)
 	}
+	// The re-run after the approval publishes without the pending review.
+	c.waitFor("diagnostics without pending-review", func(ns, _ []note) bool {
+		ds := diagsOf(ns, uri)
+		last := ds[len(ds)-1]
+		return !hasPending(last) && len(ds) > 2
+	})
 	// Approving twice is refused with the gate's reason.
 	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
 	if err == nil || !strings.Contains(err.Error(), "approved") {

@@ -66,6 +66,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		OpenStoreReadOnly: open(true),
 		Now:               e.now,
 		Logger:            logger,
+		Lint:              lsp.LintEngine(),
 		Getenv:            e.getenv,
 		NoWatch:           *noWatch,
 		Version:           versionString(),

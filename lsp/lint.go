@@ -1,0 +1,39 @@
+package lsp
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/agent-ls/agent-ls/lint"
+	"github.com/agent-ls/agent-ls/lint/gather"
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// LintEngine is the Linter backed by package lint: every rule but the
+// schema rule (the server's quick pass already publishes schema problems),
+// with the agent's store facts when the store is available.
+func LintEngine() Linter {
+	return func(ctx context.Context, in LintInput) ([]schema.Problem, error) {
+		settings := in.Workspace
+		rules := maps.Clone(settings.Lint.Rules)
+		if rules == nil {
+			rules = map[string]string{}
+		}
+		rules[lint.RuleSchema] = lint.SeverityOff
+		settings.Lint.Rules = rules
+		now := in.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		facts := lint.StoreFacts{Now: schema.FormatTime(now)}
+		if in.Store != nil && in.Agent != nil {
+			f, err := gather.Facts(ctx, in.Store, in.Agent.RoleTemplate.Name, in.Scope, now)
+			if err != nil {
+				return nil, err
+			}
+			facts = f
+		}
+		return lint.Problems(lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings})), nil
+	}
+}
