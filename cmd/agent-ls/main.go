@@ -44,6 +44,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"validate", "check agent files against the schema", runValidate},
+		{"lint", "lint agent files against the memory store: composition health as findings (text, json, sarif)", runLint},
 		{"render", "print an agent's system prompt composed with its promoted memories", runRender},
 		{"overlay", "print config′ (the agent with its memories applied) and the overlay report", runOverlay},
 		{"diff", "diff the composed prompt with/without a record or between two times", runDiff},

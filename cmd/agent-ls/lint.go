@@ -1,0 +1,402 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agent-ls/agent-ls/lint"
+	"github.com/agent-ls/agent-ls/lint/gather"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+const lintUsage = `Usage: agent-ls lint [flags] [PATH...]
+
+Lints agent files (*.agent.yaml, *.agent.yml, *.agent.json; a directory is
+searched recursively, default ".") against the workspace's memory store:
+schema violations, the composition ceiling, budget spills, authored-vs-memory
+and memory-vs-memory collisions, unknown domains, missing payloads,
+contradictions, pending approvals, stale currentState facts, near-duplicates
+and candidates' progress. The store is opened read-only; without one only the
+file itself is checked, and a locked or corrupt store gives a warning and a
+schema-only lint. Rules are configured in .agent-ls.yaml (lint.rules:
+RULE: off|error|warning|info|hint) and suppressed inline with a comment
+"# agent-ls: ignore RULE reason" on the line or the line above.
+
+Each finding prints as
+  file:line:col: severity: message [rule]
+--format json prints an array of {file, line, column, endLine, endColumn,
+severity, message, rule, pointer, related, fixes}; --format sarif prints a
+SARIF 2.1.0 log for code-scanning tools.
+
+--list-rules documents every rule. --report prints each agent's health
+report (size per primitive, conflicts, candidates, staleness, recall use)
+instead of findings.
+
+Exit status: 0 clean, 1 errors found (or more warnings than --max-warnings),
+2 usage or I/O failure.
+
+Flags:
+`
+
+// lintFinding is one finding of one file, as lint prints it in JSON.
+type lintFinding struct {
+	File      string         `json:"file"`
+	Line      int            `json:"line"`
+	Column    int            `json:"column"`
+	EndLine   int            `json:"endLine"`
+	EndColumn int            `json:"endColumn"`
+	Severity  string         `json:"severity"`
+	Message   string         `json:"message"`
+	Rule      string         `json:"rule"`
+	Pointer   string         `json:"pointer"`
+	Related   []lint.Related `json:"related,omitempty"`
+	Fixes     []lint.Fix     `json:"fixes,omitempty"`
+}
+
+// lintCmd is one `agent-ls lint` run.
+type lintCmd struct {
+	e      *env
+	store  storeFlags
+	stores map[string]*lintStore
+}
+
+// lintStore is a store opened for the run, or why it could not be.
+type lintStore struct {
+	st     *bolt.Store
+	failed bool
+}
+
+func runLint(ctx context.Context, e *env, args []string) int {
+	c := &lintCmd{e: e, stores: map[string]*lintStore{}}
+	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "text", "output `format`: text, json or sarif (sarif: findings only)")
+	maxWarnings := fs.Int("max-warnings", -1, "exit 1 when there are more than `N` warnings (-1: no limit)")
+	listRules := fs.Bool("list-rules", false, "document every rule and exit")
+	report := fs.Bool("report", false, "print each agent's health report instead of findings")
+	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stdout, lintUsage)
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "agent-ls lint: %v (run 'agent-ls lint --help')\n", err)
+		return exitUsage
+	}
+	switch *format {
+	case "text", "json", "sarif":
+	default:
+		fmt.Fprintf(e.stderr, "agent-ls lint: --format must be text, json or sarif, not %q\n", *format)
+		return exitUsage
+	}
+	if *listRules {
+		return c.printRules(*format)
+	}
+	if *report && *format == "sarif" {
+		fmt.Fprintln(e.stderr, "agent-ls lint: --report prints text or json, not sarif")
+		return exitUsage
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	defer c.close()
+
+	code := exitOK
+	var findings []lint.FileFinding
+	var reports []lintReport
+	for _, arg := range paths {
+		if err := ctx.Err(); err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
+			return exitUsage
+		}
+		files, err := expandArg(e.cwd, arg)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
+			code = exitUsage
+			continue
+		}
+		for _, f := range files {
+			in, fileFindings, ok := c.load(ctx, f)
+			if !ok {
+				code = exitUsage
+			}
+			if *report {
+				if in != nil && in.Config != nil {
+					reports = append(reports, lintReport{File: f, Agent: in.Config.RoleTemplate.Name, Health: lint.HealthOf(*in)})
+				}
+				continue
+			}
+			if in != nil {
+				fileFindings = append(fileFindings, lint.Run(*in)...)
+			}
+			for _, ff := range fileFindings {
+				findings = append(findings, lint.FileFinding{File: f, Finding: ff})
+			}
+		}
+	}
+	if *report {
+		if err := c.printReports(*format, reports); err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
+			return exitUsage
+		}
+		return code
+	}
+	if err := c.printFindings(*format, findings); err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
+		return exitUsage
+	}
+	if code != exitOK {
+		return code
+	}
+	errs, warns := 0, 0
+	for _, f := range findings {
+		switch f.Severity {
+		case schema.SeverityError:
+			errs++
+		case schema.SeverityWarning:
+			warns++
+		}
+	}
+	if errs > 0 || (*maxWarnings >= 0 && warns > *maxWarnings) {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// load reads and parses one file and gathers its lint input. Files that are
+// not agent files (workspace configs, JSONL records) are only validated;
+// their problems are the findings and the input is nil. ok is false on an
+// I/O or workspace failure (reported on stderr).
+func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Finding, bool) {
+	e := c.e
+	path := resolve(e.cwd, file)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", pathError(err, file))
+		return nil, nil, false
+	}
+	if schema.KindOf(file) != schema.FileAgent {
+		var out []lint.Finding
+		for _, p := range schema.Check(file, data) {
+			out = append(out, lint.Finding{Rule: p.Rule, Severity: p.Severity, Message: p.Message, Pointer: p.Pointer, Range: p.Range})
+		}
+		return nil, out, true
+	}
+	doc, cfg, _, err := schema.LoadAgent(file, data)
+	var pre []lint.Finding
+	if err != nil {
+		var pe *schema.ParseError
+		f := lint.Finding{Rule: schema.RuleParse, Severity: schema.SeverityError, Message: err.Error()}
+		if errors.As(err, &pe) {
+			f.Message, f.Range = pe.Msg, pe.Range()
+		}
+		pre = append(pre, f)
+		if doc == nil {
+			return nil, pre, true
+		}
+	}
+	in := &lint.Input{Doc: doc, Config: cfg}
+	ws, err := workspace.Find(path)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls lint: %s: workspace: %v\n", file, err)
+		return in, pre, false
+	}
+	in.Settings = ws.Config
+	if cfg == nil {
+		return in, pre, true
+	}
+	storePath := ws.StorePath
+	if c.store.path != "" {
+		storePath = resolve(e.cwd, c.store.path)
+	}
+	ls := c.open(storePath)
+	if ls.st == nil {
+		return in, pre, true
+	}
+	facts, err := gather.Facts(ctx, ls.st, cfg.RoleTemplate.Name, ws.Config.Scope, e.now())
+	if err != nil {
+		c.warnStore(storePath, ls, err)
+		return in, pre, true
+	}
+	in.Facts = facts
+	return in, pre, true
+}
+
+// open opens a store read-only once per run; a failure is warned about
+// once and the store's agents are linted schema-only.
+func (c *lintCmd) open(path string) *lintStore {
+	if ls, ok := c.stores[path]; ok {
+		return ls
+	}
+	ls := &lintStore{}
+	c.stores[path] = ls
+	st, err := bolt.Open(path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	if err != nil {
+		c.warnStore(path, ls, err)
+		return ls
+	}
+	ls.st = st
+	return ls
+}
+
+func (c *lintCmd) warnStore(path string, ls *lintStore, err error) {
+	if ls.failed {
+		return
+	}
+	ls.failed = true
+	why := "unreadable"
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		why = "locked"
+	case errors.Is(err, store.ErrCorrupt):
+		why = "corrupt"
+	}
+	fmt.Fprintf(c.e.stderr, "agent-ls lint: warning: store %s is %s (%v); linting without memory facts\n", c.rel(path), why, err)
+	if ls.st != nil {
+		ls.st.Close()
+		ls.st = nil
+	}
+}
+
+// rel names a path relative to the working directory when it is below it.
+func (c *lintCmd) rel(path string) string {
+	if r, err := filepath.Rel(c.e.cwd, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func (c *lintCmd) close() {
+	for _, ls := range c.stores {
+		if ls.st != nil {
+			ls.st.Close()
+		}
+	}
+}
+
+func (c *lintCmd) writeJSON(v any) error {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(c.e.stdout, "%s\n", out)
+	return err
+}
+
+func (c *lintCmd) printFindings(format string, fs []lint.FileFinding) error {
+	switch format {
+	case "sarif":
+		out, err := lint.SARIF(fs, versionString())
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(c.e.stdout, "%s\n", out)
+		return err
+	case "json":
+		out := make([]lintFinding, 0, len(fs))
+		for _, f := range fs {
+			r := f.Range
+			out = append(out, lintFinding{File: f.File, Line: r.Start.Line + 1, Column: r.Start.Character + 1,
+				EndLine: r.End.Line + 1, EndColumn: r.End.Character + 1, Severity: f.Severity, Message: f.Message,
+				Rule: f.Rule, Pointer: f.Pointer, Related: f.Related, Fixes: f.Fixes})
+		}
+		return c.writeJSON(out)
+	}
+	for _, f := range fs {
+		r := f.Range
+		if _, err := fmt.Fprintf(c.e.stdout, "%s:%d:%d: %s: %s [%s]\n", f.File, r.Start.Line+1, r.Start.Character+1, f.Severity, f.Message, f.Rule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *lintCmd) printRules(format string) int {
+	rules := lint.Rules()
+	if format == "json" {
+		if err := c.writeJSON(rules); err != nil {
+			fmt.Fprintf(c.e.stderr, "agent-ls lint: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	if format == "sarif" {
+		fmt.Fprintln(c.e.stderr, "agent-ls lint: --list-rules prints text or json, not sarif")
+		return exitUsage
+	}
+	tw := tabwriter.NewWriter(c.e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tDEFAULT\tDESCRIPTION")
+	for _, r := range rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.DefaultSeverity, r.Doc)
+	}
+	tw.Flush()
+	fmt.Fprintln(c.e.stdout, "\nConfigure in .agent-ls.yaml (lint: {rules: {RULE: off|error|warning|info|hint}}); suppress with \"# agent-ls: ignore RULE reason\".")
+	return exitOK
+}
+
+// lintReport is one agent file's health report.
+type lintReport struct {
+	File   string      `json:"file"`
+	Agent  string      `json:"agent"`
+	Health lint.Health `json:"health"`
+}
+
+func (c *lintCmd) printReports(format string, reports []lintReport) error {
+	if reports == nil {
+		reports = []lintReport{}
+	}
+	if format == "json" {
+		return c.writeJSON(struct {
+			Reports []lintReport `json:"reports"`
+		}{reports})
+	}
+	w := c.e.stdout
+	for i, r := range reports {
+		h := r.Health
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		over := ""
+		if h.CeilingExceeded {
+			over = " (over the ceiling)"
+		}
+		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %d conflict(s); %d pending review(s)\n",
+			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, h.Conflicts, h.PendingReviews)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "  primitive\trecords\tchars\tbudget\t")
+		for _, p := range h.Primitives {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t\n", p.Primitive, p.Records, p.Chars, p.Budget)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "  candidates: %d\n", len(h.Candidates))
+		for _, cd := range h.Candidates {
+			prog := ""
+			if cd.Need > 0 {
+				prog = fmt.Sprintf(", %d of %d conversations", cd.Have, cd.Need)
+			}
+			fmt.Fprintf(w, "    %s %s (%s%s)\n", cd.ID, cd.Target, cd.Tier, prog)
+		}
+		stale := "none"
+		if len(h.Stale) > 0 {
+			stale = strings.Join(h.Stale, ", ")
+		}
+		fmt.Fprintf(w, "  stale currentState: %s\n", stale)
+		fmt.Fprintf(w, "  recall: %d candidates (%d never corroborated, %d unused), %d spilled\n",
+			h.Recall.Candidates, h.Recall.NeverCorroborated, h.Recall.Unused, h.Recall.Spilled)
+	}
+	return nil
+}
