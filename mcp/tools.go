@@ -111,7 +111,7 @@ type SearchInput struct {
 	Query string   `json:"query" jsonschema:"keywords; records matching more of them rank first"`
 	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags  []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
-	Limit int      `json:"limit,omitempty" jsonschema:"at most this many records (default 20, at most 200)"`
+	Limit int      `json:"limit,omitempty" jsonschema:"at most this many records (default 10, at most 200)"`
 }
 
 // ListInput is memory_list's arguments.
