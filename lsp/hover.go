@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -71,9 +73,7 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 		}
 	}
 	if composed != nil {
-		if data, err := json.MarshalIndent(composed, "", "  "); err == nil {
-			fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n```json\n%s\n```\n", data)
-		}
+		fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n%s", composedText(composed))
 	}
 	rng := toRange(r)
 	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}, nil
@@ -104,4 +104,37 @@ func valueAt(cfg *schema.AgentConfig, ptr string) any {
 		}
 	}
 	return v
+}
+
+// composedText renders a composed section: a list as bullets, a map as
+// `- **key**: value` lines (as the prompt renders background), anything
+// else as JSON.
+func composedText(v any) string {
+	var b strings.Builder
+	switch n := v.(type) {
+	case []any:
+		for _, item := range n {
+			if str, ok := item.(string); ok {
+				fmt.Fprintf(&b, "- %s\n", str)
+				continue
+			}
+			data, _ := json.Marshal(item)
+			fmt.Fprintf(&b, "- `%s`\n", data)
+		}
+		return b.String()
+	case map[string]any:
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "- **%s**: %s\n", k, overlay.FormatValue(n[k]))
+		}
+		return b.String()
+	case string:
+		return n + "\n"
+	}
+	data, _ := json.MarshalIndent(v, "", "  ")
+	return "```json\n" + string(data) + "\n```\n"
 }

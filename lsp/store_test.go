@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -226,7 +227,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	var hover protocol.Hover
 	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"position": map[string]any{"line": keyLine, "character": col + 2}}, &hover)
-	for _, want := range []string{trigger, "conv-9", "History", "approve by human:ana", "Composed"} {
+	for _, want := range []string{trigger, "conv-9", "History", "approve by human:ana", "Composed", "- A rollback fails\n", "- " + trigger + "\n"} {
 		if !strings.Contains(hover.Contents.Value, want) {
 			t.Errorf("hover lacks %q:\n%s", want, hover.Contents.Value)
 		}
@@ -379,5 +380,89 @@ func TestLockedStoreDegrades(t *testing.T) {
 	}
 	if hs := c.hints(uri); hintWith(hs, "Tuesdays") == nil {
 		t.Errorf("hints after reconnect: %+v", hs)
+	}
+}
+
+// TestHintsFollowEdits: a memory whose section is not authored puts its
+// hint on the nearest parent key; when an edit adds the section, the hint
+// moves to it.
+func TestHintsFollowEdits(t *testing.T) {
+	env := newTestEnv(t)
+	v1 := "roleTemplate:\n  name: deploy-ops\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\nbackground:\n  conventions:\n    tags: vN\n"
+	v2 := v1 + "  teamContext:\n    on_call: ops\n"
+	path := env.write(t, "deploy.agent.yaml", v1)
+	agentSave(t, env, v1, "Ana Souza manages releases", "background.teamContext.release_manager", "conv-1")
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, v1, 1)
+	c.awaitDiagnostics(uri, 1)
+	for _, tt := range []struct {
+		version int
+		text    string
+		line    uint32
+		char    uint32
+	}{
+		{1, v1, 7, uint32(len("background:"))},
+		{2, v2, 10, uint32(len("  teamContext:"))},
+	} {
+		if tt.version > 1 {
+			c.change(uri, tt.text, tt.version)
+			c.awaitDiagnostics(uri, int32(tt.version))
+		}
+		h := hintWith(c.hints(uri), "Ana Souza manages releases")
+		if h == nil || h.Position.Line != tt.line || h.Position.Character != tt.char {
+			t.Errorf("v%d: hint %+v, want at %d:%d", tt.version, h, tt.line, tt.char)
+		}
+	}
+}
+
+// TestCorruptStoreDegrades: a store file that is not a database is
+// reported as corrupt with one warning; diagnostics keep coming.
+func TestCorruptStoreDegrades(t *testing.T) {
+	env := newTestEnv(t)
+	if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(env.storePath, []byte(strings.Repeat("not a bbolt file\n", 512)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "a.agent.yaml", cleanAgent)
+	uri := c.open(path, cleanAgent, 1)
+	c.awaitDiagnostics(uri, 1)
+	c.change(uri, cleanAgent+"# edit\n", 2)
+	c.awaitDiagnostics(uri, 2)
+	c.waitFor("corrupt status", func(ns, _ []note) bool {
+		for _, n := range ns {
+			var s Status
+			if n.method == methodStatus && json.Unmarshal(n.params, &s) == nil && s.Store == StoreCorrupt && s.Message != "" {
+				return true
+			}
+		}
+		return false
+	})
+	c.waitFor("one warning", func(ns, _ []note) bool {
+		for _, n := range ns {
+			if n.method == protocol.MethodWindowShowMessage && strings.Contains(string(n.params), "corrupt") {
+				return true
+			}
+		}
+		return false
+	})
+	var hs []InlayHint
+	c.call(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 99, "character": 0}}}, &hs)
+	if len(hs) != 0 {
+		t.Errorf("hints from a corrupt store: %+v", hs)
+	}
+	n := 0
+	for _, p := range c.notesOf(protocol.MethodWindowShowMessage) {
+		if strings.Contains(string(p), "corrupt") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d corrupt warnings, want 1", n)
 	}
 }
