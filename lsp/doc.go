@@ -1,0 +1,22 @@
+// Package lsp is agent-ls's language server (`agent-ls serve`): LSP 3.17 over
+// a stream on go.lsp.dev/protocol v0.12.0 and jsonrpc2 v0.10.0, with the
+// library's defects routed around (see /docs/LSP-PROTOCOL.md for the custom
+// methods and commands).
+//
+// Serve wires the pieces, one file per feature:
+//
+//	stream.go       Content-Length framing that answers malformed bodies and keeps reading
+//	handler.go      $/cancelRequest by numeric or string id; ordered per-message goroutines
+//	                with panic recovery and an early queue release for slow work
+//	server.go       lifecycle, routing in front of protocol.ServerHandler, client calls
+//	config.go       initializationOptions over .agent-ls.yaml, per agent file
+//	documents.go    full-sync open documents
+//	diagnostics.go  parse + schema pass, then the Linter seam, published per version
+//	stores.go       one store operation at a time, agent-ls/status, one warning
+//	watch.go        fsnotify on directories: config reloads, store changes re-run and refresh
+//	hints.go        inlay hints for memory-derived, spilled, shadowed and candidate lines
+//	hover.go        provenance and composed text; codeactions.go, commands.go, requests.go
+//
+// Dependencies (store opener, clock, logger, linter) come in through Options;
+// the server never holds the store open between operations.
+package lsp
