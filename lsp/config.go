@@ -136,8 +136,12 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	if s.workspaces == nil {
 		s.workspaces = map[string]*workspaceInfo{}
 	}
+	_, seen := s.workspaces[key]
 	s.workspaces[key] = ws
 	s.mu.Unlock()
+	if ws.Problem != "" && !seen {
+		s.showMessage(protocol.MessageTypeWarning, "agent-ls: workspace configuration: "+ws.Problem)
+	}
 	return ws
 }
 
@@ -163,30 +167,22 @@ func findConfig(dir string) string {
 	}
 }
 
-// loadWorkspaceConfig reads .agent-ls.yaml. Its keys are the JSON names of
-// schema.WorkspaceConfig; an unknown key or a bad value is an error naming
-// file:line:col.
+// loadWorkspaceConfig reads .agent-ls.yaml with the schema package's
+// validation; the first error problem is returned as file:line:col: msg, and
+// the valid part of the config is still used.
 func loadWorkspaceConfig(path string) (schema.WorkspaceConfig, error) {
-	var cfg schema.WorkspaceConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("read workspace config: %w", err)
+		return schema.WorkspaceConfig{}, fmt.Errorf("read workspace config: %w", err)
 	}
-	doc, err := schema.ParseDocument(path, data)
+	cfg, problems, err := schema.ParseWorkspaceConfig(path, data)
 	if err != nil {
-		return cfg, err
+		return schema.WorkspaceConfig{}, err
 	}
-	if doc.Value() == nil {
-		return cfg, nil
-	}
-	raw, err := json.Marshal(doc.Value())
-	if err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return schema.WorkspaceConfig{}, fmt.Errorf("%s: %w", path, err)
+	for _, p := range problems {
+		if p.Severity == schema.SeverityError {
+			return cfg, fmt.Errorf("%s:%d:%d: %s", path, p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
+		}
 	}
 	return cfg, nil
 }

@@ -48,6 +48,23 @@ func TestWorkspaceConfig(t *testing.T) {
 			})
 		})
 	}
+	t.Run("bad config file", func(t *testing.T) {
+		env := newTestEnv(t)
+		env.write(t, ".agent-ls.yaml", "store: mem/agents.db\nbudgetz: {}\n")
+		c := startServer(t, Options{NoWatch: true})
+		c.initialize(env.root, nil, false)
+		path := env.write(t, "a.agent.yaml", cleanAgent)
+		uri := c.open(path, cleanAgent, 1)
+		c.awaitDiagnostics(uri, 1)
+		c.waitFor("config warning", func(ns, _ []note) bool {
+			for _, n := range ns {
+				if n.method == "window/showMessage" && strings.Contains(string(n.params), ".agent-ls.yaml:2:1") && strings.Contains(string(n.params), "budgetz") {
+					return true
+				}
+			}
+			return false
+		})
+	})
 	t.Run("bad init options", func(t *testing.T) {
 		env := newTestEnv(t)
 		c := startServer(t, Options{NoWatch: true})
