@@ -45,7 +45,7 @@ func loadFixture(t *testing.T, path string) fixture {
 			fx.in.Doc, fx.in.Config = doc, cfg
 		case f.Name == schema.WorkspaceConfigName:
 			ws, ps, err := schema.ParseWorkspaceConfig(f.Name, f.Data)
-			if err != nil {
+			if err != nil || len(ps) > 0 {
 				t.Fatalf("%s: workspace: %v %v", path, err, ps)
 			}
 			fx.in.Settings = ws
