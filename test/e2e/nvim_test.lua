@@ -38,13 +38,15 @@ end
 
 local file = root .. '/deploy.agent.yaml'
 local uri = vim.uri_from_fname(file)
-local diags = {}       -- version -> diagnostics
+local diags = {}       -- version -> first diagnostics published for it
 local statuses = {}
 local refreshes = 0
 
 local handlers = {
   ['textDocument/publishDiagnostics'] = function(_, result)
-    if result and result.uri == uri then
+    -- Keep the first publish of each version: the parse + schema pass (the
+    -- lint pass that may follow adds e.g. the pending-review note).
+    if result and result.uri == uri and diags[result.version or -1] == nil then
       diags[result.version or -1] = result.diagnostics
     end
   end,
