@@ -503,6 +503,11 @@ func ruleStaleState(c *runCtx) []Finding {
 	return out
 }
 
+// MaxPairwise bounds the records of one target compared pairwise for
+// near-duplicates: a larger group compares only its MaxPairwise newest, so
+// linting stays fast on every keystroke.
+const MaxPairwise = 200
+
 func ruleNearDuplicate(c *runCtx) []Finding {
 	var live []*schema.MemoryRecord
 	for i := range c.in.Facts.Promoted {
@@ -533,6 +538,9 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 			}
 			return g[i].ID < g[j].ID
 		})
+		if len(g) > MaxPairwise {
+			g = g[len(g)-MaxPairwise:]
+		}
 		for i := 0; i < len(g); i++ {
 			for j := i + 1; j < len(g); j++ {
 				a, b := g[i], g[j]
