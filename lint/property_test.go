@@ -39,7 +39,7 @@ func TestRunNeverPanics(t *testing.T) {
 			day := rapid.IntRange(1, 28).Draw(rt, "day")
 			r := schema.MemoryRecord{ID: fmt.Sprintf("r%d", i), Scope: map[string]string{"agent": "support-bot"}, Kind: schema.KindFact,
 				Content: rapid.SampledFrom(contents).Draw(rt, "content"), Target: &tg,
-				CreatedAt: fmt.Sprintf("2026-%02d-%02dT10:00:00.000Z", rapid.IntRange(1, 12).Draw(rt, "month"), day),
+				CreatedAt:  fmt.Sprintf("2026-%02d-%02dT10:00:00.000Z", rapid.IntRange(1, 12).Draw(rt, "month"), day),
 				Provenance: schema.Provenance{ConversationID: rapid.SampledFrom([]string{"", "a", "b"}).Draw(rt, "conv")}}
 			r.UpdatedAt = r.CreatedAt
 			if p := rapid.SampledFrom(payloads).Draw(rt, "payload"); p != "" {
