@@ -376,12 +376,10 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		}
 		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %d conflict(s); %d pending review(s)\n",
 			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, h.Conflicts, h.PendingReviews)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "  primitive\trecords\tchars\tbudget\t")
+		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t\n", p.Primitive, p.Records, p.Chars, p.Budget)
+			fmt.Fprintf(w, "  %-10s  %7d  %7d  %7d\n", p.Primitive, p.Records, p.Chars, p.Budget)
 		}
-		tw.Flush()
 		fmt.Fprintf(w, "  candidates: %d\n", len(h.Candidates))
 		for _, cd := range h.Candidates {
 			prog := ""
