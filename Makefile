@@ -13,13 +13,13 @@ build:
 
 # All Go tests, the race detector on the concurrent packages, and (as they
 # appear) the end-to-end and editor tests. Installs its prerequisites.
-test: deps test-go test-race
+test: deps test-go test-race test-editors
 
 test-go:
 	$(GO) test -count=1 ./...
 
 test-race:
-	$(GO) test -count=1 -race ./store/...
+	$(GO) test -count=1 -race ./store/... ./schema/... ./evolve/... ./mcp/...
 
 deps:
 	@bash scripts/deps.sh
