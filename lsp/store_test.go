@@ -32,7 +32,7 @@ func withBolt(t *testing.T, env *testEnv, fn func(st store.Store)) {
 	fn(st)
 }
 
-// agentSave saves a memory as agent:deploy-ops through the evolve engine.
+// agentSave saves a memory as the agent of agentText through the evolve engine.
 func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv string) evolve.SaveResult {
 	t.Helper()
 	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", []byte(agentText))
@@ -49,7 +49,7 @@ func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv stri
 		res, err = e.Save(context.Background(), evolve.SaveRequest{
 			Kind: schema.KindFact, Content: content, Target: &mt,
 			Provenance: schema.Provenance{ConversationID: conv, RunID: "run-" + conv},
-			Actor:      store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"},
+			Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
 		})
 		if err != nil {
 			t.Fatalf("save %q: %v", content, err)
@@ -464,5 +464,68 @@ func TestCorruptStoreDegrades(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d corrupt warnings, want 1", n)
+	}
+}
+
+// TestCodeActionsForMemoryLines: a candidate offers promote (a human may
+// promote an earned candidate through its gate); a promoted line offers
+// demote, invalidate and adopt, each titled with its effect; running
+// demote takes the line out of the hints.
+func TestCodeActionsForMemoryLines(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/code-review.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "code-review.agent.yaml", text)
+	const lesson = "Read the tests before the implementation"
+	res := agentSave(t, env, text, lesson, "judgment.code-review.heuristics", "conv-1")
+	if res.State != evolve.StateCandidate {
+		t.Fatalf("save: %+v", res)
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	actions := func() map[string]protocol.CodeAction {
+		var as []protocol.CodeAction
+		c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 999, "character": 0}},
+			"context": map[string]any{"diagnostics": []any{}}}, &as)
+		out := map[string]protocol.CodeAction{}
+		for _, a := range as {
+			out[strings.SplitN(a.Title, " ", 2)[0]] = a
+		}
+		return out
+	}
+	run := func(a protocol.CodeAction) CommandResult {
+		t.Helper()
+		var out CommandResult
+		c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": a.Command.Command, "arguments": a.Command.Arguments}, &out)
+		return out
+	}
+	as := actions()
+	promote, ok := as["Promote"]
+	if !ok || !strings.Contains(promote.Title, lesson[:20]) || len(as) != 1 {
+		t.Fatalf("candidate actions: %+v", as)
+	}
+	if out := run(promote); !out.OK || out.Status != evolve.StatusPromoted {
+		t.Fatalf("promote: %+v", out)
+	}
+	as = actions()
+	for _, verb := range []string{"Demote", "Invalidate", "Adopt"} {
+		if _, ok := as[verb]; !ok {
+			t.Errorf("promoted line lacks %s: %+v", verb, as)
+		}
+	}
+	if !strings.Contains(as["Demote"].Title, "leaves the agent") || !strings.Contains(as["Invalidate"].Title, "forgets") {
+		t.Errorf("titles do not say the effect: %q, %q", as["Demote"].Title, as["Invalidate"].Title)
+	}
+	if out := run(as["Demote"]); !out.OK || out.Status != evolve.StatusDemoted {
+		t.Fatalf("demote: %+v", out)
+	}
+	if h := hintWith(c.hints(uri), lesson); h == nil || strings.HasPrefix(h.Label, "+ ") {
+		t.Errorf("after demote the lesson is %+v, want a candidate again", h)
 	}
 }
