@@ -529,3 +529,74 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 		t.Errorf("after demote the lesson is %+v, want a candidate again", h)
 	}
 }
+
+// TestResolveConflict: two promoted memories on one slot show the newer as
+// promoted and the older as shadowed; "keep" code actions resolve it as a
+// supersede, after which only the kept one remains.
+func TestResolveConflict(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	target := &schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionProjectContext, Key: "deploy_window"}
+	agent := store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}
+	var ids []string
+	for _, content := range []string{"Tuesdays after 14:00 ET", "Thursdays after 14:00 ET"} {
+		withBolt(t, env, func(st store.Store) {
+			recs, err := st.Write(context.Background(), []store.WriteRequest{{Scope: map[string]string{store.AgentKey: "deploy-ops"},
+				Kind: schema.KindFact, Content: content, Target: target}}, agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Promote(context.Background(), recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: agent}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, recs[0].ID)
+		})
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	hs := c.hints(uri)
+	if h := hintWith(hs, "Thursdays"); h == nil || !strings.HasPrefix(h.Label, "+ ") {
+		t.Fatalf("newer memory: %+v", hs)
+	}
+	if h := hintWith(hs, "Tuesdays"); h == nil || !strings.HasPrefix(h.Label, "(shadowed") {
+		t.Fatalf("older memory: %+v", hs)
+	}
+	var as []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 999, "character": 0}},
+		"context": map[string]any{"diagnostics": []any{}}}, &as)
+	var keepOld *protocol.CodeAction
+	n := 0
+	for i := range as {
+		if strings.HasPrefix(as[i].Title, "Resolve conflict: keep") {
+			n++
+			if strings.Contains(as[i].Title, "Tuesdays") {
+				keepOld = &as[i]
+			}
+		}
+	}
+	if n != 2 || keepOld == nil {
+		t.Fatalf("conflict actions: %+v", as)
+	}
+	var out CommandResult
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": keepOld.Command.Command, "arguments": keepOld.Command.Arguments}, &out)
+	if !out.OK {
+		t.Fatalf("supersede: %+v", out)
+	}
+	hs = c.hints(uri)
+	if h := hintWith(hs, "Tuesdays"); h == nil || !strings.HasPrefix(h.Label, "+ ") || hintWith(hs, "Thursdays") != nil {
+		t.Fatalf("after keeping Tuesdays: %+v", hs)
+	}
+	var rec schema.MemoryRecord
+	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), ids[1]) })
+	if rec.InvalidAt == "" {
+		t.Errorf("dropped record still valid: %+v", rec)
+	}
+}
