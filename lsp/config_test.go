@@ -76,3 +76,28 @@ func TestWorkspaceConfig(t *testing.T) {
 		_ = env
 	})
 }
+
+// TestConfigReload: editing .agent-ls.yaml (seen by the directory watcher)
+// re-resolves the workspace: the status names the new store path.
+func TestConfigReload(t *testing.T) {
+	env := newTestEnv(t)
+	c := startServer(t, Options{})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "a.agent.yaml", cleanAgent)
+	uri := c.open(path, cleanAgent, 1)
+	c.awaitDiagnostics(uri, 1)
+	statusPath := func(want string) func(ns, _ []note) bool {
+		return func(ns, _ []note) bool {
+			for _, n := range ns {
+				var s Status
+				if n.method == methodStatus && json.Unmarshal(n.params, &s) == nil && s.URI == uri && s.StorePath == want {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	c.waitFor("default store path", statusPath(env.storePath))
+	env.write(t, ".agent-ls.yaml", "store: elsewhere/memory.db\n")
+	c.waitFor("reloaded store path", statusPath(filepath.Join(env.root, "elsewhere", "memory.db")))
+}

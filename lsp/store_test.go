@@ -255,6 +255,12 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	if !memory {
 		t.Errorf("no memory fragment for the trigger: %+v", prompt.Sections)
 	}
+	// Point-in-time composition: before the approval the trigger was not there.
+	var then ComposedPrompt
+	c.call(methodComposedPrompt, map[string]any{"uri": uri, "at": res.Record.CreatedAt}, &then)
+	if strings.Contains(then.Text, trigger) || then.At == "" {
+		t.Errorf("composed at %s still has the trigger (at %q)", res.Record.CreatedAt, then.At)
+	}
 	var learned struct {
 		Learnings []evolve.Learning `json:"learnings"`
 	}
