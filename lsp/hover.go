@@ -36,9 +36,6 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 		return nil, err
 	}
 	ptr, onKey := f.doc.Locate(fromPosition(p.Position))
-	if ptr == "" {
-		return nil, nil
-	}
 	var b strings.Builder
 	var lines []memoryLine
 	var composed any
@@ -46,7 +43,9 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 		v, err := s.memoryView(ctx, f)
 		if err == nil {
 			for _, ml := range v.lines {
-				if ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr) {
+				// On the section, or on the line its hints are anchored to.
+				onSection := ptr != "" && (ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr))
+				if onSection || anchor(f.doc, ml.container).Line == p.Position.Line {
 					lines = append(lines, ml)
 				}
 			}
@@ -55,11 +54,16 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 			}
 		}
 	}
+	if ptr == "" && len(lines) == 0 {
+		return nil, nil
+	}
 	r, _ := f.doc.KeyRange(ptr)
 	if !onKey {
 		r, _ = f.doc.ValueRange(ptr)
 	}
-	fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+	if ptr != "" {
+		fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "\n**%d memory-derived line%s here**\n", len(lines), plural(len(lines)))
 		for _, ml := range lines {

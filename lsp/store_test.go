@@ -232,6 +232,12 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 			t.Errorf("hover lacks %q:\n%s", want, hover.Contents.Value)
 		}
 	}
+	// Hover at the hint's own position (end of the line) tells the same story.
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": map[string]any{"line": cand.Position.Line, "character": cand.Position.Character}}, &hover)
+	if !strings.Contains(hover.Contents.Value, trigger) || !strings.Contains(hover.Contents.Value, "History") {
+		t.Errorf("hover at the hint position:\n%s", hover.Contents.Value)
+	}
 	// Hover on an authored line says where it comes from.
 	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"position": map[string]any{"line": 8, "character": 8}}, &hover)
@@ -417,7 +423,13 @@ func TestHintsFollowEdits(t *testing.T) {
 		}
 		h := hintWith(c.hints(uri), "Ana Souza manages releases")
 		if h == nil || h.Position.Line != tt.line || h.Position.Character != tt.char {
-			t.Errorf("v%d: hint %+v, want at %d:%d", tt.version, h, tt.line, tt.char)
+			t.Fatalf("v%d: hint %+v, want at %d:%d", tt.version, h, tt.line, tt.char)
+		}
+		var hover *protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": h.Position.Line, "character": h.Position.Character}}, &hover)
+		if hover == nil || !strings.Contains(hover.Contents.Value, "Ana Souza manages releases") {
+			t.Errorf("v%d: hover at the hint: %+v", tt.version, hover)
 		}
 	}
 }
@@ -567,41 +579,51 @@ func TestResolveConflict(t *testing.T) {
 	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
+	// Records written in one millisecond tie on createdAt and the id decides,
+	// so find the winner from the hints.
 	hs := c.hints(uri)
-	if h := hintWith(hs, "Thursdays"); h == nil || !strings.HasPrefix(h.Label, "+ ") {
-		t.Fatalf("newer memory: %+v", hs)
+	won, lost := "Thursdays", "Tuesdays"
+	if h := hintWith(hs, "Tuesdays"); h != nil && strings.HasPrefix(h.Label, "+ ") {
+		won, lost = lost, won
 	}
-	if h := hintWith(hs, "Tuesdays"); h == nil || !strings.HasPrefix(h.Label, "(shadowed") {
-		t.Fatalf("older memory: %+v", hs)
+	if h := hintWith(hs, won); h == nil || !strings.HasPrefix(h.Label, "+ ") {
+		t.Fatalf("winning memory: %+v", hs)
+	}
+	if h := hintWith(hs, lost); h == nil || !strings.HasPrefix(h.Label, "(shadowed") {
+		t.Fatalf("shadowed memory: %+v", hs)
 	}
 	var as []protocol.CodeAction
 	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 999, "character": 0}},
 		"context": map[string]any{"diagnostics": []any{}}}, &as)
-	var keepOld *protocol.CodeAction
+	var keepLost *protocol.CodeAction
 	n := 0
 	for i := range as {
 		if strings.HasPrefix(as[i].Title, "Resolve conflict: keep") {
 			n++
-			if strings.Contains(as[i].Title, "Tuesdays") {
-				keepOld = &as[i]
+			if strings.Contains(as[i].Title, lost) {
+				keepLost = &as[i]
 			}
 		}
 	}
-	if n != 2 || keepOld == nil {
+	if n != 2 || keepLost == nil {
 		t.Fatalf("conflict actions: %+v", as)
 	}
 	var out CommandResult
-	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": keepOld.Command.Command, "arguments": keepOld.Command.Arguments}, &out)
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": keepLost.Command.Command, "arguments": keepLost.Command.Arguments}, &out)
 	if !out.OK {
 		t.Fatalf("supersede: %+v", out)
 	}
 	hs = c.hints(uri)
-	if h := hintWith(hs, "Tuesdays"); h == nil || !strings.HasPrefix(h.Label, "+ ") || hintWith(hs, "Thursdays") != nil {
-		t.Fatalf("after keeping Tuesdays: %+v", hs)
+	if h := hintWith(hs, lost); h == nil || !strings.HasPrefix(h.Label, "+ ") || hintWith(hs, won) != nil {
+		t.Fatalf("after keeping %s: %+v", lost, hs)
+	}
+	dropped := ids[0]
+	if won == "Thursdays" {
+		dropped = ids[1]
 	}
 	var rec schema.MemoryRecord
-	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), ids[1]) })
+	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), dropped) })
 	if rec.InvalidAt == "" {
 		t.Errorf("dropped record still valid: %+v", rec)
 	}
