@@ -29,3 +29,8 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+ignore (
+	./editors/vscode/node_modules
+	./test/e2e/node_modules
+)
