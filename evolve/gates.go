@@ -433,7 +433,7 @@ func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reaso
 	}
 	p, err := e.st.GetProposal(ctx, id)
 	if err != nil {
-		return o, fmt.Errorf("proposal %s: %w", id, err)
+		return o, err // the store's error names the proposal
 	}
 	o.RecordID, o.Tier, o.Evidence = p.RecordID, p.Tier, p.Evidence
 	if p.State != store.ProposalPending {

@@ -315,10 +315,12 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		}
 	} else if !refused {
 		verb := "saved"
+		guidance := res.Guidance
 		if res.Corroborated {
 			verb = "corroborated existing record"
+			guidance = strings.TrimPrefix(strings.TrimPrefix(guidance, "corroborated existing record "+res.Record.ID), "; ")
 		}
-		fmt.Fprintf(m.e.stdout, "%s %s%s\n", verb, res.Record.ID, prefixed(": ", res.Guidance))
+		fmt.Fprintf(m.e.stdout, "%s %s%s\n", verb, res.Record.ID, prefixed(": ", guidance))
 		if res.SupersededID != "" {
 			fmt.Fprintf(m.e.stdout, "superseded %s\n", res.SupersededID)
 		}

@@ -142,7 +142,7 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	}
 	p, err := c.st.GetProposal(ctx, pos[0])
 	if err != nil {
-		return c.fail(fmt.Errorf("proposal %s: %w", pos[0], err))
+		return c.fail(err) // the store names the proposal
 	}
 	eng, err := c.engineForRecord(ctx, p.RecordID)
 	if err != nil {
