@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -41,10 +42,12 @@ var killer = store.Actor{Kind: store.ActorSystem, Name: "kill-test"}
 // TestSoakConcurrentProcesses run the test binary again with reliabilityEnv
 // set, and this function is the child.
 //
-//	killwriter PATH ITER SEED   loop until killed: write a batch tagged
-//	                            batch:ITER-K and size:N, print "wrote TAG",
-//	                            promote its first record, print "promoted TAG",
-//	                            corroborate it, print "corroborated TAG"
+//	killwriter PATH ITER SEED   loop until killed over batches K: write a batch
+//	                            tagged batch:ITER-K and size:N, promote record
+//	                            0, corroborate it, propose and approve record 1
+//	                            (guarded), invalidate record 2, demote record 0
+//	                            when K is odd; print "STEP TAG" after each step
+//	                            and "done TAG" after the batch
 //	soaker PATH N SHARED DUR    see soakChild
 func TestReliabilityHelper(t *testing.T) {
 	args := strings.Fields(os.Getenv(reliabilityEnv))
@@ -107,6 +110,31 @@ func killWriter(args []string) error {
 			return err
 		}
 		say("corroborated %s", tag)
+		if n >= 2 {
+			p, err := s.Propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: recs[1].ID, Tier: schema.TierGuarded,
+				RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "kill-test"}, Reason: tag})
+			if err != nil {
+				return err
+			}
+			say("proposed %s", tag)
+			if _, err := s.Approve(ctx, p.ID, human, tag); err != nil {
+				return err
+			}
+			say("approved %s", tag)
+		}
+		if n >= 3 {
+			if err := s.Invalidate(ctx, recs[2].ID, "retired by "+tag, killer); err != nil {
+				return err
+			}
+			say("invalidated %s", tag)
+		}
+		if k%2 == 1 {
+			if err := s.Demote(ctx, recs[0].ID, "demoted by "+tag, killer); err != nil {
+				return err
+			}
+			say("demoted %s", tag)
+		}
+		say("done %s", tag)
 	}
 }
 
@@ -167,8 +195,8 @@ func TestSIGKILLWriter(t *testing.T) {
 	t.Logf("seed %d, %d kills", seed, kills)
 	rng := rand.New(rand.NewSource(seed))
 	path := filepath.Join(t.TempDir(), "killed.db")
-	acked := map[string]bool{} // "wrote TAG", "promoted TAG", "corroborated TAG"
-	midBatch := 0
+	acked := map[string]bool{} // "STEP TAG" lines the child printed
+	after := map[string]int{}  // kills by the last step reported before them
 	for iter := range kills {
 		out := &lockedBuffer{ready: make(chan struct{})}
 		cmd := reliabilityCmd(fmt.Sprintf("killwriter %s %d %d", path, iter, rng.Int63()))
@@ -200,15 +228,18 @@ func TestSIGKILLWriter(t *testing.T) {
 		for _, l := range lines[1:] {
 			acked[l] = true
 		}
-		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "corroborated ") {
-			midBatch++ // killed between a batch's write and its corroboration, or inside the write
-		}
+		// The step after the last one reported is where the kill landed.
+		last, _, _ := strings.Cut(lines[len(lines)-1], " ")
+		after[last]++
 		checkAfterKill(t, iter, path, acked)
 		if t.Failed() {
 			t.Fatalf("after kill %d (seed %d)", iter, seed)
 		}
 	}
-	t.Logf("%d of %d kills landed before the batch's last step completed", midBatch, kills)
+	t.Logf("kills by the last step done before them: %v", after)
+	if after["done"] == kills {
+		t.Errorf("all %d kills landed between batches, none inside one", kills)
+	}
 }
 
 // checkAfterKill asserts the invariants of TestSIGKILLWriter on the file.
@@ -233,9 +264,8 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 		t.Errorf("kill %d: %d records do not decode", iter, res.Skipped)
 	}
 	type batch struct {
-		want  int
-		ids   []string
-		first string
+		want int
+		ids  map[int]string // record index in the batch -> id
 	}
 	batches := map[string]*batch{}
 	byID := map[string]schema.MemoryRecord{}
@@ -245,16 +275,18 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 			t.Errorf("kill %d: record %s has tags %v", iter, r.ID, r.Tags)
 			continue
 		}
+		tag := r.Tags[0]
 		n, _ := strconv.Atoi(strings.TrimPrefix(r.Tags[1], "size:"))
-		b := batches[r.Tags[0]]
+		b := batches[tag]
 		if b == nil {
-			b = &batch{want: n}
-			batches[r.Tags[0]] = b
+			b = &batch{want: n, ids: map[int]string{}}
+			batches[tag] = b
 		}
-		b.ids = append(b.ids, r.ID)
-		if strings.HasPrefix(r.Content, r.Tags[0]+" record 0 ") {
-			b.first = r.ID
+		var i int
+		if _, err := fmt.Sscanf(strings.TrimPrefix(r.Content, tag), " record %d ", &i); err != nil {
+			t.Errorf("kill %d: record %s content %.40q", iter, r.ID, r.Content)
 		}
+		b.ids[i] = r.ID
 	}
 	for tag, b := range batches {
 		if len(b.ids) != b.want {
@@ -266,61 +298,95 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 	if err != nil {
 		t.Fatalf("kill %d: Ledger: %v", iter, err)
 	}
-	writes := map[string]int{}
-	promotes := map[string]int{}
-	corroborates := map[string]int{}
+	count := map[store.Op]map[string]int{} // op -> record id -> entries
+	promoted := map[string]bool{}          // replayed from the ledger
+	approved := map[string]bool{}          // proposal ids
 	for _, e := range entries {
+		if count[e.Op] == nil {
+			count[e.Op] = map[string]int{}
+		}
+		count[e.Op][e.RecordID]++
 		switch e.Op {
-		case store.OpWrite:
-			writes[e.RecordID]++
+		case store.OpWrite, store.OpCorroborate, store.OpInvalidate, store.OpPropose:
 		case store.OpPromote:
-			promotes[e.RecordID]++
-		case store.OpCorroborate:
-			corroborates[e.RecordID]++
+			promoted[e.RecordID] = true
+		case store.OpDemote:
+			delete(promoted, e.RecordID)
+		case store.OpApprove:
+			approved[e.ProposalID] = true
+			if e.Proposal == nil || e.Proposal.Kind != store.ProposePromote {
+				t.Errorf("kill %d: approve entry %d without its promote proposal", iter, e.Seq)
+				continue
+			}
+			promoted[e.RecordID] = true
 		default:
 			t.Errorf("kill %d: unexpected ledger op %s", iter, e.Op)
 		}
 	}
-	for id := range byID {
-		if writes[id] != 1 {
-			t.Errorf("kill %d: record %s has %d write entries, want 1", iter, id, writes[id])
+	for id, r := range byID {
+		if count[store.OpWrite][id] != 1 {
+			t.Errorf("kill %d: record %s has %d write entries, want 1", iter, id, count[store.OpWrite][id])
+		}
+		if len(r.Supports) != count[store.OpCorroborate][id] {
+			t.Errorf("kill %d: record %s has %d supports and %d corroborate entries", iter, id, len(r.Supports), count[store.OpCorroborate][id])
+		}
+		if inv := r.InvalidAt != ""; inv != (count[store.OpInvalidate][id] == 1) {
+			t.Errorf("kill %d: record %s invalid=%v with %d invalidate entries", iter, id, inv, count[store.OpInvalidate][id])
 		}
 	}
-	for id := range writes {
+	for id := range count[store.OpWrite] {
 		if _, ok := byID[id]; !ok {
 			t.Errorf("kill %d: write entry for %s, which is not stored", iter, id)
 		}
 	}
 
-	// Promotion rows, read straight from the bucket: each has its entry.
+	// Promotion rows and proposals, read straight from their buckets, are
+	// exactly what the ledger says.
 	rows := map[string]bool{}
+	proposals := map[string]store.ProposalState{}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("kill %d: raw open: %v", iter, err)
 	}
-	_ = db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketPromotions).ForEach(func(k, _ []byte) error {
+	verr := db.View(func(tx *bbolt.Tx) error {
+		if err := tx.Bucket(bucketPromotions).ForEach(func(k, _ []byte) error {
 			rows[string(k)] = true
+			return nil
+		}); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketProposals).ForEach(func(k, v []byte) error {
+			var p store.Proposal
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("proposal %s: %w", k, err)
+			}
+			proposals[p.ID] = p.State
 			return nil
 		})
 	})
 	db.Close()
+	if verr != nil {
+		t.Fatalf("kill %d: raw read: %v", iter, verr)
+	}
 	for id := range rows {
-		if promotes[id] != 1 {
-			t.Errorf("kill %d: promotion row for %s with %d promote ledger entries, want 1", iter, id, promotes[id])
+		if !promoted[id] {
+			t.Errorf("kill %d: promotion row for %s, which the ledger does not promote", iter, id)
 		}
 		if _, ok := byID[id]; !ok {
 			t.Errorf("kill %d: promotion row for %s, which is not stored", iter, id)
 		}
 	}
-	for id := range promotes {
+	for id := range promoted {
 		if !rows[id] {
-			t.Errorf("kill %d: promote entry for %s without its promotion row", iter, id)
+			t.Errorf("kill %d: the ledger promotes %s, which has no promotion row", iter, id)
 		}
 	}
-	for id, r := range byID {
-		if len(r.Supports) != corroborates[id] {
-			t.Errorf("kill %d: record %s has %d supports and %d corroborate entries", iter, id, len(r.Supports), corroborates[id])
+	if len(proposals) != len(count[store.OpPropose]) {
+		t.Errorf("kill %d: %d proposals, %d propose entries", iter, len(proposals), len(count[store.OpPropose]))
+	}
+	for id, st := range proposals {
+		if (st == store.ProposalApproved) != approved[id] {
+			t.Errorf("kill %d: proposal %s is %s; approve entry: %v", iter, id, st, approved[id])
 		}
 	}
 
@@ -332,15 +398,21 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 			t.Errorf("kill %d: the child wrote %s, but no record of it is stored", iter, tag)
 			continue
 		}
+		ok := true
 		switch step {
 		case "promoted":
-			if !rows[b.first] {
-				t.Errorf("kill %d: the child promoted %s's first record, but it has no promotion row", iter, tag)
-			}
+			ok = count[store.OpPromote][b.ids[0]] == 1
 		case "corroborated":
-			if r := byID[b.first]; len(r.Supports) != 1 {
-				t.Errorf("kill %d: the child corroborated %s's first record, which has %d supports", iter, tag, len(r.Supports))
-			}
+			ok = len(byID[b.ids[0]].Supports) == 1
+		case "approved":
+			ok = rows[b.ids[1]]
+		case "invalidated":
+			ok = byID[b.ids[2]].InvalidAt != ""
+		case "demoted":
+			ok = !rows[b.ids[0]]
+		}
+		if !ok {
+			t.Errorf("kill %d: the child %s %s, which the file does not show", iter, step, tag)
 		}
 	}
 }
