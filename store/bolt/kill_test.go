@@ -48,6 +48,8 @@ var killer = store.Actor{Kind: store.ActorSystem, Name: "kill-test"}
 //	                            (guarded), invalidate record 2, demote record 0
 //	                            when K is odd; print "STEP TAG" after each step
 //	                            and "done TAG" after the batch
+//	migrate PATH                print "ready", open PATH (migrating a version-0
+//	                            file), print "migrated"
 //	soaker PATH N SHARED DUR    see soakChild
 func TestReliabilityHelper(t *testing.T) {
 	args := strings.Fields(os.Getenv(reliabilityEnv))
@@ -58,6 +60,13 @@ func TestReliabilityHelper(t *testing.T) {
 	switch args[0] {
 	case "killwriter":
 		err = killWriter(args[1:])
+	case "migrate":
+		fmt.Println("ready")
+		var st *Store
+		if st, err = Open(args[1], store.Options{LockTimeout: 5 * time.Second}); err == nil {
+			fmt.Println("migrated")
+			err = st.Close()
+		}
 	case "soaker":
 		err = soakChild(args[1:])
 	default:
@@ -414,5 +423,122 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 		if !ok {
 			t.Errorf("kill %d: the child %s %s, which the file does not show", iter, step, tag)
 		}
+	}
+}
+
+// v0Records is the size of the version-0 file TestSIGKILLDuringMigration
+// migrates: large enough that the migration takes a while.
+const v0Records = 1500
+
+// TestSIGKILLDuringMigration kills a child process while it migrates a
+// version-0 file (one transaction: new buckets, rewritten records, one import
+// entry each), 10 times on fresh copies. Afterwards the file opens (and
+// migrates if the kill came first), every record is there once, there is
+// exactly one import entry per record, and the ledger verifies. The kill
+// delay halves whenever a kill lands after the migration committed, so most
+// kills land inside it.
+func TestSIGKILLDuringMigration(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	dir := t.TempDir()
+	template := filepath.Join(dir, "v0.db")
+	recs := make([]schema.MemoryRecord, v0Records)
+	gen := schema.NewIDGenerator(rand.New(rand.NewSource(seed)))
+	at := time.Date(2026, 10, 1, 10, 0, 0, 0, time.UTC)
+	for i := range recs {
+		id, err := gen.New(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := schema.FormatTime(at.Add(time.Duration(i) * time.Second))
+		recs[i] = schema.MemoryRecord{ID: id, Scope: map[string]string{"project": "web"}, Kind: schema.KindFact,
+			Content: fmt.Sprintf("old fact %d %s", i, strings.Repeat("padding ", 20)), CreatedAt: ts, UpdatedAt: ts}
+	}
+	writeV0(t, template, recs, nil)
+	data, err := os.ReadFile(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	bound := 400 * time.Millisecond
+	inside := 0
+	for try := range 10 {
+		path := filepath.Join(dir, fmt.Sprintf("try%d.db", try))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := &lockedBuffer{ready: make(chan struct{})}
+		cmd := reliabilityCmd("migrate " + path)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = out, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waited := make(chan error, 1)
+		go func() { waited <- cmd.Wait() }()
+		select {
+		case <-out.ready:
+		case err := <-waited:
+			t.Fatalf("try %d: child exited before it was ready: %v\n%s", try, err, stderr.String())
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			t.Fatalf("try %d: child never became ready", try)
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(bound))))
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		if err := <-waited; err != nil && !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("try %d: child failed: %v\n%s", try, err, stderr.String())
+		}
+		if strings.Contains(out.String(), "migrated") {
+			bound /= 2
+		} else {
+			inside++
+		}
+
+		s, err := Open(path, store.Options{LockTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("try %d: Open after SIGKILL: %v", try, err)
+		}
+		ctx := context.Background()
+		res, err := s.Search(ctx, store.Query{Limit: store.Limit(store.Unlimited)})
+		if err != nil || len(res.Records) != v0Records || res.Skipped != 0 {
+			t.Errorf("try %d: %d records (skipped %d, err %v), want %d", try, len(res.Records), res.Skipped, err, v0Records)
+		}
+		seen := map[string]int{}
+		for _, r := range res.Records {
+			seen[r.ID]++
+		}
+		for _, r := range recs {
+			if seen[r.ID] != 1 {
+				t.Errorf("try %d: record %s present %d times", try, r.ID, seen[r.ID])
+				break
+			}
+		}
+		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		imports := map[string]int{}
+		for _, e := range entries {
+			if e.Op != store.OpImport {
+				t.Errorf("try %d: ledger entry %d is %s, want import", try, e.Seq, e.Op)
+			}
+			imports[e.RecordID]++
+		}
+		if len(entries) != v0Records || len(imports) != v0Records {
+			t.Errorf("try %d: %d ledger entries for %d records, want one import each of %d", try, len(entries), len(imports), v0Records)
+		}
+		if err := s.Verify(ctx); err != nil {
+			t.Errorf("try %d: Verify: %v", try, err)
+		}
+		s.Close()
+		if t.Failed() {
+			t.Fatalf("after try %d (seed %d)", try, seed)
+		}
+	}
+	t.Logf("%d of 10 kills landed before the migration committed (final delay bound %s)", inside, bound)
+	if inside == 0 {
+		t.Error("no kill landed before the migration committed")
 	}
 }
