@@ -5,8 +5,9 @@
 #	                             store for AGENT_LS_SOAK (default here 30s)
 #	TestSIGKILLWriter            a child writer killed with SIGKILL
 #	                             AGENT_LS_KILLS times (default here 500)
+#	TestSIGKILLDuringMigration   a child killed while migrating a v0 file (10x)
 #
-# `go test` runs both with quick settings (3s, 50 kills). SOAK_RACE=1 adds the
+# `go test` runs them with quick settings (3s, 50 kills). SOAK_RACE=1 adds the
 # race detector (slower: fewer operations in the same time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,4 @@ fi
 
 echo "soak: AGENT_LS_SOAK=$AGENT_LS_SOAK AGENT_LS_KILLS=$AGENT_LS_KILLS ${race[*]:-}"
 "$GO" test "${race[@]}" -count=1 -v -timeout 60m \
-	-run '^(TestSoakConcurrentProcesses|TestSIGKILLWriter)$' ./store/bolt/
+	-run '^(TestSoakConcurrentProcesses|TestSIGKILLWriter|TestSIGKILLDuringMigration)$' ./store/bolt/
