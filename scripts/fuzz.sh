@@ -15,13 +15,23 @@ GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-30s}"
 only=" ${FUZZ:-} "
 
+# test_files lists the module's test files: tracked ones in a git checkout,
+# every one otherwise (an unpacked archive).
+test_files() {
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files '*_test.go'
+	else
+		find . -name '*_test.go' -not -path './editors/*' -not -path '*/node_modules/*' | sed 's|^\./||'
+	fi
+}
+
 targets=()
 while IFS= read -r file; do
 	dir="./$(dirname "$file")"
 	while IFS= read -r name; do
 		targets+=("$dir $name")
 	done < <(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$file")
-done < <(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | sort)
+done < <(test_files | xargs grep -l '^func Fuzz' | sort)
 
 if [ "${#targets[@]}" -eq 0 ]; then
 	echo "fuzz: no fuzz targets found" >&2
