@@ -46,8 +46,9 @@ var killer = store.Actor{Kind: store.ActorSystem, Name: "kill-test"}
 //	                            tagged batch:ITER-K and size:N, promote record
 //	                            0, corroborate it, propose and approve record 1
 //	                            (guarded), invalidate record 2, demote record 0
-//	                            when K is odd; print "STEP TAG" after each step
-//	                            and "done TAG" after the batch
+//	                            when K is odd, delete record 3; record 0 of the
+//	                            next batch supersedes record 4; print
+//	                            "STEP TAG" after each step, "done TAG" last
 //	migrate PATH                print "ready", open PATH (migrating a version-0
 //	                            file), print "migrated"
 //	soaker PATH N SHARED DUR    see soakChild
@@ -95,6 +96,7 @@ func killWriter(args []string) error {
 		_ = out.Flush()
 	}
 	say("ready")
+	prev := "" // the previous batch's record 4, which the next batch's record 0 supersedes
 	for k := 0; ; k++ {
 		tag := fmt.Sprintf("batch:%s-%d", iter, k)
 		n := 1 + rng.Intn(maxBatch)
@@ -105,11 +107,16 @@ func killWriter(args []string) error {
 			batch[i] = store.WriteRequest{Kind: schema.KindFact, Content: fmt.Sprintf("%s record %d %s", tag, i, pad),
 				Tags: []string{tag, "size:" + strconv.Itoa(n)}, Scope: map[string]string{"iter": iter}}
 		}
+		batch[0].Supersedes = prev
 		recs, err := s.Write(ctx, batch, killer)
 		if err != nil {
 			return err
 		}
 		say("wrote %s", tag)
+		prev = ""
+		if n >= 5 {
+			prev = recs[4].ID
+		}
 		if _, err := s.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: killer,
 			Evidence: store.Evidence{Note: tag}}); err != nil {
 			return err
@@ -142,6 +149,12 @@ func killWriter(args []string) error {
 				return err
 			}
 			say("demoted %s", tag)
+		}
+		if n >= 4 {
+			if err := s.Delete(ctx, recs[3].ID, human); err != nil {
+				return err
+			}
+			say("deleted %s", tag)
 		}
 		say("done %s", tag)
 	}
@@ -206,6 +219,7 @@ func TestSIGKILLWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "killed.db")
 	acked := map[string]bool{} // "STEP TAG" lines the child printed
 	after := map[string]int{}  // kills by the last step reported before them
+	var ops map[store.Op]int   // ledger entries by op after the last kill
 	for iter := range kills {
 		out := &lockedBuffer{ready: make(chan struct{})}
 		cmd := reliabilityCmd(fmt.Sprintf("killwriter %s %d %d", path, iter, rng.Int63()))
@@ -240,19 +254,20 @@ func TestSIGKILLWriter(t *testing.T) {
 		// The step after the last one reported is where the kill landed.
 		last, _, _ := strings.Cut(lines[len(lines)-1], " ")
 		after[last]++
-		checkAfterKill(t, iter, path, acked)
+		ops = checkAfterKill(t, iter, path, acked)
 		if t.Failed() {
 			t.Fatalf("after kill %d (seed %d)", iter, seed)
 		}
 	}
 	t.Logf("kills by the last step done before them: %v", after)
+	t.Logf("ledger entries by op: %v", ops)
 	if after["done"] == kills {
 		t.Errorf("all %d kills landed between batches, none inside one", kills)
 	}
 }
 
 // checkAfterKill asserts the invariants of TestSIGKILLWriter on the file.
-func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) {
+func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) (ops map[store.Op]int) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(path, store.Options{LockTimeout: 5 * time.Second})
@@ -272,54 +287,59 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 	if res.Skipped != 0 {
 		t.Errorf("kill %d: %d records do not decode", iter, res.Skipped)
 	}
-	type batch struct {
-		want int
-		ids  map[int]string // record index in the batch -> id
-	}
-	batches := map[string]*batch{}
 	byID := map[string]schema.MemoryRecord{}
 	for _, r := range res.Records {
 		byID[r.ID] = r
-		if len(r.Tags) != 2 || !strings.HasPrefix(r.Tags[0], "batch:") || !strings.HasPrefix(r.Tags[1], "size:") {
-			t.Errorf("kill %d: record %s has tags %v", iter, r.ID, r.Tags)
-			continue
-		}
-		tag := r.Tags[0]
-		n, _ := strconv.Atoi(strings.TrimPrefix(r.Tags[1], "size:"))
-		b := batches[tag]
-		if b == nil {
-			b = &batch{want: n, ids: map[int]string{}}
-			batches[tag] = b
-		}
-		var i int
-		if _, err := fmt.Sscanf(strings.TrimPrefix(r.Content, tag), " record %d ", &i); err != nil {
-			t.Errorf("kill %d: record %s content %.40q", iter, r.ID, r.Content)
-		}
-		b.ids[i] = r.ID
-	}
-	for tag, b := range batches {
-		if len(b.ids) != b.want {
-			t.Errorf("kill %d: batch %s has %d of its %d records", iter, tag, len(b.ids), b.want)
-		}
 	}
 
 	entries, err := s.Ledger(ctx, store.LedgerFilter{})
 	if err != nil {
 		t.Fatalf("kill %d: Ledger: %v", iter, err)
 	}
+	// Batches as the ledger wrote them: write and supersede entries carry
+	// the record they created.
+	type batch struct {
+		want int
+		ids  map[int]string // record index in the batch -> id
+	}
+	batches := map[string]*batch{}
+	created := map[string]int{}            // record id -> write or supersede entries creating it
 	count := map[store.Op]map[string]int{} // op -> record id -> entries
 	promoted := map[string]bool{}          // replayed from the ledger
 	approved := map[string]bool{}          // proposal ids
+	supersededBy := map[string]string{}    // old id -> new id
 	for _, e := range entries {
 		if count[e.Op] == nil {
 			count[e.Op] = map[string]int{}
 		}
 		count[e.Op][e.RecordID]++
 		switch e.Op {
-		case store.OpWrite, store.OpCorroborate, store.OpInvalidate, store.OpPropose:
+		case store.OpWrite, store.OpSupersede:
+			r := e.Record
+			if r == nil || len(r.Tags) != 2 || !strings.HasPrefix(r.Tags[0], "batch:") || !strings.HasPrefix(r.Tags[1], "size:") {
+				t.Errorf("kill %d: %s entry %d does not carry a tagged record", iter, e.Op, e.Seq)
+				continue
+			}
+			created[r.ID]++
+			if e.Op == store.OpSupersede {
+				supersededBy[e.RecordID] = r.ID
+			}
+			tag := r.Tags[0]
+			n, _ := strconv.Atoi(strings.TrimPrefix(r.Tags[1], "size:"))
+			b := batches[tag]
+			if b == nil {
+				b = &batch{want: n, ids: map[int]string{}}
+				batches[tag] = b
+			}
+			var i int
+			if _, err := fmt.Sscanf(strings.TrimPrefix(r.Content, tag), " record %d ", &i); err != nil {
+				t.Errorf("kill %d: record %s content %.40q", iter, r.ID, r.Content)
+			}
+			b.ids[i] = r.ID
+		case store.OpCorroborate, store.OpInvalidate, store.OpPropose:
 		case store.OpPromote:
 			promoted[e.RecordID] = true
-		case store.OpDemote:
+		case store.OpDemote, store.OpDelete:
 			delete(promoted, e.RecordID)
 		case store.OpApprove:
 			approved[e.ProposalID] = true
@@ -332,20 +352,37 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 			t.Errorf("kill %d: unexpected ledger op %s", iter, e.Op)
 		}
 	}
+	ops = map[store.Op]int{}
+	for op, m := range count {
+		for _, n := range m {
+			ops[op] += n
+		}
+	}
+	for tag, b := range batches {
+		if len(b.ids) != b.want {
+			t.Errorf("kill %d: batch %s has %d of its %d records", iter, tag, len(b.ids), b.want)
+		}
+	}
+	for id, n := range created {
+		_, present := byID[id]
+		deleted := count[store.OpDelete][id]
+		if n != 1 || present == (deleted == 1) {
+			t.Errorf("kill %d: record %s: %d creating entries, %d delete entries, stored: %v", iter, id, n, deleted, present)
+		}
+	}
 	for id, r := range byID {
-		if count[store.OpWrite][id] != 1 {
-			t.Errorf("kill %d: record %s has %d write entries, want 1", iter, id, count[store.OpWrite][id])
+		if created[id] != 1 {
+			t.Errorf("kill %d: record %s is stored with %d creating entries, want 1", iter, id, created[id])
 		}
 		if len(r.Supports) != count[store.OpCorroborate][id] {
 			t.Errorf("kill %d: record %s has %d supports and %d corroborate entries", iter, id, len(r.Supports), count[store.OpCorroborate][id])
 		}
-		if inv := r.InvalidAt != ""; inv != (count[store.OpInvalidate][id] == 1) {
-			t.Errorf("kill %d: record %s invalid=%v with %d invalidate entries", iter, id, inv, count[store.OpInvalidate][id])
+		retired := count[store.OpInvalidate][id] + count[store.OpSupersede][id]
+		if inv := r.InvalidAt != ""; inv != (retired == 1) {
+			t.Errorf("kill %d: record %s invalid=%v with %d invalidate or supersede entries", iter, id, inv, retired)
 		}
-	}
-	for id := range count[store.OpWrite] {
-		if _, ok := byID[id]; !ok {
-			t.Errorf("kill %d: write entry for %s, which is not stored", iter, id)
+		if r.SupersededBy != supersededBy[id] {
+			t.Errorf("kill %d: record %s supersededBy %q, the ledger says %q", iter, id, r.SupersededBy, supersededBy[id])
 		}
 	}
 
@@ -419,11 +456,15 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 			ok = byID[b.ids[2]].InvalidAt != ""
 		case "demoted":
 			ok = !rows[b.ids[0]]
+		case "deleted":
+			_, stored := byID[b.ids[3]]
+			ok = !stored && count[store.OpDelete][b.ids[3]] == 1
 		}
 		if !ok {
 			t.Errorf("kill %d: the child %s %s, which the file does not show", iter, step, tag)
 		}
 	}
+	return ops
 }
 
 // v0Records is the size of the version-0 file TestSIGKILLDuringMigration
