@@ -33,13 +33,16 @@ const killsEnv = "AGENT_LS_KILLS"
 // defaultKills is the number of kills in a normal `go test`.
 const defaultKills = 50
 
+// killsPerFile is how many kills TestSIGKILLWriter runs on one file.
+const killsPerFile = 100
+
 // maxBatch is the largest batch the killed writer writes.
 const maxBatch = 12
 
 var killer = store.Actor{Kind: store.ActorSystem, Name: "kill-test"}
 
-// TestReliabilityHelper is not a test: TestSIGKILLWriter and
-// TestSoakConcurrentProcesses run the test binary again with reliabilityEnv
+// TestReliabilityHelper is not a test: TestSIGKILLWriter,
+// TestSIGKILLDuringMigration and TestSoakConcurrentProcesses run the test binary again with reliabilityEnv
 // set, and this function is the child.
 //
 //	killwriter PATH ITER SEED   loop until killed over batches K: write a batch
@@ -204,23 +207,30 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// TestSIGKILLWriter kills a child process that writes, promotes and
-// corroborates in a loop with SIGKILL at a random moment, AGENT_LS_KILLS
-// times (default 50) on the same file. After every kill the database opens
-// read-write, the ledger verifies, every batch is entirely present or
-// entirely absent, every batch, promotion and corroboration the child saw
-// succeed is there, every record has exactly one write entry, and every
-// promotion row and support has its ledger entry.
+// TestSIGKILLWriter kills a child process running the killwriter role (every
+// kind of mutation, batch after batch) with SIGKILL at a random moment,
+// AGENT_LS_KILLS times (default 50), on a fresh file every killsPerFile
+// kills. After every kill the database opens read-write, the ledger
+// verifies, every batch is entirely present or entirely absent, the records,
+// promotion rows and proposals are exactly what the ledger says, and every
+// step the child saw succeed is there (checkAfterKill).
 func TestSIGKILLWriter(t *testing.T) {
 	kills := envInt(t, killsEnv, defaultKills)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d, %d kills", seed, kills)
 	rng := rand.New(rand.NewSource(seed))
-	path := filepath.Join(t.TempDir(), "killed.db")
-	acked := map[string]bool{} // "STEP TAG" lines the child printed
-	after := map[string]int{}  // kills by the last step reported before them
-	var ops map[store.Op]int   // ledger entries by op after the last kill
+	dir := t.TempDir()
+	var path string
+	var acked map[string]bool // "STEP TAG" lines the child printed
+	after := map[string]int{} // kills by the last step reported before them
+	var ops map[store.Op]int  // ledger entries by op after the last kill
 	for iter := range kills {
+		// A fresh file every killsPerFile kills keeps the checks, which
+		// read the whole file, from growing without bound in long runs.
+		if iter%killsPerFile == 0 {
+			path = filepath.Join(dir, fmt.Sprintf("killed-%d.db", iter/killsPerFile))
+			acked = map[string]bool{}
+		}
 		out := &lockedBuffer{ready: make(chan struct{})}
 		cmd := reliabilityCmd(fmt.Sprintf("killwriter %s %d %d", path, iter, rng.Int63()))
 		cmd.Stdout = out
@@ -241,7 +251,7 @@ func TestSIGKILLWriter(t *testing.T) {
 		}
 		time.Sleep(time.Duration(rng.Intn(40_000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatalf("kill %d: %v", iter, err)
+			t.Fatalf("kill %d: %v (writer: %v)\n%s", iter, err, <-waited, stderr.String())
 		}
 		err := <-waited
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
@@ -266,7 +276,17 @@ func TestSIGKILLWriter(t *testing.T) {
 	}
 }
 
-// checkAfterKill asserts the invariants of TestSIGKILLWriter on the file.
+// checkAfterKill asserts, on the file a writer was killed over, that:
+//   - it opens read-write and its ledger verifies;
+//   - every batch the ledger created has all its records (none partial);
+//   - each record has one creating entry and is stored unless deleted, has
+//     one support per corroborate entry, is invalid exactly when invalidated
+//     or superseded, and names the record that superseded it;
+//   - the promotion rows are the set the ledger replays to, and each
+//     proposal is approved exactly when an approve entry exists;
+//   - every step the child acknowledged (acked) is in the file.
+//
+// It returns the ledger's entry count per op.
 func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) (ops map[store.Op]int) {
 	t.Helper()
 	ctx := context.Background()
