@@ -121,3 +121,46 @@ func BenchmarkInlayHint(b *testing.B) {
 	}
 	reportPercentiles(b, ds)
 }
+
+// BenchmarkInlayHintAfterEdit: the same request right after each edit, so
+// every request composes the new version with the store (no cached view);
+// only the request is timed.
+func BenchmarkInlayHintAfterEdit(b *testing.B) {
+	c, uri, text := benchServer(b)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := i + 2
+		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
+		c.awaitDiagnostics(uri, int32(v))
+		start := time.Now()
+		var hs []InlayHint
+		c.call(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 3000, "character": 0}}}, &hs)
+		ds = append(ds, time.Since(start))
+		if len(hs) == 0 {
+			b.Fatal("no hints")
+		}
+	}
+	reportPercentiles(b, ds)
+}
+
+// BenchmarkHover: textDocument/hover on the heuristics key of the
+// 2,000-line file (300 memory-derived lines with their ledger history and
+// the composed section).
+func BenchmarkHover(b *testing.B) {
+	c, uri, _ := benchServer(b)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var h *protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": 7, "character": 8}}, &h)
+		ds = append(ds, time.Since(start))
+		if h == nil || !strings.Contains(h.Contents.Value, "memory-derived") {
+			b.Fatalf("hover: %+v", h)
+		}
+	}
+	reportPercentiles(b, ds)
+}

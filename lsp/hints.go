@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -28,17 +29,48 @@ type memoryLine struct {
 	promotion *store.Promotion
 }
 
-// memoryView is the composition of one agent file with its store.
+// memoryView is the composition of one agent file with its store. It is
+// shared between requests (see viewCache): read it, never modify it.
 type memoryView struct {
 	res   *compose.Result
 	lines []memoryLine
+	// history is each memory line's ledger entries, oldest first.
+	history map[string][]store.LedgerEntry
+
+	hintsOnce sync.Once
+	hints     []InlayHint // every hint of the file, in position order
 }
 
 // memoryView composes f and lists its memory lines: applied records,
 // spilled ones and candidates. A missing, locked or corrupt store gives an
-// empty view (schema-only service).
+// empty view (schema-only service). The composition is reused while the
+// parsed text, the workspace and the store file are unchanged and no record
+// has expired since (viewCache).
 func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, error) {
-	v := &memoryView{}
+	stamp, mtime, stamped := stampOf(f.ws.StorePath)
+	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
+	start := s.opts.Now()
+	now := schema.FormatTime(start)
+	if stamped {
+		if v := s.views.get(f.uri, key, now); v != nil {
+			return v, nil
+		}
+	}
+	v, err := s.composeView(ctx, f)
+	if err != nil || !stamped || start.Sub(mtime) < racyWindow {
+		return v, err
+	}
+	// The store may have changed while composing: cache only when the
+	// stamp still holds afterwards.
+	if after, _, ok := stampOf(f.ws.StorePath); ok && after == stamp {
+		s.views.put(f.uri, key, now, v)
+	}
+	return v, nil
+}
+
+// composeView composes f with its store (one store operation).
+func (s *server) composeView(ctx context.Context, f *agentFile) (*memoryView, error) {
+	v := &memoryView{history: map[string][]store.LedgerEntry{}}
 	err := s.withStore(ctx, f, false, func(st store.Store) error {
 		res, err := compose.Instantiate(ctx, compose.Request{
 			AgentFile: f.path, Store: st, Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
@@ -51,29 +83,6 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		byID := map[string]schema.MemoryRecord{}
 		for _, r := range res.Records {
 			byID[r.ID] = r
-		}
-		// One ledger scan instead of a Promotion lookup (one store
-		// operation) per record.
-		promos := map[string]*store.Promotion{}
-		if len(res.Records) > 0 {
-			entries, err := st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				if _, ok := byID[e.RecordID]; !ok {
-					continue
-				}
-				p := &store.Promotion{RecordID: e.RecordID, Tier: e.Tier, PromotedAt: e.At, Actor: e.Actor}
-				if e.Evidence != nil {
-					p.Evidence = *e.Evidence
-					p.Approver = e.Evidence.ApprovedBy
-				}
-				if e.Op == store.OpApprove {
-					p.Approver = e.Actor.String()
-				}
-				promos[e.RecordID] = p
-			}
 		}
 		for _, o := range res.Report.Records {
 			rec, ok := byID[o.ID]
@@ -91,9 +100,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 			default:
 				continue
 			}
-			ml := memoryLine{rec: rec, kind: kind, pointer: o.Pointer, container: containerOf(f.doc, o.Pointer, rec.Target)}
-			ml.promotion = promos[rec.ID]
-			v.lines = append(v.lines, ml)
+			v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer, container: containerOf(f.doc, o.Pointer, rec.Target)})
 		}
 		cands, err := st.Candidates(ctx, f.ws.Config.Scope, res.Agent)
 		if err != nil {
@@ -101,6 +108,50 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		}
 		for _, c := range cands {
 			v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: containerOf(f.doc, "", c.Target)})
+		}
+		if len(v.lines) == 0 {
+			return nil
+		}
+		// One ledger scan for every line's promotion and history instead
+		// of a store operation per record.
+		wanted := make(map[string]bool, len(v.lines))
+		for _, ml := range v.lines {
+			wanted[ml.rec.ID] = true
+		}
+		entries, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return err
+		}
+		promos := map[string]*store.Promotion{}
+		for _, e := range entries {
+			// An entry belongs to its record and to the record it carries
+			// (store.MatchLedger's rule).
+			if e.Record != nil && e.Record.ID != e.RecordID {
+				if _, ok := wanted[e.Record.ID]; ok {
+					v.history[e.Record.ID] = append(v.history[e.Record.ID], e)
+				}
+			}
+			if _, ok := wanted[e.RecordID]; !ok || e.RecordID == "" {
+				continue
+			}
+			v.history[e.RecordID] = append(v.history[e.RecordID], e)
+			if e.Op != store.OpPromote && e.Op != store.OpApprove {
+				continue
+			}
+			p := &store.Promotion{RecordID: e.RecordID, Tier: e.Tier, PromotedAt: e.At, Actor: e.Actor}
+			if e.Evidence != nil {
+				p.Evidence = *e.Evidence
+				p.Approver = e.Evidence.ApprovedBy
+			}
+			if e.Op == store.OpApprove {
+				p.Approver = e.Actor.String()
+			}
+			promos[e.RecordID] = p
+		}
+		for i := range v.lines {
+			if v.lines[i].kind != "candidate" {
+				v.lines[i].promotion = promos[v.lines[i].rec.ID]
+			}
 		}
 		return nil
 	})
@@ -151,8 +202,14 @@ func containerOf(d *schema.Document, ptr string, t *schema.MemoryTarget) string 
 // anchor is where a container's hints go: the end of its key's line, or of
 // the nearest existing parent key's line when the section is not authored.
 func anchor(d *schema.Document, container string) protocol.Position {
+	line := anchorLine(d, container)
+	return protocol.Position{Line: uint32(line), Character: uint32(lineLengthUTF16(d.Source(), line))}
+}
+
+// anchorLine is the 0-based line of anchor(d, container).
+func anchorLine(d *schema.Document, container string) int {
 	_, r := d.Nearest(container)
-	return protocol.Position{Line: uint32(r.Start.Line), Character: uint32(lineLengthUTF16(d.Source(), r.Start.Line))}
+	return r.Start.Line
 }
 
 // lineLengthUTF16 is the length of a 0-based line in UTF-16 units.
@@ -164,6 +221,12 @@ func lineLengthUTF16(src []byte, line int) int {
 		}
 		src = src[j+1:]
 	}
+	return utf16Len(src)
+}
+
+// utf16Len is the UTF-16 length of the first line of src (without its
+// line break).
+func utf16Len(src []byte) int {
 	if j := bytes.IndexByte(src, '\n'); j >= 0 {
 		src = src[:j]
 	}
@@ -172,8 +235,38 @@ func lineLengthUTF16(src []byte, line int) int {
 	for len(src) > 0 {
 		r, size := utf8.DecodeRune(src)
 		src = src[size:]
-		n += len(utf16.Encode([]rune{r}))
+		n += utf16.RuneLen(r)
 	}
+	return n
+}
+
+// lineEnds answers line lengths of one source without rescanning it.
+type lineEnds struct {
+	src    []byte
+	starts []int // byte offset of each line
+	memo   map[int]int
+}
+
+func newLineEnds(src []byte) *lineEnds {
+	le := &lineEnds{src: src, starts: []int{0}, memo: map[int]int{}}
+	for i, c := range src {
+		if c == '\n' {
+			le.starts = append(le.starts, i+1)
+		}
+	}
+	return le
+}
+
+// length is lineLengthUTF16(src, line).
+func (le *lineEnds) length(line int) int {
+	if line < 0 || line >= len(le.starts) {
+		return 0
+	}
+	if n, ok := le.memo[line]; ok {
+		return n
+	}
+	n := utf16Len(le.src[le.starts[line]:])
+	le.memo[line] = n
 	return n
 }
 
@@ -194,22 +287,42 @@ func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint
 		s.log.Debug("inlay hints without store", "err", err)
 		return out, nil
 	}
-	for _, ml := range v.lines {
-		pos := anchor(f.doc, ml.container)
-		if pos.Line < p.Range.Start.Line || pos.Line > p.Range.End.Line {
+	for _, h := range v.allHints(f.doc) {
+		if h.Position.Line < p.Range.Start.Line || h.Position.Line > p.Range.End.Line {
 			continue
 		}
-		data, _ := json.Marshal(map[string]string{"recordId": ml.rec.ID, "kind": ml.kind})
-		out = append(out, InlayHint{
-			Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data,
-			Tooltip: &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, nil)},
-		})
+		out = append(out, h)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].Position, out[j].Position
-		return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
-	})
 	return out, nil
+}
+
+// allHints builds (once per view) the hints of every memory line of the
+// file d that the view composed, in position order.
+func (v *memoryView) allHints(d *schema.Document) []InlayHint {
+	v.hintsOnce.Do(func() {
+		le := newLineEnds(d.Source())
+		anchors := map[string]protocol.Position{}
+		hs := make([]InlayHint, 0, len(v.lines))
+		for _, ml := range v.lines {
+			pos, ok := anchors[ml.container]
+			if !ok {
+				line := anchorLine(d, ml.container)
+				pos = protocol.Position{Line: uint32(line), Character: uint32(le.length(line))}
+				anchors[ml.container] = pos
+			}
+			data, _ := json.Marshal(map[string]string{"recordId": ml.rec.ID, "kind": ml.kind})
+			hs = append(hs, InlayHint{
+				Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data,
+				Tooltip: &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, nil)},
+			})
+		}
+		sort.SliceStable(hs, func(i, j int) bool {
+			a, b := hs[i].Position, hs[j].Position
+			return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
+		})
+		v.hints = hs
+	})
+	return v.hints
 }
 
 // hintLabel is "+ text · tier · learned DATE · conv C · N supports".

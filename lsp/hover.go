@@ -39,13 +39,21 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	var b strings.Builder
 	var lines []memoryLine
 	var composed any
+	var history map[string][]store.LedgerEntry
 	if f.agent != nil {
 		v, err := s.memoryView(ctx, f)
 		if err == nil {
+			history = v.history
+			anchorLines := map[string]int{}
 			for _, ml := range v.lines {
+				line, ok := anchorLines[ml.container]
+				if !ok {
+					line = anchorLine(f.doc, ml.container)
+					anchorLines[ml.container] = line
+				}
 				// On the section, or on the line its hints are anchored to.
 				onSection := ptr != "" && (ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr))
-				if onSection || anchor(f.doc, ml.container).Line == p.Position.Line {
+				if onSection || line == int(p.Position.Line) {
 					lines = append(lines, ml)
 				}
 			}
@@ -67,13 +75,8 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "\n**%d memory-derived line%s here**\n", len(lines), plural(len(lines)))
 		for _, ml := range lines {
-			var history []store.LedgerEntry
-			_ = s.withStore(ctx, f, false, func(st store.Store) error {
-				history, _ = st.Ledger(ctx, store.LedgerFilter{RecordID: ml.rec.ID})
-				return nil
-			})
 			b.WriteString("\n---\n\n")
-			b.WriteString(provenanceMarkdown(ml, history))
+			b.WriteString(provenanceMarkdown(ml, history[ml.rec.ID]))
 		}
 	}
 	if composed != nil {

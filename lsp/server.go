@@ -136,6 +136,7 @@ type server struct {
 	conn   jsonrpc2.Conn
 	log    *slog.Logger
 	stores *storeTracker
+	views  viewCache      // last composition of each agent file (hover, hints, code actions)
 	bg     sync.WaitGroup // background work (diagnostics, refreshes)
 	bgMu   sync.Mutex     // guards bgDone against Add after Wait
 	bgDone bool

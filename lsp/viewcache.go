@@ -1,0 +1,110 @@
+package lsp
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// racyWindow is how old the store file's modification time must be, when a
+// composition starts, for the composition to be cached. File times come
+// from a coarse clock (a kernel tick), so two writes inside one tick can
+// leave the same time and size; like git's "racy clean" rule, a store
+// written that recently is composed again on every request until it ages.
+const racyWindow = 100 * time.Millisecond
+
+// maxCachedViews bounds the cache (closed files are not dropped one by one).
+const maxCachedViews = 64
+
+// storeStamp identifies one state of a store file by what a write changes:
+// a bbolt commit rewrites pages (modification and change times), a growth
+// changes the size, a replacement the inode.
+type storeStamp struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64 // ns
+	ctime    int64 // ns
+}
+
+// stampOf stats the store file; ok is false when it cannot be stamped (a
+// missing store is not cached: the empty view is cheap).
+func stampOf(path string) (storeStamp, time.Time, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return storeStamp{}, time.Time{}, false
+	}
+	st := storeStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.dev, st.ino = uint64(sys.Dev), sys.Ino
+		st.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	return st, fi.ModTime(), true
+}
+
+// viewKey is everything a memoryView depends on apart from the clock: the
+// parsed text (one *schema.Document per analysed version), the workspace
+// (a reloaded .agent-ls.yaml is a new *workspaceInfo) and the store state.
+type viewKey struct {
+	doc   *schema.Document
+	ws    *workspaceInfo
+	stamp storeStamp
+}
+
+// cachedView is a composition with the time until which it holds: the
+// first future expiry or invalidation among its records ("" = none).
+type cachedView struct {
+	key   viewKey
+	until string
+	view  *memoryView
+}
+
+// viewCache keeps the last composition of each agent file so that hover,
+// inlay hints and code actions on an unchanged file and store do not
+// compose again. The zero value is ready to use.
+type viewCache struct {
+	mu sync.Mutex
+	m  map[protocol.DocumentURI]cachedView
+}
+
+// get returns the cached view of uri for key when it still holds at now.
+func (c *viewCache) get(uri protocol.DocumentURI, key viewKey, now string) *memoryView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[uri]
+	if !ok || e.key != key || e.until != "" && e.until <= now {
+		return nil
+	}
+	return e.view
+}
+
+// put remembers v for uri, valid until the first time one of its records
+// changes validity after now.
+func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *memoryView) {
+	until := ""
+	earliest := func(t string) {
+		if t != "" && t > now && (until == "" || t < until) {
+			until = t
+		}
+	}
+	for _, ml := range v.lines {
+		earliest(ml.rec.ExpiresAt)
+		earliest(ml.rec.InvalidAt)
+	}
+	if v.res != nil {
+		for _, r := range v.res.Records {
+			earliest(r.ExpiresAt)
+			earliest(r.InvalidAt)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[uri]; c.m == nil || !ok && len(c.m) >= maxCachedViews {
+		c.m = map[protocol.DocumentURI]cachedView{} // bounded: start over
+	}
+	c.m[uri] = cachedView{key: key, until: until, view: v}
+}
