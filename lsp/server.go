@@ -307,6 +307,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 				},
 				HoverProvider:          true,
 				CodeActionProvider:     true,
+				DocumentSymbolProvider: true,
 				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
 			},
 			InlayHintProvider: &inlayHintOptions{ResolveProvider: false},
