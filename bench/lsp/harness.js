@@ -1,0 +1,150 @@
+// LSP benchmark harness: agent-ls serve against yaml-language-server on the
+// same file, both over stdio with vscode-jsonrpc.
+//
+//   node harness.js AGENT_LS_BINARY WORKSPACE_DIR [EDITS]
+//
+// WORKSPACE_DIR holds bench.agent.yaml and its store (go run ./bench/gen).
+// yaml-language-server validates the file against schema/agent.schema.json
+// only; it runs twice: stock (200 ms validation delay, what a user sees) and
+// from a copy of its package under a temp dir with validationDelayMs set to
+// 0 (compute against compute). Per server: initialize -> first
+// publishDiagnostics, EDITS full-text didChange -> the matching
+// publishDiagnostics (median, p95), and RSS (VmRSS/VmHWM) after the edits.
+// Prints one JSON object per server and a text table.
+'use strict';
+
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const rpc = require('vscode-jsonrpc/node');
+const lsp = require('vscode-languageserver-protocol');
+
+const [bin, root, editsArg] = process.argv.slice(2);
+if (!bin || !root) {
+  console.error('usage: node harness.js AGENT_LS_BINARY WORKSPACE_DIR [EDITS]');
+  process.exit(2);
+}
+const EDITS = Number(editsArg || 50);
+const file = path.join(root, 'bench.agent.yaml');
+const uri = pathToFileURL(file).href;
+const text = fs.readFileSync(file, 'utf8');
+const schemaPath = path.resolve(__dirname, '..', '..', 'schema', 'agent.schema.json');
+
+// patchedYAMLServer copies the installed yaml-language-server (with its
+// dependencies) under a temp dir and sets its validation delay to 0.
+function patchedYAMLServer() {
+  const nm = path.join(__dirname, 'node_modules');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-ls-bench-yamlls-'));
+  fs.cpSync(nm, path.join(tmp, 'node_modules'), { recursive: true });
+  const settings = path.join(tmp, 'node_modules', 'yaml-language-server', 'out', 'server', 'src', 'yamlSettings.js');
+  const src = fs.readFileSync(settings, 'utf8');
+  const patched = src.replace(/this\.validationDelayMs = 200;/, 'this.validationDelayMs = 0;');
+  if (patched === src) throw new Error('validationDelayMs = 200 not found in ' + settings);
+  fs.writeFileSync(settings, patched);
+  return { tmp, main: path.join(tmp, 'node_modules', 'yaml-language-server', 'bin', 'yaml-language-server') };
+}
+
+function rss(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k) => Number((s.match(new RegExp(k + ':\\s+(\\d+)')) || [0, 0])[1]);
+    return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
+  } catch {
+    return { rssMB: NaN, hwmMB: NaN };
+  }
+}
+
+function pct(xs, p) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))];
+}
+
+const yamlSettings = { yaml: { validate: true, hover: false, completion: false, format: { enable: false }, schemaStore: { enable: false }, schemas: { [pathToFileURL(schemaPath).href]: ['*.agent.yaml'] } } };
+
+async function measure(name, cmd, args) {
+  const proc = spawn(cmd, args, { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  proc.stderr.on('data', () => {});
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
+  let waiter = null;
+  conn.onNotification(lsp.PublishDiagnosticsNotification.type, (p) => {
+    if (p.uri !== uri || !waiter) return;
+    if (p.version !== undefined && p.version !== null && p.version !== waiter.version) return;
+    const w = waiter;
+    waiter = null;
+    w.resolve(p);
+  });
+  conn.onRequest('workspace/configuration', (p) => p.items.map((it) => (it.section === 'yaml' ? yamlSettings.yaml : it.section ? undefined : yamlSettings)));
+  conn.onRequest('client/registerCapability', () => null);
+  conn.onRequest('window/workDoneProgress/create', () => null);
+  conn.onRequest('workspace/inlayHint/refresh', () => null);
+  conn.onRequest('workspace/semanticTokens/refresh', () => null);
+  conn.onNotification(() => {});
+  conn.listen();
+  const awaitDiag = (version) => new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${name}: no publishDiagnostics for version ${version} in 30s`)), 30000);
+    waiter = { version, resolve: (p) => { clearTimeout(t); resolve(p); } };
+  });
+
+  const t0 = performance.now();
+  await conn.sendRequest(lsp.InitializeRequest.type, {
+    processId: process.pid, rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'bench' }],
+    capabilities: { textDocument: { publishDiagnostics: { versionSupport: true }, synchronization: { didSave: true } }, workspace: { configuration: true } },
+    initializationOptions: {},
+  });
+  conn.sendNotification(lsp.InitializedNotification.type, {});
+  conn.sendNotification(lsp.DidChangeConfigurationNotification.type, { settings: yamlSettings });
+  const first = awaitDiag(1);
+  conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'yaml', version: 1, text } });
+  await first;
+  const initMs = performance.now() - t0;
+  // yaml-language-server: prove the schema is associated (else it would
+  // validate nothing, fast).
+  let schemas = '';
+  if (name.startsWith('yaml-ls')) {
+    const got = await conn.sendRequest('yaml/get/jsonSchema', uri);
+    schemas = (got || []).map((s) => s.uri).join(',');
+    if (!schemas.includes('agent.schema.json')) throw new Error(`${name}: agent.schema.json not associated (${schemas})`);
+  }
+
+  const ds = [];
+  for (let i = 0; i < EDITS; i++) {
+    const v = i + 2;
+    const done = awaitDiag(v);
+    const start = performance.now();
+    conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: v }, contentChanges: [{ text: text + `# edit ${i}\n` }] });
+    await done;
+    ds.push(performance.now() - start);
+  }
+  const mem = rss(proc.pid);
+  await conn.sendRequest(lsp.ShutdownRequest.type);
+  conn.sendNotification(lsp.ExitNotification.type);
+  await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill(); r(); }, 3000); });
+  conn.dispose();
+  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), initMs, ...mem, schemas };
+}
+
+(async () => {
+  const fast = patchedYAMLServer();
+  const stock = path.join(__dirname, 'node_modules', 'yaml-language-server', 'bin', 'yaml-language-server');
+  try {
+    const rows = [];
+    rows.push(await measure('agent-ls', bin, ['serve', '--no-watch', '--log-level', 'error']));
+    rows.push(await measure('yaml-ls (delay 0)', process.execPath, [fast.main, '--stdio']));
+    rows.push(await measure('yaml-ls (stock)', process.execPath, [stock, '--stdio']));
+    for (const r of rows) console.log(JSON.stringify(r));
+    const a = rows[0];
+    const f2 = (x) => x.toFixed(1);
+    console.log('\n| server | didChange->diagnostics p50 ms | p95 ms | initialize->first diagnostics ms | RSS MB (peak) | p50 ratio peer/agent-ls | p95 ratio | init ratio |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(`| ${r.server} | ${f2(r.p50ms)} | ${f2(r.p95ms)} | ${f2(r.initMs)} | ${f2(r.rssMB)} (${f2(r.hwmMB)}) | ${f2(r.p50ms / a.p50ms)}x | ${f2(r.p95ms / a.p95ms)}x | ${f2(r.initMs / a.initMs)}x |`);
+    }
+  } finally {
+    fs.rmSync(fast.tmp, { recursive: true, force: true });
+  }
+})().catch((e) => {
+  console.error('harness:', e.message);
+  process.exit(1);
+});
