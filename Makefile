@@ -41,11 +41,14 @@ bench:
 demo: build
 	@bash scripts/demo.sh
 
+# Every Go fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m).
+FUZZTIME ?= 30s
 fuzz:
-	@echo "no fuzz targets yet"
+	@FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
+# The long kill and multi-process tests (AGENT_LS_SOAK=30s, AGENT_LS_KILLS=500 by default).
 soak:
-	@echo "no soak tests yet"
+	@GO=$(GO) bash scripts/soak.sh
 
 clean:
 	rm -rf bin
