@@ -1,0 +1,444 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf16"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// Completion answers textDocument/completion from the agent schema: the
+// property keys valid at the cursor (with their description and whether
+// required), enum values, existing judgment domains where a target names
+// one, and snippets for a new judgment, example, awareness domain and
+// responsibility. The place is found from the line being typed and the
+// indentation of the lines above it, so it works while the file does not
+// parse; JSON files use the parse when there is one.
+func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (*protocol.CompletionList, error) {
+	text, path := s.currentText(p.TextDocument.URI)
+	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
+	if text == nil {
+		return out, nil
+	}
+	cc, ok := yamlContext(text, p.Position)
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		cc, ok = jsonContext(path, text, p.Position)
+	}
+	if !ok {
+		return out, nil
+	}
+	doc, _ := schema.ParseDocument(path, text)
+	out.Items = completionItems(cc, doc, path)
+	return out, nil
+}
+
+// currentText is the editor's text of uri (the disk's when not open) and its
+// path; nil text when neither is readable.
+func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string) {
+	path := uriToPath(uri)
+	if d, _ := s.latest(uri); d != nil {
+		return d.text, path
+	}
+	if path == "" {
+		return nil, ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, path
+	}
+	return data, path
+}
+
+// completionContext is what the cursor is typing.
+type completionContext struct {
+	// parent is the pointer of the object (or array) the typed key or item
+	// belongs to; array indexes are the item's position among its siblings.
+	parent string
+	// key is set when a value is being typed: the key it belongs to.
+	key string
+	// dash is true when the line starts a sequence item ("- ").
+	dash bool
+	// replace is the range of the word being typed (replaced by an item).
+	replace protocol.Range
+	// indent is the column of the typed key (or of the dash); -1 for JSON.
+	indent int
+	// siblings are the keys already written beside the typed one, read
+	// from the lines of its block.
+	siblings map[string]bool
+}
+
+var (
+	keyLineRE = regexp.MustCompile(`^(\s*)(-\s+)?("?[^\s:#"][^:#"]*"?):(\s|$)`)
+	typingRE  = regexp.MustCompile(`^(\s*)(-\s*)?([\w$.-]*)$`)
+	valueRE   = regexp.MustCompile(`^(\s*)(-\s+)?([\w$.-]+):\s*([\w$.-]*)$`)
+)
+
+// yamlContext finds the completion context at pos from the text's lines.
+func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
+	lines := strings.Split(string(text), "\n")
+	if int(pos.Line) >= len(lines) {
+		return completionContext{}, false
+	}
+	line := strings.TrimRight(lines[pos.Line], "\r")
+	prefix := line[:byteOffset(line, int(pos.Character))]
+	var cc completionContext
+	var word string
+	var ind int
+	if m := valueRE.FindStringSubmatch(prefix); m != nil {
+		ind, cc.dash, cc.key, word = len(m[1]), m[2] != "", m[3], m[4]
+	} else if m := typingRE.FindStringSubmatch(prefix); m != nil {
+		ind, cc.dash, word = len(m[1]), m[2] != "", m[3]
+	} else {
+		return completionContext{}, false
+	}
+	start := len(prefix) - len(word)
+	cc.replace = protocol.Range{
+		Start: protocol.Position{Line: pos.Line, Character: uint32(utf16Len([]byte(prefix[:start])))},
+		End:   pos,
+	}
+	cc.indent = ind
+	keyCol := ind
+	if cc.dash {
+		keyCol = len(prefix) - len(strings.TrimLeft(prefix[ind+1:], " ")) // after "- "
+	}
+	cc.siblings = siblingKeys(lines, int(pos.Line), keyCol, cc.dash)
+	// Walk up: collect the keys and items that contain the cursor.
+	var toks []string
+	c, cIsDash := ind, false
+	seqCol, idx := -1, -1 // the innermost item's dash column and its token
+	if cc.dash {
+		toks = append(toks, "0")
+		seqCol, idx, cIsDash = ind, 0, true
+	}
+	for j := int(pos.Line) - 1; j >= 0 && c >= 0; j-- {
+		l := strings.TrimRight(lines[j], "\r")
+		t := strings.TrimLeft(l, " ")
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") {
+			continue
+		}
+		li := len(l) - len(t)
+		dash := t == "-" || strings.HasPrefix(t, "- ")
+		if dash && li == seqCol {
+			toks[idx] = fmt.Sprint(atoi(toks[idx]) + 1)
+			continue
+		}
+		m := keyLineRE.FindStringSubmatch(l)
+		if dash && li < c {
+			if m != nil && len(m[1])+len(m[2]) < c {
+				toks = append(toks, strings.Trim(m[3], `"`))
+			}
+			toks = append(toks, "0")
+			seqCol, idx, c, cIsDash = li, len(toks)-1, li, true
+			continue
+		}
+		if !dash && m != nil && (li < c || (cIsDash && li == c)) {
+			toks = append(toks, strings.Trim(m[3], `"`))
+			seqCol, idx, c, cIsDash = -1, -1, li, false
+		}
+	}
+	for i, j := 0, len(toks)-1; i < j; i, j = i+1, j-1 {
+		toks[i], toks[j] = toks[j], toks[i]
+	}
+	cc.parent = schema.JoinPointer("", anySlice(toks)...)
+	return cc, true
+}
+
+// siblingKeys reads the keys at column col of the block holding line l
+// (l itself excluded); a line starting an item ("- key:") bounds the block.
+func siblingKeys(lines []string, l, col int, dash bool) map[string]bool {
+	out := map[string]bool{}
+	scan := func(j int) (stop bool) {
+		t := strings.TrimLeft(strings.TrimRight(lines[j], "\r"), " ")
+		if t == "" || strings.HasPrefix(t, "#") {
+			return false
+		}
+		li := len(lines[j]) - len(t)
+		m := keyLineRE.FindStringSubmatch(strings.TrimRight(lines[j], "\r"))
+		isDash := t == "-" || strings.HasPrefix(t, "- ")
+		kc := li
+		if m != nil {
+			kc = len(m[1]) + len(m[2])
+		}
+		if li < col && !(isDash && kc == col) {
+			return true
+		}
+		if m != nil && kc == col {
+			out[strings.Trim(m[3], `"`)] = true
+			return isDash && li < col
+		}
+		return false
+	}
+	if !dash {
+		for j := l - 1; j >= 0 && !scan(j); j-- {
+		}
+	}
+	for j := l + 1; j < len(lines); j++ {
+		t := strings.TrimLeft(lines[j], " ")
+		if isItem := t == "-" || strings.HasPrefix(t, "- "); isItem && len(lines[j])-len(t) < col {
+			break
+		}
+		if scan(j) {
+			break
+		}
+	}
+	return out
+}
+
+// jsonContext uses the parse of a JSON file: a key position completes the
+// keys of its object, a value position the values of its key.
+func jsonContext(path string, text []byte, pos protocol.Position) (completionContext, bool) {
+	doc, err := schema.ParseDocument(path, text)
+	if err != nil {
+		return completionContext{}, false
+	}
+	ptr, onKey := doc.Locate(fromPosition(pos))
+	if ptr == "" {
+		return completionContext{}, false
+	}
+	cc := completionContext{parent: schema.ParentPointer(ptr), replace: protocol.Range{Start: pos, End: pos}}
+	if r, ok := doc.KeyRange(ptr); ok && onKey {
+		cc.replace = toRange(r)
+	} else if !onKey {
+		cc.key = lastToken(ptr)
+		if r, ok := doc.ValueRange(ptr); ok && !doc.IsObject(ptr) && !doc.IsArray(ptr) {
+			cc.replace = toRange(r)
+		}
+	}
+	cc.indent = -1
+	return cc, true
+}
+
+// completionItems lists the items of a context.
+func completionItems(cc completionContext, doc *schema.Document, path string) []protocol.CompletionItem {
+	items := []protocol.CompletionItem{}
+	edit := func(text string) *protocol.TextEdit { return &protocol.TextEdit{Range: cc.replace, NewText: text} }
+	isJSON := cc.indent < 0
+	if cc.key != "" {
+		for _, v := range valueChoices(cc.parent, cc.key, doc, path) {
+			text := v.value
+			if isJSON {
+				text = fmt.Sprintf("%q", v.value)
+			}
+			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember,
+				Detail: v.detail, TextEdit: edit(text)})
+		}
+		return items
+	}
+	props := schema.AgentProperties(cc.parent)
+	if len(props) == 0 && cc.dash {
+		// An item of an array of scalars: its enum values, if any.
+		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
+			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(v.value)})
+		}
+	}
+	present := map[string]bool{}
+	for k := range cc.siblings {
+		present[k] = true
+	}
+	if doc != nil {
+		for _, c := range doc.Children(cc.parent) {
+			present[lastToken(c)] = true
+		}
+	}
+	for _, pr := range props {
+		if present[pr.Name] {
+			continue
+		}
+		detail := "optional"
+		if pr.Required {
+			detail = "required"
+		}
+		text := pr.Name + ": "
+		if isJSON {
+			text = fmt.Sprintf("%q", pr.Name)
+		}
+		it := protocol.CompletionItem{Label: pr.Name, Kind: protocol.CompletionItemKindProperty, Detail: detail,
+			TextEdit: edit(text), SortText: sortKey(pr.Required, pr.Name)}
+		if pr.Description != "" {
+			it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: pr.Description}
+		}
+		items = append(items, it)
+	}
+	if !isJSON {
+		items = append(items, snippetItems(cc)...)
+	}
+	return items
+}
+
+func sortKey(required bool, name string) string {
+	if required {
+		return "0" + name
+	}
+	return "1" + name
+}
+
+// snippet bodies, one line per entry; the first line follows the "- ".
+var snippets = map[string]struct {
+	label string
+	lines []string
+}{
+	"/roleTemplate/judgments":        {"new judgment", []string{"domain: ${1:domain}", "heuristics:", "  - ${2:heuristic}", "constraints:", "  - ${3:constraint}", "escalationTriggers:", "  - ${4:trigger}"}},
+	"examples":                       {"new example", []string{"scenario: ${1:scenario}", "good: ${2:good response}", "bad: ${3:bad response}", "reasoning: ${4:why}"}},
+	"/awareness/domains":             {"new awareness domain", []string{"name: ${1:name}", "description: ${2:what it holds}", "accessMethod: ${3:how the agent reads it}"}},
+	"/roleTemplate/responsibilities": {"new responsibility", []string{"key: ${1:key}", "name: ${2:name}", "description: ${3:what the duty is}"}},
+}
+
+// snippetItems offers the snippet of the array the cursor is in: on a "- "
+// line for the item's body, on a bare line for a whole item.
+func snippetItems(cc completionContext) []protocol.CompletionItem {
+	array := cc.parent
+	if cc.dash {
+		array = schema.ParentPointer(cc.parent)
+	}
+	sn, ok := snippets[array]
+	toks := schema.SplitPointer(array)
+	if !ok && len(toks) == 4 && toks[0] == "roleTemplate" && toks[1] == "judgments" && toks[3] == "examples" {
+		sn, ok = snippets["examples"]
+	}
+	if !ok {
+		return nil
+	}
+	pad := strings.Repeat(" ", cc.indent+2)
+	body := make([]string, len(sn.lines))
+	for i, l := range sn.lines {
+		if i > 0 {
+			l = pad + l
+		}
+		body[i] = l
+	}
+	text := strings.Join(body, "\n")
+	if !cc.dash {
+		text = "- " + text
+	}
+	return []protocol.CompletionItem{{
+		Label: sn.label, Kind: protocol.CompletionItemKindSnippet, Detail: "snippet",
+		InsertTextFormat: protocol.InsertTextFormatSnippet, InsertTextMode: protocol.InsertTextModeAsIs,
+		TextEdit: &protocol.TextEdit{Range: cc.replace, NewText: text},
+	}}
+}
+
+type choice struct{ value, detail string }
+
+// valueChoices are the values offered for key under parent: the schema's
+// enums by key name, and existing judgment domains for a target's domain.
+func valueChoices(parent, key string, doc *schema.Document, path string) []choice {
+	var out []choice
+	add := func(detail string, vs ...string) {
+		for _, v := range vs {
+			out = append(out, choice{v, detail})
+		}
+	}
+	switch key {
+	case "section":
+		add("background section", schema.BackgroundSections...)
+		add("manual section", "workflows")
+	case "slot":
+		add("judgment slot", "heuristics", "constraints", "escalationTriggers")
+	case "kind":
+		add("memory kind", recordEnum("/properties/kind/enum")...)
+	case "primitive":
+		add("target primitive", recordEnum("/$defs/target/properties/primitive/enum")...)
+	case "source":
+		add("role source", "library", "custom")
+	case "domain":
+		toks := schema.SplitPointer(parent)
+		if len(toks) >= 2 && toks[0] == "roleTemplate" && toks[1] == "judgments" {
+			return nil // authoring a judgment's own domain
+		}
+		add("existing judgment domain", judgmentDomains(doc, path)...)
+	}
+	return out
+}
+
+// recordEnum reads an enum of the memory-record schema by JSON Pointer.
+func recordEnum(ptr string) []string {
+	var v any
+	if err := json.Unmarshal(schema.RecordSchema, &v); err != nil {
+		return nil
+	}
+	for _, tok := range schema.SplitPointer(ptr) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[tok]
+	}
+	list, _ := v.([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// judgmentDomains are the judgment domains of the document when it is an
+// agent, else of the agent files beside it.
+func judgmentDomains(doc *schema.Document, path string) []string {
+	seen := map[string]bool{}
+	collect := func(d *schema.Document) {
+		for _, jp := range d.Children("/roleTemplate/judgments") {
+			if v := stringAt(d, jp+"/domain"); v != "" {
+				seen[v] = true
+			}
+		}
+	}
+	if doc != nil && doc.Has("/roleTemplate") {
+		collect(doc)
+	} else if path != "" {
+		for _, pat := range []string{"*.agent.yaml", "*.agent.yml", "*.agent.json"} {
+			matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), pat))
+			for _, m := range matches {
+				if data, err := os.ReadFile(m); err == nil {
+					if d, err := schema.ParseDocument(m, data); err == nil {
+						collect(d)
+					}
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// byteOffset is the byte offset in line of a UTF-16 character column.
+func byteOffset(line string, char int) int {
+	n := 0
+	for i, r := range line {
+		if n >= char {
+			return i
+		}
+		n += len(utf16.Encode([]rune{r}))
+	}
+	return len(line)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
