@@ -47,4 +47,4 @@ END {
 grep '^|' "$out/lsp.txt" | sed 1,2d | awk -F'|' '{ printf "| %-52s | %-22s | %-14s |\n", "harness" $2 "p50/p95 ms, init ms, RSS MB", $3 "/" $4 "," $5 "," $6, "" }'
 echo
 echo "harness ratios (peer / agent-ls; target >= 3x for didChange p50 and p95 vs yaml-ls delay 0, and for init):"
-grep '^|' "$out/lsp.txt"
+grep -E '^([|]|agent-ls inlayHint)' "$out/lsp.txt"

@@ -117,12 +117,34 @@ async function measure(name, cmd, args) {
     await done;
     ds.push(performance.now() - start);
   }
+  // agent-ls: inlayHint over the whole file and hover on the heuristics
+  // key (line 8), on the unchanged last version.
+  const timed = async (n, fn) => {
+    const xs = [];
+    for (let i = 0; i < n; i++) {
+      const start = performance.now();
+      await fn();
+      xs.push(performance.now() - start);
+    }
+    return { p50: pct(xs, 50), p95: pct(xs, 95) };
+  };
+  let hints, hover;
+  if (name === 'agent-ls') {
+    let count = 0;
+    hints = await timed(EDITS, async () => {
+      const hs = await conn.sendRequest('textDocument/inlayHint', { textDocument: { uri }, range: { start: { line: 0, character: 0 }, end: { line: 3000, character: 0 } } });
+      count = hs.length;
+    });
+    if (count === 0) throw new Error('agent-ls: no inlay hints');
+    hints.count = count;
+    hover = await timed(EDITS, () => conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 7, character: 8 } }));
+  }
   const mem = rss(proc.pid);
   await conn.sendRequest(lsp.ShutdownRequest.type);
   conn.sendNotification(lsp.ExitNotification.type);
   await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill(); r(); }, 3000); });
   conn.dispose();
-  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), initMs, ...mem, schemas };
+  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), initMs, ...mem, schemas, hints, hover };
 }
 
 (async () => {
@@ -141,6 +163,8 @@ async function measure(name, cmd, args) {
     for (const r of rows) {
       console.log(`| ${r.server} | ${f2(r.p50ms)} | ${f2(r.p95ms)} | ${f2(r.initMs)} | ${f2(r.rssMB)} (${f2(r.hwmMB)}) | ${f2(r.p50ms / a.p50ms)}x | ${f2(r.p95ms / a.p95ms)}x | ${f2(r.initMs / a.initMs)}x |`);
     }
+    const h = rows[0].hints, hv = rows[0].hover;
+    console.log(`\nagent-ls inlayHint (whole file, ${h.count} hints) p50 ${f2(h.p50)} ms, p95 ${f2(h.p95)} ms; hover (heuristics key) p50 ${f2(hv.p50)} ms, p95 ${f2(hv.p95)} ms`);
   } finally {
     fs.rmSync(fast.tmp, { recursive: true, force: true });
   }
