@@ -22,7 +22,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	if err != nil {
 		return nil, err
 	}
-	out := []protocol.CodeAction{}
+	out := quickFixes(f, p)
 	if f.agent == nil {
 		return out, nil
 	}

@@ -1,0 +1,187 @@
+package lsp
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+var (
+	unknownPropRE   = regexp.MustCompile(`^unknown property "([^"]+)"$`)
+	missingPropRE   = regexp.MustCompile(`^missing required property "([^"]+)"$`)
+	objectValuedKey = map[string]bool{"roleTemplate": true, "persona": true, "mission": true, "background": true, "awareness": true}
+)
+
+// quickFixes answers the schema diagnostics in the request's context with
+// text edits: a misspelled key becomes the nearest valid key (only when one
+// key is nearest), and a missing required property is inserted with a
+// placeholder value.
+func quickFixes(f *agentFile, p *protocol.CodeActionParams) []protocol.CodeAction {
+	out := []protocol.CodeAction{}
+	for _, d := range p.Context.Diagnostics {
+		if fmt.Sprint(d.Code) != "schema" {
+			continue
+		}
+		var action *protocol.CodeAction
+		if m := unknownPropRE.FindStringSubmatch(d.Message); m != nil {
+			action = renameKeyFix(f, d, m[1])
+		} else if m := missingPropRE.FindStringSubmatch(d.Message); m != nil {
+			action = insertPropertyFix(f, d, m[1])
+		}
+		if action != nil {
+			out = append(out, *action)
+		}
+	}
+	return out
+}
+
+// renameKeyFix replaces an unknown key by the one valid key nearest to it
+// by edit distance, if exactly one is nearest and it is near enough.
+func renameKeyFix(f *agentFile, d protocol.Diagnostic, key string) *protocol.CodeAction {
+	ptr := nodeWithKeyRange(f.doc, d.Range)
+	if ptr == "" {
+		return nil
+	}
+	parent := schema.ParentPointer(ptr)
+	present := map[string]bool{}
+	for _, c := range f.doc.Children(parent) {
+		present[lastToken(c)] = true
+	}
+	var names []string
+	for _, pr := range schema.AgentProperties(parent) {
+		if !present[pr.Name] {
+			names = append(names, pr.Name)
+		}
+	}
+	best, ok := nearestKey(key, names)
+	if !ok {
+		return nil
+	}
+	newText := best
+	if r, _ := f.doc.KeyRange(ptr); strings.HasPrefix(string(f.text[r.Start.Offset:r.End.Offset]), `"`) {
+		newText = `"` + best + `"`
+	}
+	return editAction(f, d, fmt.Sprintf("Change %q to %q", key, best), protocol.TextEdit{Range: d.Range, NewText: newText})
+}
+
+// insertPropertyFix adds a missing required property after the object's
+// last member, at its members' indentation, with a placeholder value.
+func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protocol.CodeAction {
+	ptr, ok := nodeWithKeyRangeOK(f.doc, d.Range)
+	if !ok || !f.doc.IsObject(ptr) {
+		return nil
+	}
+	kids := f.doc.Children(ptr)
+	if len(kids) == 0 {
+		return nil
+	}
+	first, _ := f.doc.KeyRange(kids[0])
+	last := kids[len(kids)-1]
+	lastVal, _ := f.doc.ValueRange(last)
+	var text string
+	var at protocol.Position
+	if strings.EqualFold(filepath.Ext(f.path), ".json") {
+		placeholder := `"TODO"`
+		if objectValuedKey[prop] {
+			placeholder = "{}"
+		}
+		at = toPosition(lastVal.End)
+		text = fmt.Sprintf(", %q: %s", prop, placeholder)
+	} else {
+		objVal, _ := f.doc.ValueRange(ptr)
+		if objVal.Start.Offset < len(f.text) && f.text[objVal.Start.Offset] == '{' {
+			return nil // flow mapping: no block line to add
+		}
+		placeholder := "TODO"
+		if objectValuedKey[prop] {
+			placeholder = "{}"
+		}
+		end := lastVal.End
+		at = protocol.Position{Line: uint32(end.Line), Character: uint32(lineLengthUTF16(f.text, end.Line))}
+		if end.Character == 0 && end.Line > 0 { // a block value ends at the start of the next line
+			at = protocol.Position{Line: uint32(end.Line - 1), Character: uint32(lineLengthUTF16(f.text, end.Line-1))}
+		}
+		text = "\n" + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
+	}
+	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
+}
+
+func editAction(f *agentFile, d protocol.Diagnostic, title string, e protocol.TextEdit) *protocol.CodeAction {
+	return &protocol.CodeAction{
+		Title: title, Kind: protocol.QuickFix, Diagnostics: []protocol.Diagnostic{d}, IsPreferred: true,
+		Edit: &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {e}}},
+	}
+}
+
+// nodeWithKeyRange is the deepest node (not the root) whose key spans r.
+func nodeWithKeyRange(d *schema.Document, r protocol.Range) string {
+	ptr, ok := nodeWithKeyRangeOK(d, r)
+	if !ok {
+		return ""
+	}
+	return ptr
+}
+
+// nodeWithKeyRangeOK is the deepest node whose key spans r, the root
+// included (its "key" is its first line).
+func nodeWithKeyRangeOK(d *schema.Document, r protocol.Range) (string, bool) {
+	found, ok := "", false
+	var walk func(ptr string)
+	walk = func(ptr string) {
+		if kr, has := d.KeyRange(ptr); has && toRange(kr) == r {
+			found, ok = ptr, true
+		}
+		for _, c := range d.Children(ptr) {
+			walk(c)
+		}
+	}
+	walk("")
+	return found, ok
+}
+
+// nearestKey is the one name nearest to key by edit distance (case
+// ignored), within a third of key's length (at least 2); false when none is
+// near enough or two are equally near.
+func nearestKey(key string, names []string) (string, bool) {
+	best, bestDist, ties := "", -1, 0
+	for _, n := range names {
+		dist := editDistance(strings.ToLower(key), strings.ToLower(n))
+		switch {
+		case bestDist < 0 || dist < bestDist:
+			best, bestDist, ties = n, dist, 1
+		case dist == bestDist:
+			ties++
+		}
+	}
+	if ties != 1 || bestDist > max(2, len(key)/3) {
+		return "", false
+	}
+	return best, true
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,121 @@
+package lsp
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+)
+
+// applyEdits applies one document's text edits (ranges in UTF-16 columns of
+// ASCII text) from last to first.
+func applyEdits(t *testing.T, text string, edits []protocol.TextEdit) string {
+	t.Helper()
+	lines := strings.SplitAfter(text, "\n")
+	off := func(p protocol.Position) int {
+		o := 0
+		for i := 0; i < int(p.Line); i++ {
+			o += len(lines[i])
+		}
+		return o + int(p.Character)
+	}
+	sort.Slice(edits, func(i, j int) bool { return off(edits[i].Range.Start) > off(edits[j].Range.Start) })
+	for _, e := range edits {
+		text = text[:off(e.Range.Start)] + e.NewText + text[off(e.Range.End):]
+	}
+	return text
+}
+
+// TestQuickFixes opens the invalid fixtures, asks for the code actions of
+// each published schema diagnostic, applies the quick fix's workspace edit
+// and checks that the problem is gone and the result says what was meant.
+func TestQuickFixes(t *testing.T) {
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	tests := []struct {
+		fixture string
+		text    string   // used instead of the fixture's text when set
+		titles  []string // one quick fix per diagnostic, in order
+		contain []string // the fixed text has these lines
+	}{
+		{"unknown-key.agent.yaml", "",
+			[]string{`Change "judgements" to "judgments"`, `Change "sucessCriteria" to "successCriteria"`, `Change "backround" to "background"`},
+			[]string{"  judgments:", "  successCriteria: [misspelled]", "background: {}"}},
+		{"missing-required.agent.yaml", "",
+			[]string{`Add required property "persona"`, `Add required property "domain"`, `Add required property "objective"`},
+			[]string{"  persona: {}", "      domain: TODO", "  objective: TODO"}},
+		{"typo.agent.json", `{"roleTemplate": {"name": "j", "persona": {"identity": "i", "tne": "t"}}, "mission": {"objective": "o"}}` + "\n",
+			[]string{`Change "tne" to "tone"`}, []string{`"tone": "t"`}},
+		{"missing.agent.json", `{"roleTemplate": {"name": "j", "persona": {"identity": "i", "tone": "t"}, "judgments": [{"heuristics": ["h"]}]}, "mission": {"objective": "o"}}` + "\n",
+			[]string{`Add required property "domain"`}, []string{`{"heuristics": ["h"], "domain": "TODO"}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			data := []byte(tt.text)
+			if tt.text == "" {
+				var err error
+				if data, err = os.ReadFile(filepath.Join("..", "testdata", "invalid", tt.fixture)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(env.root, tt.fixture)
+			got := openAndAwait(t, c, path, string(data))
+			if len(got.Diagnostics) != len(tt.titles) {
+				t.Fatalf("got %d diagnostics, want %d:\n%s", len(got.Diagnostics), len(tt.titles), formatDiagnostics(got.Diagnostics))
+			}
+			for i, d := range got.Diagnostics {
+				var actions []protocol.CodeAction
+				c.call(protocol.MethodTextDocumentCodeAction, map[string]any{
+					"textDocument": map[string]any{"uri": got.URI}, "range": d.Range,
+					"context": map[string]any{"diagnostics": []protocol.Diagnostic{d}}}, &actions)
+				var fix *protocol.CodeAction
+				for j := range actions {
+					if actions[j].Kind == protocol.QuickFix && actions[j].Edit != nil {
+						fix = &actions[j]
+					}
+				}
+				if fix == nil || fix.Title != tt.titles[i] {
+					t.Fatalf("diagnostic %q: quick fix %+v, want %q", d.Message, fix, tt.titles[i])
+				}
+				fixed := applyEdits(t, string(data), fix.Edit.Changes[got.URI])
+				a := analyze(path, 0, []byte(fixed))
+				if a.doc == nil {
+					t.Fatalf("fixed text does not parse: %v\n%s", a.parseErr, fixed)
+				}
+				for _, p := range a.problems {
+					if p.Message == d.Message {
+						t.Errorf("problem %q still there after %q:\n%s", d.Message, fix.Title, fixed)
+					}
+				}
+				if !strings.Contains(fixed, tt.contain[i]) {
+					t.Errorf("after %q the text lacks line %q:\n%s", fix.Title, tt.contain[i], fixed)
+				}
+			}
+		})
+	}
+}
+
+func TestNearestKey(t *testing.T) {
+	tests := []struct {
+		key   string
+		names []string
+		want  string
+		ok    bool
+	}{
+		{"judgements", []string{"judgments", "name", "persona"}, "judgments", true},
+		{"Persona", []string{"persona", "tone"}, "persona", true},
+		{"cat", []string{"bat", "hat"}, "", false},      // two equally near: ambiguous
+		{"zzzzzz", []string{"name", "tone"}, "", false}, // nothing near
+		{"tne", []string{"tone", "name", "source"}, "tone", true},
+	}
+	for _, tt := range tests {
+		got, ok := nearestKey(tt.key, tt.names)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("nearestKey(%q, %v) = %q, %v; want %q, %v", tt.key, tt.names, got, ok, tt.want, tt.ok)
+		}
+	}
+}
