@@ -308,6 +308,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 				HoverProvider:          true,
 				CodeActionProvider:     true,
 				DocumentSymbolProvider: true,
+				CodeLensProvider:       &protocol.CodeLensOptions{},
 				CompletionProvider:     &protocol.CompletionOptions{TriggerCharacters: []string{":", " ", "-"}},
 				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
 			},

@@ -1,0 +1,75 @@
+package lsp
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/evolve"
+)
+
+// TestCodeLenses puts a pending review, a learned fact and a candidate in
+// the store and checks the lens above each section they compile into: its
+// title, its line and the command it opens.
+func TestCodeLenses(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.State != evolve.StatePending {
+		t.Fatalf("save trigger: %+v", res)
+	}
+	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != evolve.StatePromoted {
+		t.Fatalf("save fact: %+v", res)
+	}
+	if res := agentSave(t, env, text, "Roll back first, debug second", "judgment.incident.heuristics", "conv-2"); res.State != evolve.StateCandidate {
+		t.Fatalf("save heuristic: %+v", res)
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	res := c.initialize(env.root, nil, false)
+	if caps, _ := res["capabilities"].(map[string]any); caps["codeLensProvider"] == nil {
+		t.Fatalf("codeLensProvider not advertised: %v", caps)
+	}
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	var lenses []protocol.CodeLens
+	c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
+	lines := strings.Split(text, "\n")
+	got := map[string]string{} // key line -> "title => command"
+	for _, l := range lenses {
+		if l.Command == nil {
+			t.Fatalf("lens without a command: %+v", l)
+		}
+		args, _ := json.Marshal(l.Command.Arguments)
+		if !strings.Contains(string(args), string(uri)) {
+			t.Errorf("lens %q arguments lack the uri: %s", l.Command.Title, args)
+		}
+		got[strings.TrimSpace(lines[l.Range.Start.Line])] = l.Command.Title + " => " + l.Command.Command
+	}
+	want := map[string]string{
+		"escalationTriggers:": "1 pending review => " + CommandShowProposals,
+		"projectContext:":     "1 learned => " + CommandShowComposedPrompt,
+		"heuristics:":         "1 candidate => " + CommandShowComposedPrompt,
+	}
+	if len(got) != len(want) {
+		t.Errorf("lenses %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("lens on %q = %q, want %q (all: %v)", k, got[k], w, got)
+		}
+	}
+	// The heuristics lens is the incident judgment's, not the deploy one's.
+	for _, l := range lenses {
+		if strings.HasPrefix(l.Command.Title, "1 candidate") && l.Range.Start.Line < 30 {
+			t.Errorf("candidate lens on line %d, want the incident judgment's heuristics", l.Range.Start.Line+1)
+		}
+	}
+}
