@@ -442,3 +442,14 @@ func anySlice(ss []string) []any {
 	}
 	return out
 }
+
+// keyDescription is the hover text of an authored key: the agent schema's
+// description of it (what it means and how it renders in the prompt), as a
+// markdown paragraph; "" when the schema does not describe it.
+func keyDescription(ptr string) string {
+	d, ok := schema.DescribeAgent(ptr)
+	if !ok || d == "" {
+		return ""
+	}
+	return "\n" + d + "\n"
+}

@@ -130,3 +130,37 @@ func labels(items []protocol.CompletionItem) []string {
 	}
 	return out
 }
+
+// TestHoverKeyDescription: hovering an authored key shows the schema's
+// description, which says what it means and how it renders.
+func TestHoverKeyDescription(t *testing.T) {
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	text := strings.Replace(completionAgent, "%s", "heuristics: [x]", 1)
+	uri := c.open(filepath.Join(env.root, "h.agent.yaml"), text, 1)
+	c.awaitDiagnostics(uri, 1)
+	tests := []struct {
+		line, char int
+		want       string
+	}{
+		{7, 8, "Rules of thumb for this domain. Render as bullets"}, // heuristics key
+		{5, 4, "Decision domains"},                                  // judgments key
+		{10, 8, "Rules of thumb"},                                   // heuristics of the second judgment
+	}
+	for _, tt := range tests {
+		var h protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": tt.line, "character": tt.char}}, &h)
+		if !strings.Contains(h.Contents.Value, tt.want) {
+			t.Errorf("hover at %d:%d = %q, want it to contain %q", tt.line+1, tt.char+1, h.Contents.Value, tt.want)
+		}
+	}
+	// A value is not a key: no description.
+	var h protocol.Hover
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": map[string]any{"line": 6, "character": 16}}, &h)
+	if strings.Contains(h.Contents.Value, "Decision domains") || strings.Contains(h.Contents.Value, "Rules of thumb") {
+		t.Errorf("hover on a value shows a key description: %q", h.Contents.Value)
+	}
+}

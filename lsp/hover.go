@@ -71,6 +71,9 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	}
 	if ptr != "" {
 		fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+		if onKey {
+			b.WriteString(keyDescription(ptr))
+		}
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "\n**%d memory-derived line%s here**\n", len(lines), plural(len(lines)))
