@@ -111,9 +111,29 @@ async function main() {
   const unknown = d2.diagnostics.find((d) => d.message === 'unknown property "methodolgy"');
   check(unknown && unknown.range.start.line === line && unknown.range.start.character === 2 && unknown.range.end.character === 12,
     'unknown key diagnostic on the key itself (' + JSON.stringify(unknown && unknown.range) + ')');
+  const fixes = await conn.sendRequest(lsp.CodeActionRequest.type, { textDocument: { uri }, range: unknown.range, context: { diagnostics: [unknown] } });
+  const fix = fixes.find((a) => a.kind === 'quickfix' && a.edit);
+  const fixEdit = fix && fix.edit.changes[uri] && fix.edit.changes[uri][0];
+  check(fixEdit && fixEdit.newText === 'methodology' && fixEdit.range.start.line === line && fixEdit.range.start.character === 2,
+    'quick fix renames the misspelled key as a workspace edit (' + (fix && fix.title) + ')');
   await conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 3 }, contentChanges: [{ text }] });
   const d3 = await until('diagnostics v3', () => diagsAt(3));
   check(d3.diagnostics.length === 0, 'fixed text publishes [] at version 3');
+
+  check(caps.completionProvider && caps.documentSymbolProvider, 'initialize advertises completion and document symbols');
+  const lines = text.split('\n');
+  const incident = lines.findIndex((l) => l === '    - domain: incident');
+  const atKey = lines.findIndex((l, i) => i > incident && l === '      escalationTriggers:');
+  const completion = await conn.sendRequest(lsp.CompletionRequest.type, { textDocument: { uri }, position: { line: atKey, character: 6 } });
+  const items = Array.isArray(completion) ? completion : completion.items;
+  const labels = items.map((i) => i.label);
+  check(labels.includes('constraints') && labels.includes('examples') && !labels.includes('heuristics') && !labels.includes('domain'),
+    'completion offers the incident judgment\'s missing keys: ' + labels.join(', '));
+  const symbols = await conn.sendRequest(lsp.DocumentSymbolRequest.type, { textDocument: { uri } });
+  const role = symbols.find((s) => s.name === 'roleTemplate');
+  const judgments = role && role.children.find((s) => s.name === 'judgments');
+  check(judgments && judgments.children.map((j) => j.name).join(',') === 'deploy,incident', 'outline lists the judgments by domain');
+  check(symbols.some((s) => s.name === 'background') && symbols.some((s) => s.name === 'mission'), 'outline has mission and background');
 
   let hs = await hints();
   const cand = hs.find((h) => labelOf(h).includes(TRIGGER));
