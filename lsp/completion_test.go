@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -163,4 +164,24 @@ func TestHoverKeyDescription(t *testing.T) {
 	if strings.Contains(h.Contents.Value, "Decision domains") || strings.Contains(h.Contents.Value, "Rules of thumb") {
 		t.Errorf("hover on a value shows a key description: %q", h.Contents.Value)
 	}
+}
+
+// BenchmarkCompletion: textDocument/completion on the last line of the
+// 2,000-line file (the longest walk up to its parent key).
+func BenchmarkCompletion(b *testing.B) {
+	c, uri, text := benchServer(b)
+	last := uint32(strings.Count(text, "\n") - 1)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var list protocol.CompletionList
+		c.call(protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": protocol.Position{Line: last, Character: 4}}, &list)
+		ds = append(ds, time.Since(start))
+		if len(list.Items) != 0 {
+			b.Fatalf("completion inside a background section offered %v", labels(list.Items))
+		}
+	}
+	reportPercentiles(b, ds)
 }

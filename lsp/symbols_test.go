@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -91,4 +92,21 @@ func TestDocumentSymbolsUnparsable(t *testing.T) {
 	if strings.TrimSpace(string(raw)) != "[]" {
 		t.Fatalf("outline of unparsable text = %s, want []", raw)
 	}
+}
+
+// BenchmarkDocumentSymbol: the outline of the 2,000-line file.
+func BenchmarkDocumentSymbol(b *testing.B) {
+	c, uri, _ := benchServer(b)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var syms []protocol.DocumentSymbol
+		c.call(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": uri}}, &syms)
+		ds = append(ds, time.Since(start))
+		if len(syms) == 0 {
+			b.Fatal("empty outline")
+		}
+	}
+	reportPercentiles(b, ds)
 }
