@@ -14,6 +14,7 @@ import (
 var (
 	unknownPropRE   = regexp.MustCompile(`^unknown property "([^"]+)"$`)
 	missingPropRE   = regexp.MustCompile(`^missing required property "([^"]+)"$`)
+	unknownDomainRE = regexp.MustCompile(`targets judgment domain "([^"]+)", which the agent does not define`)
 	objectValuedKey = map[string]bool{"roleTemplate": true, "persona": true, "mission": true, "background": true, "awareness": true}
 )
 
@@ -24,6 +25,14 @@ var (
 func quickFixes(f *agentFile, p *protocol.CodeActionParams) []protocol.CodeAction {
 	out := []protocol.CodeAction{}
 	for _, d := range p.Context.Diagnostics {
+		if fmt.Sprint(d.Code) == "unknown-domain" {
+			if m := unknownDomainRE.FindStringSubmatch(d.Message); m != nil {
+				if a := addJudgmentFix(f, d, m[1]); a != nil {
+					out = append(out, *a)
+				}
+			}
+			continue
+		}
 		if fmt.Sprint(d.Code) != "schema" {
 			continue
 		}
@@ -101,14 +110,47 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 		if objectValuedKey[prop] {
 			placeholder = "{}"
 		}
-		end := lastVal.End
-		at = protocol.Position{Line: uint32(end.Line), Character: uint32(lineLengthUTF16(f.text, end.Line))}
-		if end.Character == 0 && end.Line > 0 { // a block value ends at the start of the next line
-			at = protocol.Position{Line: uint32(end.Line - 1), Character: uint32(lineLengthUTF16(f.text, end.Line-1))}
-		}
+		at = lineEndBefore(f.text, lastVal.End)
 		text = "\n" + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
 	}
 	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
+}
+
+// addJudgmentFix answers a memory that targets an undefined judgment domain
+// with a new judgment of that domain after the last one, so the memory
+// applies. (Moving the memory to an existing domain is a store change no
+// command offers yet.)
+func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protocol.CodeAction {
+	const list = "/roleTemplate/judgments"
+	kids := f.doc.Children(list)
+	if len(kids) == 0 || !f.doc.IsArray(list) {
+		return nil
+	}
+	first, _ := f.doc.KeyRange(kids[0])
+	lastVal, _ := f.doc.ValueRange(kids[len(kids)-1])
+	var text string
+	var at protocol.Position
+	if strings.EqualFold(filepath.Ext(f.path), ".json") {
+		at = toPosition(lastVal.End)
+		text = fmt.Sprintf(`, {"domain": %q}`, domain)
+	} else {
+		if listVal, _ := f.doc.ValueRange(list); listVal.Start.Offset < len(f.text) && f.text[listVal.Start.Offset] == '[' {
+			return nil // flow sequence
+		}
+		at = lineEndBefore(f.text, lastVal.End)
+		text = "\n" + strings.Repeat(" ", first.Start.Character) + "- domain: " + yamlScalar(domain)
+	}
+	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
+}
+
+// lineEndBefore is the end of the line a value ending at end finishes on
+// (a block value ends at the start of the next line).
+func lineEndBefore(text []byte, end schema.Position) protocol.Position {
+	line := end.Line
+	if end.Character == 0 && line > 0 {
+		line--
+	}
+	return protocol.Position{Line: uint32(line), Character: uint32(lineLengthUTF16(text, line))}
 }
 
 func editAction(f *agentFile, d protocol.Diagnostic, title string, e protocol.TextEdit) *protocol.CodeAction {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -117,5 +118,58 @@ func TestNearestKey(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("nearestKey(%q, %v) = %q, %v; want %q, %v", tt.key, tt.names, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestUnknownDomainQuickFix: a stored memory targeting a judgment domain the
+// agent no longer has gets a lint diagnostic whose quick fix adds that judgment.
+func TestUnknownDomainQuickFix(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := filepath.Join(env.root, "deploy.agent.yaml")
+	// The memory was saved while the agent had an incident judgment; the
+	// author has since renamed that domain.
+	if res := agentSave(t, env, string(data), "Page the database owner for replication lag", "judgment.incident.heuristics", "conv-3"); res.Record == nil {
+		t.Fatalf("save: %+v", res)
+	}
+	text = strings.Replace(text, "    - domain: incident\n", "    - domain: on-call\n", 1)
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+	c.initialize(env.root, nil, false)
+	uri := c.open(env.write(t, "deploy.agent.yaml", text), text, 1)
+	var diag *protocol.Diagnostic
+	c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool {
+		for _, d := range diagsOf(ns, uri) {
+			for i := range d.Diagnostics {
+				if d.Diagnostics[i].Code == "unknown-domain" {
+					diag = &d.Diagnostics[i]
+					return true
+				}
+			}
+		}
+		return false
+	})
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
+		"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+	var fix *protocol.CodeAction
+	for i := range actions {
+		if actions[i].Title == `Add judgment domain "incident"` {
+			fix = &actions[i]
+		}
+	}
+	if fix == nil || fix.Edit == nil {
+		t.Fatalf("no add-judgment quick fix in %+v", actions)
+	}
+	fixed := applyEdits(t, text, fix.Edit.Changes[uri])
+	a := analyze(path, 0, []byte(fixed))
+	if a.agent == nil || len(a.problems) != 0 {
+		t.Fatalf("fixed text has problems %v:\n%s", a.problems, fixed)
+	}
+	if a.agent.JudgmentByDomain("incident") != 2 {
+		t.Errorf("judgments after the fix: %+v", a.agent.RoleTemplate.Judgments)
 	}
 }
