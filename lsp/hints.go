@@ -51,90 +51,89 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	start := s.opts.Now()
 	now := schema.FormatTime(start)
-	if stamped {
+	// Cacheable: a stamped store not written within the racy window.
+	cacheable := stamped && start.Sub(mtime) >= racyWindow
+	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
 			return v, nil
 		}
 	}
-	v, err := s.composeView(ctx, f)
-	if err != nil || !stamped || start.Sub(mtime) < racyWindow {
-		return v, err
+	agent := ""
+	if f.agent != nil {
+		agent = f.agent.RoleTemplate.Name
 	}
-	// The store may have changed while composing: cache only when the
-	// stamp still holds afterwards.
-	if after, _, ok := stampOf(f.ws.StorePath); ok && after == stamp {
+	skey := storeKey{ws: f.ws, agent: agent, stamp: stamp}
+	var sd *storeData
+	if cacheable && agent != "" {
+		sd = s.views.getStore(skey, now)
+	}
+	if sd == nil {
+		var err error
+		sd, err = s.readStoreData(ctx, f, agent)
+		if errors.Is(err, errNoStore) {
+			return &memoryView{}, nil
+		}
+		if err != nil {
+			return &memoryView{}, err
+		}
+		// The store may have changed while it was read: cache only when
+		// the stamp still holds afterwards.
+		if after, _, ok := stampOf(f.ws.StorePath); !ok || after != stamp {
+			cacheable = false
+		}
+		if cacheable && agent != "" {
+			s.views.putStore(skey, now, sd)
+		}
+	}
+	v, err := s.composeView(ctx, f, sd)
+	if err != nil {
+		return &memoryView{}, err
+	}
+	if cacheable {
 		s.views.put(f.uri, key, now, v)
 	}
 	return v, nil
 }
 
-// composeView composes f with its store (one store operation).
-func (s *server) composeView(ctx context.Context, f *agentFile) (*memoryView, error) {
-	v := &memoryView{history: map[string][]store.LedgerEntry{}}
+// readStoreData reads, in one store operation, what composing agent's file
+// needs from its store: promoted records, candidates, and from one ledger
+// scan their promotions and histories.
+func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) (*storeData, error) {
+	sd := &storeData{promotions: map[string]*store.Promotion{}, history: map[string][]store.LedgerEntry{}}
 	err := s.withStore(ctx, f, false, func(st store.Store) error {
-		res, err := compose.Instantiate(ctx, compose.Request{
-			AgentFile: f.path, Store: st, Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
-			Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil },
-		})
-		if err != nil {
-			return err
+		var err error
+		if sd.promoted, err = st.Promoted(ctx, f.ws.Config.Scope, agent); err != nil {
+			return fmt.Errorf("promoted records: %w", err)
 		}
-		v.res = res
-		byID := map[string]schema.MemoryRecord{}
-		for _, r := range res.Records {
-			byID[r.ID] = r
+		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
+			return fmt.Errorf("candidates: %w", err)
 		}
-		for _, o := range res.Report.Records {
-			rec, ok := byID[o.ID]
-			if !ok {
-				continue
-			}
-			var kind string
-			switch o.Status {
-			case overlay.StatusApplied:
-				kind = "promoted"
-			case overlay.StatusSpilled:
-				kind = "spilled"
-			case overlay.StatusShadowed:
-				kind = "shadowed"
-			default:
-				continue
-			}
-			v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer, container: containerOf(f.doc, o.Pointer, rec.Target)})
-		}
-		cands, err := st.Candidates(ctx, f.ws.Config.Scope, res.Agent)
-		if err != nil {
-			return err
-		}
-		for _, c := range cands {
-			v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: containerOf(f.doc, "", c.Target)})
-		}
-		if len(v.lines) == 0 {
+		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
 		}
-		// One ledger scan for every line's promotion and history instead
-		// of a store operation per record.
-		wanted := make(map[string]bool, len(v.lines))
-		for _, ml := range v.lines {
-			wanted[ml.rec.ID] = true
+		wanted := make(map[string]bool, len(sd.promoted)+len(sd.candidates))
+		for _, r := range sd.promoted {
+			wanted[r.ID] = true
 		}
+		for _, r := range sd.candidates {
+			wanted[r.ID] = true
+		}
+		// One ledger scan for every record's promotion and history instead
+		// of a store operation per record.
 		entries, err := st.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
 			return err
 		}
-		promos := map[string]*store.Promotion{}
 		for _, e := range entries {
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
-			if e.Record != nil && e.Record.ID != e.RecordID {
-				if _, ok := wanted[e.Record.ID]; ok {
-					v.history[e.Record.ID] = append(v.history[e.Record.ID], e)
-				}
+			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
+				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], e)
 			}
-			if _, ok := wanted[e.RecordID]; !ok || e.RecordID == "" {
+			if e.RecordID == "" || !wanted[e.RecordID] {
 				continue
 			}
-			v.history[e.RecordID] = append(v.history[e.RecordID], e)
+			sd.history[e.RecordID] = append(sd.history[e.RecordID], e)
 			if e.Op != store.OpPromote && e.Op != store.OpApprove {
 				continue
 			}
@@ -146,17 +145,59 @@ func (s *server) composeView(ctx context.Context, f *agentFile) (*memoryView, er
 			if e.Op == store.OpApprove {
 				p.Approver = e.Actor.String()
 			}
-			promos[e.RecordID] = p
-		}
-		for i := range v.lines {
-			if v.lines[i].kind != "candidate" {
-				v.lines[i].promotion = promos[v.lines[i].rec.ID]
-			}
+			sd.promotions[e.RecordID] = p
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errNoStore) {
-		return v, err
+	return sd, err
+}
+
+// promotedOnly serves compose the promoted records already read; compose
+// calls nothing else for a composition of now without a summary.
+type promotedOnly struct {
+	store.Store
+	recs []schema.MemoryRecord
+}
+
+func (p promotedOnly) Promoted(context.Context, map[string]string, string) ([]schema.MemoryRecord, error) {
+	return p.recs, nil
+}
+
+// composeView composes f with the store data sd (no store operation).
+func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (*memoryView, error) {
+	res, err := compose.Instantiate(ctx, compose.Request{
+		AgentFile: f.path, Store: promotedOnly{recs: sd.promoted}, Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
+		Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil },
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := &memoryView{res: res, history: sd.history}
+	byID := make(map[string]schema.MemoryRecord, len(res.Records))
+	for _, r := range res.Records {
+		byID[r.ID] = r
+	}
+	for _, o := range res.Report.Records {
+		rec, ok := byID[o.ID]
+		if !ok {
+			continue
+		}
+		var kind string
+		switch o.Status {
+		case overlay.StatusApplied:
+			kind = "promoted"
+		case overlay.StatusSpilled:
+			kind = "spilled"
+		case overlay.StatusShadowed:
+			kind = "shadowed"
+		default:
+			continue
+		}
+		v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer,
+			container: containerOf(f.doc, o.Pointer, rec.Target), promotion: sd.promotions[rec.ID]})
+	}
+	for _, c := range sd.candidates {
+		v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: containerOf(f.doc, "", c.Target)})
 	}
 	return v, nil
 }

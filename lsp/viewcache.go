@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // racyWindow is how old the store file's modification time must be, when a
@@ -67,8 +68,9 @@ type cachedView struct {
 // inlay hints and code actions on an unchanged file and store do not
 // compose again. The zero value is ready to use.
 type viewCache struct {
-	mu sync.Mutex
-	m  map[protocol.DocumentURI]cachedView
+	mu     sync.Mutex
+	m      map[protocol.DocumentURI]cachedView
+	stores map[storeKey]cachedStore
 }
 
 // get returns the cached view of uri for key when it still holds at now.
@@ -85,26 +87,85 @@ func (c *viewCache) get(uri protocol.DocumentURI, key viewKey, now string) *memo
 // put remembers v for uri, valid until the first time one of its records
 // changes validity after now.
 func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *memoryView) {
-	until := ""
-	earliest := func(t string) {
-		if t != "" && t > now && (until == "" || t < until) {
-			until = t
-		}
-	}
+	var recs []schema.MemoryRecord
 	for _, ml := range v.lines {
-		earliest(ml.rec.ExpiresAt)
-		earliest(ml.rec.InvalidAt)
+		recs = append(recs, ml.rec)
 	}
+	var composed []schema.MemoryRecord
 	if v.res != nil {
-		for _, r := range v.res.Records {
-			earliest(r.ExpiresAt)
-			earliest(r.InvalidAt)
-		}
+		composed = v.res.Records
 	}
+	until := untilOf(now, recs, composed)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[uri]; c.m == nil || !ok && len(c.m) >= maxCachedViews {
 		c.m = map[protocol.DocumentURI]cachedView{} // bounded: start over
 	}
 	c.m[uri] = cachedView{key: key, until: until, view: v}
+}
+
+// storeData is what a composition reads from the store for one agent of a
+// workspace; it does not depend on the agent file's text, so an edit
+// composes again from it without a store operation.
+type storeData struct {
+	promoted   []schema.MemoryRecord
+	candidates []schema.MemoryRecord
+	promotions map[string]*store.Promotion
+	history    map[string][]store.LedgerEntry // by record, oldest first
+}
+
+// storeKey is what storeData depends on: the workspace (its scope and
+// store path), the agent and the store state.
+type storeKey struct {
+	ws    *workspaceInfo
+	agent string
+	stamp storeStamp
+}
+
+type cachedStore struct {
+	until string
+	data  *storeData
+}
+
+// getStore returns the cached store data for key when it still holds at now.
+func (c *viewCache) getStore(key storeKey, now string) *storeData {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.stores[key]
+	if !ok || e.until != "" && e.until <= now {
+		return nil
+	}
+	return e.data
+}
+
+// putStore remembers d for key, valid until one of its records changes
+// validity after now. Only the newest state of a workspace's agent is kept.
+func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
+	until := untilOf(now, d.promoted, d.candidates)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stores == nil || len(c.stores) >= maxCachedViews {
+		c.stores = map[storeKey]cachedStore{}
+	}
+	for k := range c.stores {
+		if k.ws == key.ws && k.agent == key.agent {
+			delete(c.stores, k)
+		}
+	}
+	c.stores[key] = cachedStore{until: until, data: d}
+}
+
+// untilOf is the first expiry or invalidation time after now among recs.
+func untilOf(now string, recs ...[]schema.MemoryRecord) string {
+	until := ""
+	for _, rs := range recs {
+		for _, r := range rs {
+			for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
+				if t != "" && t > now && (until == "" || t < until) {
+					until = t
+				}
+			}
+		}
+	}
+	return until
 }
