@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -101,4 +102,36 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 		out = append(out, protocol.CodeLens{Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line}}, Command: cmd})
 	}
 	return out, nil
+}
+
+// methodCodeLensRefresh asks the client to re-request code lenses (3.16).
+const methodCodeLensRefresh = "workspace/codeLens/refresh"
+
+// codeLensRefreshSupport reads workspace.codeLens.refreshSupport from
+// initialize's raw params.
+func codeLensRefreshSupport(raw json.RawMessage) bool {
+	var p struct {
+		Capabilities struct {
+			Workspace struct {
+				CodeLens struct {
+					RefreshSupport bool `json:"refreshSupport"`
+				} `json:"codeLens"`
+			} `json:"workspace"`
+		} `json:"capabilities"`
+	}
+	return json.Unmarshal(raw, &p) == nil && p.Capabilities.Workspace.CodeLens.RefreshSupport
+}
+
+// refreshCodeLenses asks the client to re-request code lenses after the
+// store changed, when it supports that.
+func (s *server) refreshCodeLenses(ctx context.Context) {
+	s.mu.Lock()
+	ok := s.lensRefresh
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if err := protocol.Call(ctx, s.conn, methodCodeLensRefresh, nil, nil); err != nil && ctx.Err() == nil {
+		s.log.Debug("code lens refresh", "err", err)
+	}
 }

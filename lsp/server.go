@@ -148,6 +148,7 @@ type server struct {
 	exited      bool
 	exit        chan struct{}
 	refresh     bool // client supports workspace/inlayHint/refresh
+	lensRefresh bool // client supports workspace/codeLens/refresh
 	hints       bool // client supports textDocument/inlayHint
 	root        string
 	init        initOptions
@@ -289,6 +290,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.root = root
 	s.init = opts
 	s.refresh = extra.Capabilities.Workspace.InlayHint.RefreshSupport
+	s.lensRefresh = codeLensRefreshSupport(raw)
 	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()
@@ -428,9 +430,10 @@ func (s *server) applyEdit(ctx context.Context, label string, edit protocol.Work
 	return res, nil
 }
 
-// refreshInlayHints asks the client to re-request inlay hints, when it
-// supports that.
+// refreshInlayHints asks the client to re-request inlay hints (and code
+// lenses), when it supports that.
 func (s *server) refreshInlayHints(ctx context.Context) {
+	s.refreshCodeLenses(ctx)
 	s.mu.Lock()
 	ok := s.refresh
 	s.mu.Unlock()
