@@ -15,7 +15,14 @@
 //	stores.go       one store operation at a time, agent-ls/status, one warning
 //	watch.go        fsnotify on directories: config reloads, store changes re-run and refresh
 //	hints.go        inlay hints for memory-derived, spilled, shadowed and candidate lines
-//	hover.go        provenance and composed text; codeactions.go, commands.go, requests.go
+//	hover.go        provenance, composed text and the schema's key descriptions;
+//	                codeactions.go, commands.go, requests.go
+//	symbols.go      the document outline (textDocument/documentSymbol)
+//	completion.go   schema keys, enum values, judgment domains and snippets,
+//	                found from the typed line so unparsable YAML completes
+//	quickfix.go     quick fixes: nearest key, missing required property, a
+//	                judgment for a memory's missing domain
+//	codelens.go     per-section counts of learned, candidate and pending lines
 //
 // Dependencies (store opener, clock, logger, linter) come in through Options;
 // the server never holds the store open between operations.
