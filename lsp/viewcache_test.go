@@ -41,6 +41,17 @@ func TestViewCache(t *testing.T) {
 		return open(ctx, p)
 	}})
 	c.initialize(env.root, nil, false)
+	// initialized probes the store in the background; let that operation
+	// end (its status is the first one, with no uri) before counting.
+	c.waitFor("probe status", func(ns, _ []note) bool {
+		for _, n := range ns {
+			var s Status
+			if n.method == methodStatus && json.Unmarshal(n.params, &s) == nil && s.URI == "" {
+				return true
+			}
+		}
+		return false
+	})
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
 	// The diagnostics run's store operation ends with the first status.
