@@ -35,8 +35,10 @@ lint:
 test-e2e: deps
 	$(GO) test -count=1 -v ./test/e2e/
 
+# Go benchmarks and the LSP harness against yaml-language-server; one summary
+# table (BENCH_COUNT=3, BENCH_EDITS=50). Results go in docs/PERFORMANCE.md.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	@bash scripts/bench.sh
 
 demo: build
 	@bash scripts/demo.sh
