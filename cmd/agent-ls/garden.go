@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/store"
 )
 
 func runGarden(ctx context.Context, e *env, args []string) int {
@@ -14,33 +13,16 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
 	}
-	if code, ok := c.open(); !ok {
-		return code
-	}
-	defer c.close()
-	base, err := c.baseScope()
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
-	}
-	var names []string
-	if !c.missing {
-		if names, err = c.agentNames(ctx, base); err != nil {
-			return c.fail(err)
-		}
-	}
-	delete(base, store.AgentKey)
 	reports := []evolve.HealthReport{}
-	for _, name := range names {
-		eng, err := c.engine(name, base)
-		if err != nil {
-			return c.fail(err)
-		}
+	if code := c.eachAgent(ctx, func(_ string, eng *evolve.Engine) error {
 		h, err := eng.Garden(ctx)
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		reports = append(reports, h)
+		return nil
+	}); code != exitOK {
+		return code
 	}
 	if c.format == "json" {
 		return c.writeJSON(struct {

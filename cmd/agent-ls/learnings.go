@@ -7,7 +7,6 @@ import (
 
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store"
 )
 
 // learningView is one learning with the agent it belongs to.
@@ -29,32 +28,12 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 		c.errorf("--since: %v", err)
 		return exitUsage
 	}
-	if code, ok := c.open(); !ok {
-		return code
-	}
-	defer c.close()
-	base, err := c.baseScope()
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
-	}
-	var names []string
-	if !c.missing {
-		if names, err = c.agentNames(ctx, base); err != nil {
-			return c.fail(err)
-		}
-	}
-	delete(base, store.AgentKey)
 	views := []learningView{}
 	seen := map[string]bool{}
-	for _, name := range names {
-		eng, err := c.engine(name, base)
-		if err != nil {
-			return c.fail(err)
-		}
+	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
 		ls, err := eng.Learnings(ctx, from)
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		for _, l := range ls {
 			key := l.At + l.Op + l.RecordID
@@ -64,6 +43,9 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 			seen[key] = true
 			views = append(views, learningView{Learning: l, Agent: name})
 		}
+		return nil
+	}); code != exitOK {
+		return code
 	}
 	sort.SliceStable(views, func(i, j int) bool { return views[i].At < views[j].At })
 	if c.format == "json" {

@@ -144,6 +144,38 @@ func (c *evoCmd) open() (int, bool) {
 	return 0, true
 }
 
+// eachAgent opens the store and calls fn with an engine for every agent of
+// the base scope (none when there is no store yet). It returns the exit code
+// of the first failure, or exitOK; the store is closed when it returns.
+func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve.Engine) error) int {
+	if code, ok := c.open(); !ok {
+		return code
+	}
+	defer c.close()
+	base, err := c.baseScope()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	var names []string
+	if !c.missing {
+		if names, err = c.agentNames(ctx, base); err != nil {
+			return c.fail(err)
+		}
+	}
+	delete(base, store.AgentKey)
+	for _, name := range names {
+		eng, err := c.engine(name, base)
+		if err != nil {
+			return c.fail(err)
+		}
+		if err := fn(name, eng); err != nil {
+			return c.fail(err)
+		}
+	}
+	return exitOK
+}
+
 func (c *evoCmd) close() {
 	if c.st != nil {
 		c.st.Close()

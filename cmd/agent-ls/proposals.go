@@ -32,32 +32,12 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
 	}
-	if code, ok := c.open(); !ok {
-		return code
-	}
-	defer c.close()
-	base, err := c.baseScope()
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
-	}
-	var names []string
-	if !c.missing {
-		if names, err = c.agentNames(ctx, base); err != nil {
-			return c.fail(err)
-		}
-	}
-	delete(base, store.AgentKey)
 	views := []proposalView{}
 	seen := map[string]bool{}
-	for _, name := range names {
-		eng, err := c.engine(name, base)
-		if err != nil {
-			return c.fail(err)
-		}
+	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
 		ps, err := eng.Proposals(ctx)
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		for _, p := range ps {
 			if seen[p.ID] {
@@ -73,10 +53,13 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 				}
 			}
 			if v.Diff, err = eng.Preview(ctx, p); err != nil {
-				return c.fail(err)
+				return err
 			}
 			views = append(views, v)
 		}
+		return nil
+	}); code != exitOK {
+		return code
 	}
 	if c.format == "json" {
 		return c.writeJSON(struct {
