@@ -36,8 +36,7 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if !ok {
 		return out, nil
 	}
-	doc, _ := schema.ParseDocument(path, text)
-	out.Items = completionItems(cc, doc, path)
+	out.Items = completionItems(cc, s.parsedDocument(p.TextDocument.URI, path, text), path)
 	return out, nil
 }
 
@@ -130,6 +129,9 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 		if dash && li == seqCol {
 			toks[idx] = fmt.Sprint(atoi(toks[idx]) + 1)
 			continue
+		}
+		if li > c || li == c && (dash || !cIsDash) {
+			continue // deeper or beside: neither branch below takes it
 		}
 		m := keyLineRE.FindStringSubmatch(l)
 		if dash && li < c {

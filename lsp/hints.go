@@ -12,6 +12,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/compose"
@@ -38,7 +39,15 @@ type memoryView struct {
 	history map[string][]store.LedgerEntry
 
 	hintsOnce sync.Once
-	hints     []InlayHint // every hint of the file, in position order
+	hints     []InlayHint // every hint of the file, in position order, without tooltips
+	hintLines []int       // the index in lines of each hint
+	tipsOnce  sync.Once
+	tipHints  []InlayHint // hints with their tooltips inline (clients without resolve)
+
+	hoverMu sync.Mutex
+	hovers  map[hoverKey]*protocol.Hover // rendered hovers of this view
+	cfgOnce sync.Once
+	cfgJSON any // res.Config in its JSON shape, for composed sections
 }
 
 // memoryView composes f and lists its memory lines: applied records,
@@ -312,7 +321,9 @@ func (le *lineEnds) length(line int) int {
 }
 
 // inlayHint answers textDocument/inlayHint: one hint per memory-derived
-// line at its section, candidates and spilled records marked as such.
+// line at its section, candidates and spilled records marked as such. A
+// client that resolves tooltips (inlayHint/resolve) gets labels and data
+// only; any other client gets each hint's tooltip inline (LSP 3.17).
 func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint, error) {
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
@@ -328,42 +339,149 @@ func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint
 		s.log.Debug("inlay hints without store", "err", err)
 		return out, nil
 	}
-	for _, h := range v.allHints(f.doc) {
-		if h.Position.Line < p.Range.Start.Line || h.Position.Line > p.Range.End.Line {
-			continue
-		}
-		out = append(out, h)
+	s.mu.Lock()
+	resolves := s.resolveTooltip
+	s.mu.Unlock()
+	all := v.allHints(f.uri, f.doc)
+	if !resolves {
+		all = v.tooltipHints(f.uri, f.doc)
+	}
+	// all is in position order: the hints of the range are one run of it.
+	lo := sort.Search(len(all), func(i int) bool { return all[i].Position.Line >= p.Range.Start.Line })
+	hi := sort.Search(len(all), func(i int) bool { return all[i].Position.Line > p.Range.End.Line })
+	if lo < hi {
+		out = all[lo:hi:hi]
 	}
 	return out, nil
 }
 
+// hintData is the data of a memory hint: what inlayHint/resolve needs to
+// find its memory line again.
+type hintData struct {
+	URI  protocol.DocumentURI `json:"uri"`
+	ID   string               `json:"id"`   // the record
+	Kind string               `json:"kind"` // promoted, spilled, shadowed or candidate
+}
+
 // allHints builds (once per view) the hints of every memory line of the
-// file d that the view composed, in position order.
-func (v *memoryView) allHints(d *schema.Document) []InlayHint {
+// file uri (parsed as d) that the view composed, in position order, with
+// their data and without tooltips.
+func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []InlayHint {
 	v.hintsOnce.Do(func() {
 		le := newLineEnds(d.Source())
 		anchors := map[string]protocol.Position{}
 		hs := make([]InlayHint, 0, len(v.lines))
-		for _, ml := range v.lines {
+		order := make([]int, 0, len(v.lines)) // the memory line of each hint
+		for i, ml := range v.lines {
 			pos, ok := anchors[ml.container]
 			if !ok {
 				line := anchorLine(d, ml.container)
 				pos = protocol.Position{Line: uint32(line), Character: uint32(le.length(line))}
 				anchors[ml.container] = pos
 			}
-			data, _ := json.Marshal(map[string]string{"recordId": ml.rec.ID, "kind": ml.kind})
-			hs = append(hs, InlayHint{
-				Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data,
-				Tooltip: &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, nil)},
-			})
+			data, _ := json.Marshal(hintData{URI: uri, ID: ml.rec.ID, Kind: ml.kind})
+			hs = append(hs, InlayHint{Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data})
+			order = append(order, i)
 		}
-		sort.SliceStable(hs, func(i, j int) bool {
-			a, b := hs[i].Position, hs[j].Position
-			return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
-		})
-		v.hints = hs
+		sort.Stable(hintsByPosition{hs, order})
+		v.hints, v.hintLines = hs, order
 	})
 	return v.hints
+}
+
+// hintsByPosition sorts hints and their memory lines together.
+type hintsByPosition struct {
+	hs    []InlayHint
+	lines []int
+}
+
+func (h hintsByPosition) Len() int { return len(h.hs) }
+func (h hintsByPosition) Less(i, j int) bool {
+	a, b := h.hs[i].Position, h.hs[j].Position
+	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
+}
+func (h hintsByPosition) Swap(i, j int) {
+	h.hs[i], h.hs[j] = h.hs[j], h.hs[i]
+	h.lines[i], h.lines[j] = h.lines[j], h.lines[i]
+}
+
+// tooltipHints is allHints with each hint's provenance tooltip inline, for
+// clients that do not resolve tooltips (built once per view).
+func (v *memoryView) tooltipHints(uri protocol.DocumentURI, d *schema.Document) []InlayHint {
+	v.tipsOnce.Do(func() {
+		base := v.allHints(uri, d)
+		hs := make([]InlayHint, len(base))
+		for i, h := range base {
+			hs[i] = h
+			hs[i].Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(v.lines[v.hintLines[i]], nil)}
+		}
+		v.tipHints = hs
+	})
+	return v.tipHints
+}
+
+// line is the memory line of record id with the given kind, if the view
+// has it.
+func (v *memoryView) line(id, kind string) (memoryLine, bool) {
+	for _, ml := range v.lines {
+		if ml.rec.ID == id && ml.kind == kind {
+			return ml, true
+		}
+	}
+	return memoryLine{}, false
+}
+
+// resolveInlayHint answers inlayHint/resolve: the hint as sent, with the
+// provenance tooltip (and ledger history) of the memory line its data
+// names. Data that is not an agent-ls hint's is InvalidParams; a record no
+// longer composed the same way (the file or the store changed since the
+// hints were sent) is ContentModified, so the client asks for hints again.
+func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint, error) {
+	releaseQueue(ctx)
+	if len(h.Data) == 0 {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "inlayHint/resolve: the hint has no data (not an agent-ls memory hint)")
+	}
+	var hd hintData
+	if err := json.Unmarshal(h.Data, &hd); err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("inlayHint/resolve: hint data %s: %v", h.Data, err))
+	}
+	switch {
+	case hd.URI == "":
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "inlayHint/resolve: hint data has no uri")
+	case hd.ID == "":
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "inlayHint/resolve: hint data has no record id")
+	case !validHintKind(hd.Kind):
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("inlayHint/resolve: hint data kind %q: want promoted, spilled, shadowed or candidate", hd.Kind))
+	}
+	f, err := s.loadAgentFile(hd.URI)
+	if err != nil {
+		return nil, err
+	}
+	stale := func(why string) error {
+		return jsonrpc2.NewError(protocol.CodeContentModified, fmt.Sprintf("inlayHint/resolve: %s memory %s of %s: %s; request the hints again", hd.Kind, hd.ID, hd.URI, why))
+	}
+	if f.agent == nil {
+		return nil, stale("the file has schema errors now")
+	}
+	v, err := s.memoryView(ctx, f)
+	if err != nil {
+		return nil, rpcError(fmt.Errorf("inlayHint/resolve: compose %s: %w", f.path, err))
+	}
+	ml, ok := v.line(hd.ID, hd.Kind)
+	if !ok {
+		return nil, stale("not in the composition any more")
+	}
+	out := *h
+	out.Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, v.history[ml.rec.ID])}
+	return &out, nil
+}
+
+func validHintKind(k string) bool {
+	switch k {
+	case "promoted", "spilled", "shadowed", "candidate":
+		return true
+	}
+	return false
 }
 
 // hintLabel is "+ text · tier · learned DATE · conv C · N supports".

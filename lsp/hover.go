@@ -11,7 +11,6 @@ import (
 
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store"
 )
 
 // sourceOf says whether an authored pointer belongs to the role or the
@@ -26,9 +25,61 @@ func sourceOf(ptr string) string {
 	return "instance"
 }
 
+// Bounds of one hover's Markdown: a section with hundreds of learned lines
+// lists the first ones and points to the composed view for the rest.
+const (
+	maxHoverLines    = 20 // memory lines told in full
+	maxComposedItems = 50 // items of the composed section
+	maxCachedHovers  = 256
+)
+
+// hoverKey is what a hover depends on besides its view (whose key holds the
+// parsed text, workspace and store): the node, key or value, and the line.
+type hoverKey struct {
+	ptr   string
+	onKey bool
+	line  uint32
+}
+
+// cachedHover returns the rendered hover of key, if this view has one.
+func (v *memoryView) cachedHover(key hoverKey) (*protocol.Hover, bool) {
+	v.hoverMu.Lock()
+	defer v.hoverMu.Unlock()
+	h, ok := v.hovers[key]
+	return h, ok
+}
+
+// putHover keeps a rendered hover (shared: never modified after).
+func (v *memoryView) putHover(key hoverKey, h *protocol.Hover) {
+	v.hoverMu.Lock()
+	defer v.hoverMu.Unlock()
+	if v.hovers == nil || len(v.hovers) >= maxCachedHovers {
+		v.hovers = map[hoverKey]*protocol.Hover{}
+	}
+	v.hovers[key] = h
+}
+
+// configJSON is the composed config in its JSON shape (built once).
+func (v *memoryView) configJSON() any {
+	v.cfgOnce.Do(func() {
+		if v.res == nil || v.res.Config == nil {
+			return
+		}
+		data, err := json.Marshal(v.res.Config)
+		if err != nil {
+			return
+		}
+		_ = json.Unmarshal(data, &v.cfgJSON)
+	})
+	return v.cfgJSON
+}
+
 // Hover answers: on a section with memory-derived lines, those lines with
 // their record → conversation/run → ledger history and the composed text of
 // the section; on any other authored line, its source (role or instance).
+// Long sections are bounded (maxHoverLines, maxComposedItems); a rendered
+// hover is kept with its view, so hovering again on an unchanged file and
+// store renders nothing.
 func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
@@ -36,39 +87,56 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 		return nil, err
 	}
 	ptr, onKey := f.doc.Locate(fromPosition(p.Position))
-	var b strings.Builder
+	var v *memoryView
+	if f.agent != nil {
+		if mv, err := s.memoryView(ctx, f); err == nil {
+			v = mv
+		}
+	}
+	key := hoverKey{ptr: ptr, onKey: onKey, line: p.Position.Line}
+	if v != nil {
+		if h, ok := v.cachedHover(key); ok {
+			return h, nil
+		}
+	}
+	h := renderHover(f, v, key)
+	if v != nil {
+		v.putHover(key, h)
+	}
+	return h, nil
+}
+
+// renderHover is the hover of key in f with its view v (nil: none).
+func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
+	ptr, onKey := key.ptr, key.onKey
 	var lines []memoryLine
 	var composed any
-	var history map[string][]store.LedgerEntry
-	if f.agent != nil {
-		v, err := s.memoryView(ctx, f)
-		if err == nil {
-			history = v.history
-			anchorLines := map[string]int{}
-			for _, ml := range v.lines {
-				line, ok := anchorLines[ml.container]
-				if !ok {
-					line = anchorLine(f.doc, ml.container)
-					anchorLines[ml.container] = line
-				}
-				// On the section, or on the line its hints are anchored to.
-				onSection := ptr != "" && (ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr))
-				if onSection || line == int(p.Position.Line) {
-					lines = append(lines, ml)
-				}
+	if v != nil {
+		anchorLines := map[string]int{}
+		for _, ml := range v.lines {
+			line, ok := anchorLines[ml.container]
+			if !ok {
+				line = anchorLine(f.doc, ml.container)
+				anchorLines[ml.container] = line
 			}
-			if onKey && v.res != nil && v.res.Config != nil {
-				composed = valueAt(v.res.Config, ptr)
+			// On the section, or on the line its hints are anchored to.
+			onSection := ptr != "" && (ml.container == ptr || strings.HasPrefix(ptr, ml.container+"/") && !f.doc.Has(ptr))
+			if onSection || line == int(key.line) {
+				lines = append(lines, ml)
 			}
+		}
+		if onKey && ptr != "" {
+			composed = jsonAt(v.configJSON(), ptr)
 		}
 	}
 	if ptr == "" && len(lines) == 0 {
-		return nil, nil
+		return nil
 	}
 	r, _ := f.doc.KeyRange(ptr)
 	if !onKey {
 		r, _ = f.doc.ValueRange(ptr)
 	}
+	var b strings.Builder
 	if ptr != "" {
 		fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
 		if onKey {
@@ -77,28 +145,42 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(&b, "\n**%d memory-derived line%s here**\n", len(lines), plural(len(lines)))
-		for _, ml := range lines {
+		shown := lines
+		if len(shown) > maxHoverLines {
+			// Lines that wait for a decision first, then what the agent uses.
+			sort.SliceStable(shown, func(i, j int) bool { return hoverRank(shown[i].kind) < hoverRank(shown[j].kind) })
+			shown = shown[:maxHoverLines]
+		}
+		for _, ml := range shown {
 			b.WriteString("\n---\n\n")
-			b.WriteString(provenanceMarkdown(ml, history[ml.rec.ID]))
+			b.WriteString(provenanceMarkdown(ml, v.history[ml.rec.ID]))
+		}
+		if k := len(lines) - len(shown); k > 0 {
+			fmt.Fprintf(&b, "\n---\n\n_… and %d more memory-derived line%s here: the composed view (agent-ls.showComposedPrompt) lists them all._\n", k, plural(k))
 		}
 	}
 	if composed != nil {
-		fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n%s", composedText(composed))
+		fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n%s", composedText(composed, maxComposedItems))
 	}
 	rng := toRange(r)
-	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}, nil
+	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}
 }
 
-// valueAt reads a JSON pointer out of a typed config (via its JSON shape).
-func valueAt(cfg *schema.AgentConfig, ptr string) any {
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return nil
+// hoverRank orders memory lines in a bounded hover.
+func hoverRank(kind string) int {
+	switch kind {
+	case "candidate":
+		return 0
+	case "shadowed":
+		return 1
+	case "promoted":
+		return 2
 	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil
-	}
+	return 3
+}
+
+// jsonAt reads a JSON pointer out of a decoded JSON value.
+func jsonAt(v any, ptr string) any {
 	for _, tok := range schema.SplitPointer(ptr) {
 		switch n := v.(type) {
 		case map[string]any:
@@ -118,11 +200,21 @@ func valueAt(cfg *schema.AgentConfig, ptr string) any {
 
 // composedText renders a composed section: a list as bullets, a map as
 // `- **key**: value` lines (as the prompt renders background), anything
-// else as JSON.
-func composedText(v any) string {
+// else as JSON. Lists and maps show at most max entries and say how many
+// more there are.
+func composedText(v any, max int) string {
 	var b strings.Builder
+	more := func(k int) {
+		if k > 0 {
+			fmt.Fprintf(&b, "- _… and %d more (the composed view lists them all)_\n", k)
+		}
+	}
 	switch n := v.(type) {
 	case []any:
+		all := n
+		if len(n) > max {
+			n = n[:max]
+		}
 		for _, item := range n {
 			if str, ok := item.(string); ok {
 				fmt.Fprintf(&b, "- %s\n", str)
@@ -131,6 +223,7 @@ func composedText(v any) string {
 			data, _ := json.Marshal(item)
 			fmt.Fprintf(&b, "- `%s`\n", data)
 		}
+		more(len(all) - len(n))
 		return b.String()
 	case map[string]any:
 		keys := make([]string, 0, len(n))
@@ -138,9 +231,14 @@ func composedText(v any) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		for _, k := range keys {
+		shown := keys
+		if len(shown) > max {
+			shown = shown[:max]
+		}
+		for _, k := range shown {
 			fmt.Fprintf(&b, "- **%s**: %s\n", k, overlay.FormatValue(n[k]))
 		}
+		more(len(keys) - len(shown))
 		return b.String()
 	case string:
 		return n + "\n"

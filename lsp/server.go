@@ -131,16 +131,17 @@ func isEOF(err error) bool {
 type server struct {
 	notImplemented
 
-	opts   Options
-	ctx    context.Context // lives as long as the connection
-	conn   jsonrpc2.Conn
-	log    *slog.Logger
-	stores *storeTracker
-	views  viewCache      // last composition of each agent file (hover, hints, code actions)
-	bg     sync.WaitGroup // background work (diagnostics, refreshes)
-	bgMu   sync.Mutex     // guards bgDone against Add after Wait
-	bgDone bool
-	pubMu  sync.Mutex // serializes publishDiagnostics and its staleness check
+	opts    Options
+	ctx     context.Context // lives as long as the connection
+	conn    jsonrpc2.Conn
+	log     *slog.Logger
+	stores  *storeTracker
+	views   viewCache      // last composition of each agent file (hover, hints, code actions)
+	symbols symbolCache    // encoded outline of each agent file's last parse
+	bg      sync.WaitGroup // background work (diagnostics, refreshes)
+	bgMu    sync.Mutex     // guards bgDone against Add after Wait
+	bgDone  bool
+	pubMu   sync.Mutex // serializes publishDiagnostics and its staleness check
 
 	mu          sync.Mutex
 	initialized bool // initialize answered
@@ -150,12 +151,15 @@ type server struct {
 	refresh     bool // client supports workspace/inlayHint/refresh
 	lensRefresh bool // client supports workspace/codeLens/refresh
 	hints       bool // client supports textDocument/inlayHint
-	root        string
-	init        initOptions
-	workspaces  map[string]*workspaceInfo // config file (or root) -> resolved workspace
-	docs        map[protocol.DocumentURI]*document
-	gen         uint64
-	watcher     *watcher
+	// resolveTooltip: the client resolves inlay hint tooltips
+	// (inlayHint/resolve), so hints are sent without them.
+	resolveTooltip bool
+	root           string
+	init           initOptions
+	workspaces     map[string]*workspaceInfo // config file (or root) -> resolved workspace
+	docs           map[protocol.DocumentURI]*document
+	gen            uint64
+	watcher        *watcher
 }
 
 // route is the middleware in front of protocol.ServerHandler.
@@ -217,7 +221,8 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 		if err := decodeParams(method, req.Params(), &h); err != nil {
 			return reply(ctx, nil, err)
 		}
-		return reply(ctx, h, nil)
+		res, err := s.resolveInlayHint(ctx, &h)
+		return reply(ctx, res, err)
 	}
 	if strings.HasPrefix(method, "agent-ls/") {
 		if h, ok := s.customRequests()[method]; ok {
@@ -292,6 +297,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.refresh = extra.Capabilities.Workspace.InlayHint.RefreshSupport
 	s.lensRefresh = codeLensRefreshSupport(raw)
 	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
+	s.resolveTooltip = extra.Capabilities.TextDocument.InlayHint.resolves("tooltip")
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()
 
@@ -314,7 +320,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 				CompletionProvider:     &protocol.CompletionOptions{TriggerCharacters: []string{":", " ", "-"}},
 				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
 			},
-			InlayHintProvider: &inlayHintOptions{ResolveProvider: false},
+			InlayHintProvider: &inlayHintOptions{ResolveProvider: true},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "agent-ls", Version: version},
 	}, nil

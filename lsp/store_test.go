@@ -3,6 +3,8 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/evolve"
@@ -66,6 +69,41 @@ func (c *testClient) hints(uri protocol.DocumentURI) []InlayHint {
 	return hs
 }
 
+// initializeResolving initializes as a client that resolves inlay hint
+// tooltips lazily (textDocument.inlayHint.resolveSupport, as VS Code does).
+func (c *testClient) initializeResolving(root string, initOpts any, refresh bool) map[string]any {
+	c.t.Helper()
+	return c.initializeCaps(root, initOpts, refresh, map[string]any{"resolveSupport": map[string]any{"properties": []string{"tooltip"}}})
+}
+
+// initializeCaps initializes with hintCaps as textDocument.inlayHint.
+func (c *testClient) initializeCaps(root string, initOpts any, refresh bool, hintCaps map[string]any) map[string]any {
+	c.t.Helper()
+	caps := map[string]any{"textDocument": map[string]any{"inlayHint": hintCaps}}
+	if refresh {
+		caps["workspace"] = map[string]any{"inlayHint": map[string]any{"refreshSupport": true}}
+	}
+	params := map[string]any{
+		"processId": 1, "rootUri": string(pathToURI(root)), "capabilities": caps,
+		"workspaceFolders": []any{map[string]any{"uri": string(pathToURI(root)), "name": "ws"}},
+	}
+	if initOpts != nil {
+		params["initializationOptions"] = initOpts
+	}
+	var res map[string]any
+	c.call(protocol.MethodInitialize, params, &res)
+	c.notify(protocol.MethodInitialized, map[string]any{})
+	return res
+}
+
+// resolve sends h back through inlayHint/resolve and returns the answer.
+func (c *testClient) resolve(h *InlayHint) *InlayHint {
+	c.t.Helper()
+	var out InlayHint
+	c.call(methodInlayHintResolve, h, &out)
+	return &out
+}
+
 func hintWith(hs []InlayHint, text string) *InlayHint {
 	for i := range hs {
 		if strings.Contains(hs[i].Label, text) {
@@ -120,7 +158,10 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	}
 
 	c := startServer(t, Options{OpenStore: boltOpener(time.Now), Getenv: func(string) string { return "" }, Lint: LintEngine()})
-	c.initialize(env.root, map[string]any{"actor": "human:ana"}, true)
+	initRes := c.initializeResolving(env.root, map[string]any{"actor": "human:ana"}, true)
+	if caps, _ := initRes["capabilities"].(map[string]any); fmt.Sprint(caps["inlayHintProvider"]) != "map[resolveProvider:true]" {
+		t.Errorf("inlayHintProvider = %v, want resolveProvider true", caps["inlayHintProvider"])
+	}
 	uri := c.open(path, text, 1)
 	if d := c.awaitDiagnostics(uri, 1); len(d.Diagnostics) != 0 {
 		t.Fatalf("deploy fixture diagnostics: %+v", d.Diagnostics)
@@ -173,8 +214,13 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	if h == nil || !strings.HasPrefix(h.Label, "+ ") || !strings.Contains(h.Label, "auto") || !strings.Contains(h.Label, "conv conv-1") {
 		t.Fatalf("auto fact hint: %+v in %+v", h, hs)
 	}
-	if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "run `run-conv-1`") {
-		t.Errorf("tooltip: %+v", h.Tooltip)
+	// The client resolves tooltips: the hint carries data, the tooltip
+	// comes from inlayHint/resolve with the ledger history.
+	if h.Tooltip != nil || len(h.Data) == 0 {
+		t.Errorf("hint for a resolving client: tooltip %+v, data %s; want no tooltip and data", h.Tooltip, h.Data)
+	}
+	if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "run `run-conv-1`") || !strings.Contains(r.Tooltip.Value, "History") || r.Label != h.Label {
+		t.Errorf("resolved hint: %+v", r)
 	}
 
 	// The approve code action, with its diff, run as human:ana.
@@ -205,8 +251,15 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	hs = c.hints(uri)
 	if h := hintWith(hs, trigger); h == nil || !strings.HasPrefix(h.Label, "+ ") {
 		t.Fatalf("after approval: %+v", hs)
-	} else if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "approved by human:ana") || !strings.Contains(h.Tooltip.Value, "tier guarded") {
-		t.Errorf("approved hint tooltip lacks the approver:\n%+v", h.Tooltip)
+	} else if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "approved by human:ana") || !strings.Contains(r.Tooltip.Value, "tier guarded") {
+		t.Errorf("approved hint tooltip lacks the approver:\n%+v", r.Tooltip)
+	}
+	// The candidate hint sent before the approval is stale now.
+	var stale InlayHint
+	err = c.callErr(methodInlayHintResolve, cand, &stale)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != protocol.CodeContentModified || !strings.Contains(je.Message, "not in the composition any more") {
+		t.Errorf("resolving the candidate hint after its approval: %v, want ContentModified", err)
 	}
 	// The re-run after the approval publishes without the pending review.
 	c.waitFor("diagnostics without pending-review", func(ns, _ []note) bool {
@@ -626,5 +679,99 @@ func TestResolveConflict(t *testing.T) {
 	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), dropped) })
 	if rec.InvalidAt == "" {
 		t.Errorf("dropped record still valid: %+v", rec)
+	}
+}
+
+// TestInlayHintTooltips: a client that declares resolveSupport for
+// "tooltip" gets hints without tooltips and resolves them; any other client
+// (no resolveSupport, or one for other properties) gets them inline (LSP
+// 3.17). Resolving data that is not a hint's, or a record no longer
+// composed, answers a precise error.
+func TestInlayHintTooltips(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != evolve.StatePromoted {
+		t.Fatalf("save: %+v", res)
+	}
+	const fact = "Deploys go out Tuesdays"
+	for _, tt := range []struct {
+		name     string
+		caps     map[string]any
+		resolves bool
+	}{
+		{"no resolveSupport", map[string]any{}, false},
+		{"resolveSupport without tooltip", map[string]any{"resolveSupport": map[string]any{"properties": []string{"label.location"}}}, false},
+		{"resolveSupport for tooltip", map[string]any{"resolveSupport": map[string]any{"properties": []string{"label.tooltip", "tooltip"}}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+			c.initializeCaps(env.root, nil, false, tt.caps)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			h := hintWith(c.hints(uri), fact)
+			if h == nil {
+				t.Fatalf("no hint for %q", fact)
+			}
+			var hd hintData
+			if err := json.Unmarshal(h.Data, &hd); err != nil || hd.URI != uri || hd.ID == "" || hd.Kind != "promoted" {
+				t.Errorf("hint data %s (%v): want uri %s, the record id and kind promoted", h.Data, err, uri)
+			}
+			if !tt.resolves {
+				if h.Tooltip == nil || !strings.Contains(h.Tooltip.Value, "run `run-conv-1`") {
+					t.Errorf("inline tooltip: %+v", h.Tooltip)
+				}
+				return
+			}
+			if h.Tooltip != nil {
+				t.Errorf("tooltip sent inline to a resolving client: %+v", h.Tooltip)
+			}
+			r := c.resolve(h)
+			if r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "run `run-conv-1`") || !strings.Contains(r.Tooltip.Value, hd.ID) {
+				t.Errorf("resolved tooltip: %+v", r.Tooltip)
+			}
+			if r.Label != h.Label || r.Position != h.Position {
+				t.Errorf("resolve changed the hint: %+v, sent %+v", r, h)
+			}
+
+			bad := func(data string) *InlayHint {
+				b := *h
+				b.Data = json.RawMessage(data)
+				if data == "" {
+					b.Data = nil
+				}
+				return &b
+			}
+			for _, e := range []struct {
+				name string
+				hint *InlayHint
+				code jsonrpc2.Code
+				msg  string
+			}{
+				{"no data", bad(""), jsonrpc2.InvalidParams, "has no data"},
+				{"not an object", bad(`[1]`), jsonrpc2.InvalidParams, "hint data"},
+				{"no id", bad(fmt.Sprintf(`{"uri":%q,"kind":"promoted"}`, uri)), jsonrpc2.InvalidParams, "no record id"},
+				{"no uri", bad(fmt.Sprintf(`{"id":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "no uri"},
+				{"unknown kind", bad(fmt.Sprintf(`{"uri":%q,"id":%q,"kind":"learned"}`, uri, hd.ID)), jsonrpc2.InvalidParams, `kind "learned"`},
+				{"not a file uri", bad(fmt.Sprintf(`{"uri":"untitled:x","id":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "file:// URI"},
+				{"unknown record", bad(fmt.Sprintf(`{"uri":%q,"id":"01NOSUCHRECORD","kind":"promoted"}`, uri)), protocol.CodeContentModified, "promoted memory 01NOSUCHRECORD"},
+				{"other kind", bad(fmt.Sprintf(`{"uri":%q,"id":%q,"kind":"candidate"}`, uri, hd.ID)), protocol.CodeContentModified, "not in the composition any more"},
+			} {
+				var out InlayHint
+				err := c.callErr(methodInlayHintResolve, e.hint, &out)
+				var je *jsonrpc2.Error
+				if !errors.As(err, &je) || je.Code != e.code || !strings.Contains(je.Message, e.msg) {
+					t.Errorf("%s: resolve error %v, want code %d with %q", e.name, err, e.code, e.msg)
+				}
+			}
+			// The server still answers after the errors.
+			if r := c.resolve(h); r.Tooltip == nil {
+				t.Errorf("resolve after errors: %+v", r)
+			}
+		})
 	}
 }

@@ -159,7 +159,7 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(msg)
+	data, err := encodeMessage(msg)
 	if err != nil {
 		return 0, fmt.Errorf("encode message: %w", err)
 	}
@@ -167,6 +167,16 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 		return 0, err
 	}
 	return int64(len(data)), nil
+}
+
+// encodeMessage is msg's JSON. jsonrpc2's messages encode themselves;
+// calling their MarshalJSON directly spares encoding/json's validating
+// rescan of the whole body (a large reply's second pass).
+func encodeMessage(msg jsonrpc2.Message) ([]byte, error) {
+	if m, ok := msg.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(msg)
 }
 
 func (s *stream) writeBody(data []byte) error {

@@ -1,8 +1,11 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync"
 
 	"go.lsp.dev/protocol"
 
@@ -12,18 +15,62 @@ import (
 // DocumentSymbol answers textDocument/documentSymbol with an outline of the
 // agent: persona, each judgment by domain with its rule lists and examples,
 // responsibilities, mission, background sections with their keys and
-// awareness domains. A file that does not parse has an empty outline.
+// awareness domains. A file that does not parse has an empty outline. The
+// outline is a function of the parse alone: it is built and encoded once
+// per parsed document (symbolCache).
 func (s *server) DocumentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) ([]interface{}, error) {
+	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
 	if err != nil {
 		return []interface{}{}, nil
 	}
+	if out, ok := s.symbols.get(f.uri, f.doc); ok {
+		return out, nil
+	}
 	syms := agentSymbols(f.doc)
 	out := make([]interface{}, len(syms))
 	for i := range syms {
-		out[i] = syms[i]
+		// Each top-level symbol pre-encoded: a cached reply is written
+		// without walking the ~2,000 symbols of a long file again.
+		data, err := json.Marshal(syms[i])
+		if err != nil {
+			return nil, fmt.Errorf("encode outline of %s: %w", f.path, err)
+		}
+		out[i] = json.RawMessage(data)
 	}
+	s.symbols.put(f.uri, f.doc, out)
 	return out, nil
+}
+
+// symbolCache keeps the encoded outline of each file's last parse. The zero
+// value is ready to use.
+type symbolCache struct {
+	mu sync.Mutex
+	m  map[protocol.DocumentURI]cachedSymbols
+}
+
+type cachedSymbols struct {
+	doc *schema.Document
+	out []interface{}
+}
+
+func (c *symbolCache) get(uri protocol.DocumentURI, doc *schema.Document) ([]interface{}, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[uri]
+	if !ok || e.doc != doc {
+		return nil, false
+	}
+	return e.out, true
+}
+
+func (c *symbolCache) put(uri protocol.DocumentURI, doc *schema.Document, out []interface{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedViews {
+		c.m = map[protocol.DocumentURI]cachedSymbols{}
+	}
+	c.m[uri] = cachedSymbols{doc: doc, out: out}
 }
 
 // agentSymbols builds the outline of an agent document from its tree, so it
@@ -43,7 +90,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 				if name == "" {
 					name = "(no domain)"
 				}
-				j := symbolAt(d, jp, name, "judgment", protocol.SymbolKindNamespace)
+				j := symbolAt(d, jp, name, "", protocol.SymbolKindNamespace)
 				if j == nil {
 					continue
 				}
@@ -52,7 +99,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 				}
 				if ex := listSymbol(d, jp+"/examples", "examples"); ex != nil {
 					for _, ep := range d.Children(jp + "/examples") {
-						add(&ex.Children, symbolAt(d, ep, orDash(truncate(stringAt(d, ep+"/scenario"), 60)), "example", protocol.SymbolKindEvent))
+						add(&ex.Children, symbolAt(d, ep, orDash(truncate(stringAt(d, ep+"/scenario"), 60)), "", protocol.SymbolKindEvent))
 					}
 					j.Children = append(j.Children, *ex)
 				}
@@ -74,7 +121,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 	add(&out, symbolAt(d, "/mission", "mission", truncate(stringAt(d, "/mission/objective"), 60), protocol.SymbolKindModule))
 	if bg := symbolAt(d, "/background", "background", "", protocol.SymbolKindModule); bg != nil {
 		for _, sp := range d.Children("/background") {
-			sec := symbolAt(d, sp, lastToken(sp), "section", protocol.SymbolKindStruct)
+			sec := symbolAt(d, sp, lastToken(sp), "", protocol.SymbolKindStruct)
 			if sec == nil {
 				continue
 			}
@@ -138,4 +185,15 @@ func lastToken(ptr string) string {
 		return ""
 	}
 	return toks[len(toks)-1]
+}
+
+// parsedDocument is the parse of text, the path's content: the server's
+// parse of the open document when it is of this very text, else a new one
+// (nil when text does not parse).
+func (s *server) parsedDocument(uri protocol.DocumentURI, path string, text []byte) *schema.Document {
+	if d, a := s.latest(uri); d != nil && a != nil && a.doc != nil && a.version == d.version && bytes.Equal(d.text, text) {
+		return a.doc
+	}
+	doc, _ := schema.ParseDocument(path, text)
+	return doc
 }

@@ -50,10 +50,32 @@ type initializeParams struct {
 			} `json:"inlayHint"`
 		} `json:"workspace"`
 		TextDocument struct {
-			InlayHint *json.RawMessage `json:"inlayHint"`
+			InlayHint *inlayHintClientCapabilities `json:"inlayHint"`
 		} `json:"textDocument"`
 	} `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
+}
+
+// inlayHintClientCapabilities is textDocument.inlayHint of the client's
+// capabilities.
+type inlayHintClientCapabilities struct {
+	ResolveSupport *struct {
+		Properties []string `json:"properties"`
+	} `json:"resolveSupport"`
+}
+
+// resolves reports whether the client resolves the hint property prop
+// lazily (inlayHint/resolve); false for a nil c.
+func (c *inlayHintClientCapabilities) resolves(prop string) bool {
+	if c == nil || c.ResolveSupport == nil {
+		return false
+	}
+	for _, p := range c.ResolveSupport.Properties {
+		if p == prop {
+			return true
+		}
+	}
+	return false
 }
 
 // serverCapabilities adds the 3.17 inlayHintProvider to the library's
