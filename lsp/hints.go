@@ -40,7 +40,7 @@ type memoryView struct {
 
 	hintsOnce sync.Once
 	hints     []InlayHint // every hint of the file, in position order, without tooltips
-	hintLines []int       // the index in lines of each hint
+	hintLines []int       // the index in lines of each hint (-1: a summary)
 	tipsOnce  sync.Once
 	tipHints  []InlayHint // hints with their tooltips inline (clients without resolve)
 
@@ -321,7 +321,9 @@ func (le *lineEnds) length(line int) int {
 }
 
 // inlayHint answers textDocument/inlayHint: one hint per memory-derived
-// line at its section, candidates and spilled records marked as such. A
+// line at its section (at most maxHintsPerAnchor per line, then a summary),
+// candidates and spilled records marked as such, only those on the
+// requested lines. A
 // client that resolves tooltips (inlayHint/resolve) gets labels and data
 // only; any other client gets each hint's tooltip inline (LSP 3.17).
 func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint, error) {
@@ -363,15 +365,22 @@ type hintData struct {
 	Kind string               `json:"kind"` // promoted, spilled, shadowed or candidate
 }
 
-// allHints builds (once per view) the hints of every memory line of the
-// file uri (parsed as d) that the view composed, in position order, with
-// their data and without tooltips.
+// maxHintsPerAnchor bounds the hints at one line: a section with hundreds
+// of learned lines shows the first ones (those waiting for a decision
+// first) and one "… and K more" hint; its hover and the composed view list
+// them all.
+const maxHintsPerAnchor = 10
+
+// allHints builds (once per view) the hints of the memory lines of the file
+// uri (parsed as d) that the view composed, in position order, with their
+// data and without tooltips; at most maxHintsPerAnchor per line, then a
+// summary hint (tooltip inline, no data).
 func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []InlayHint {
 	v.hintsOnce.Do(func() {
 		le := newLineEnds(d.Source())
 		anchors := map[string]protocol.Position{}
-		hs := make([]InlayHint, 0, len(v.lines))
-		order := make([]int, 0, len(v.lines)) // the memory line of each hint
+		groups := map[protocol.Position][]int{} // memory lines by anchor
+		var order []protocol.Position
 		for i, ml := range v.lines {
 			pos, ok := anchors[ml.container]
 			if !ok {
@@ -379,30 +388,54 @@ func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []In
 				pos = protocol.Position{Line: uint32(line), Character: uint32(le.length(line))}
 				anchors[ml.container] = pos
 			}
-			data, _ := json.Marshal(hintData{URI: uri, ID: ml.rec.ID, Kind: ml.kind})
-			hs = append(hs, InlayHint{Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data})
-			order = append(order, i)
+			if _, ok := groups[pos]; !ok {
+				order = append(order, pos)
+			}
+			groups[pos] = append(groups[pos], i)
 		}
-		sort.Stable(hintsByPosition{hs, order})
-		v.hints, v.hintLines = hs, order
+		sort.SliceStable(order, func(i, j int) bool {
+			a, b := order[i], order[j]
+			return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
+		})
+		var hs []InlayHint
+		var lines []int // the memory line of each hint, -1 for a summary
+		for _, pos := range order {
+			g := groups[pos]
+			if len(g) > maxHintsPerAnchor {
+				sort.SliceStable(g, func(i, j int) bool { return hoverRank(v.lines[g[i]].kind) < hoverRank(v.lines[g[j]].kind) })
+			}
+			for n, i := range g {
+				if n == maxHintsPerAnchor {
+					hs = append(hs, moreHint(pos, v.lines, g[n:]))
+					lines = append(lines, -1)
+					break
+				}
+				ml := v.lines[i]
+				data, _ := json.Marshal(hintData{URI: uri, ID: ml.rec.ID, Kind: ml.kind})
+				hs = append(hs, InlayHint{Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data})
+				lines = append(lines, i)
+			}
+		}
+		v.hints, v.hintLines = hs, lines
 	})
 	return v.hints
 }
 
-// hintsByPosition sorts hints and their memory lines together.
-type hintsByPosition struct {
-	hs    []InlayHint
-	lines []int
-}
-
-func (h hintsByPosition) Len() int { return len(h.hs) }
-func (h hintsByPosition) Less(i, j int) bool {
-	a, b := h.hs[i].Position, h.hs[j].Position
-	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
-}
-func (h hintsByPosition) Swap(i, j int) {
-	h.hs[i], h.hs[j] = h.hs[j], h.hs[i]
-	h.lines[i], h.lines[j] = h.lines[j], h.lines[i]
+// moreHint is the summary hint of the memory lines rest at pos.
+func moreHint(pos protocol.Position, all []memoryLine, rest []int) InlayHint {
+	counts := map[string]int{}
+	for _, i := range rest {
+		counts[all[i].kind]++
+	}
+	var parts []string
+	for _, k := range []string{"candidate", "shadowed", "promoted", "spilled"} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	label := fmt.Sprintf("… and %d more memory line%s (%s)", len(rest), plural(len(rest)), strings.Join(parts, " · "))
+	tip := fmt.Sprintf("%d more memory-derived line%s here: hover the section for their provenance, or open the composed view (agent-ls.showComposedPrompt) for all of them.", len(rest), plural(len(rest)))
+	return InlayHint{Position: pos, Label: label, PaddingLeft: true, Tooltip: &MarkupContent{Kind: "markdown", Value: tip}}
 }
 
 // tooltipHints is allHints with each hint's provenance tooltip inline, for
@@ -413,7 +446,9 @@ func (v *memoryView) tooltipHints(uri protocol.DocumentURI, d *schema.Document) 
 		hs := make([]InlayHint, len(base))
 		for i, h := range base {
 			hs[i] = h
-			hs[i].Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(v.lines[v.hintLines[i]], nil)}
+			if n := v.hintLines[i]; n >= 0 {
+				hs[i].Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(v.lines[n], nil)}
+			}
 		}
 		v.tipHints = hs
 	})
@@ -438,6 +473,9 @@ func (v *memoryView) line(id, kind string) (memoryLine, bool) {
 // hints were sent) is ContentModified, so the client asks for hints again.
 func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint, error) {
 	releaseQueue(ctx)
+	if len(h.Data) == 0 && h.Tooltip != nil {
+		return h, nil // a summary hint: complete as sent
+	}
 	if len(h.Data) == 0 {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "inlayHint/resolve: the hint has no data (not an agent-ls memory hint)")
 	}

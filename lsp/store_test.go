@@ -775,3 +775,75 @@ func TestInlayHintTooltips(t *testing.T) {
 		})
 	}
 }
+
+// TestInlayHintsBoundedPerLine: a section with more than maxHintsPerAnchor
+// learned lines shows that many hints and one summary hint (its tooltip
+// inline even for a resolving client; resolving it answers it unchanged);
+// the section's hover counts every line and tells the first maxHoverLines.
+func TestInlayHintsBoundedPerLine(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	n := maxHoverLines + 2 // more than both bounds
+	for i := 0; i < n; i++ {
+		if res := agentSave(t, env, text, fmt.Sprintf("Learned fact %d", i), fmt.Sprintf("background.projectContext.learned_%02d", i), fmt.Sprintf("conv-%d", i)); res.State != evolve.StatePromoted {
+			t.Fatalf("save %d: %+v", i, res)
+		}
+	}
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initializeResolving(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	hs := c.hints(uri)
+	var facts, more []InlayHint
+	for _, h := range hs {
+		switch {
+		case strings.Contains(h.Label, "Learned fact"):
+			facts = append(facts, h)
+		case strings.HasPrefix(h.Label, "… and "):
+			more = append(more, h)
+		}
+	}
+	if len(facts) != maxHintsPerAnchor || len(more) != 1 {
+		t.Fatalf("%d fact hints and %d summaries, want %d and 1: %+v", len(facts), len(more), maxHintsPerAnchor, hs)
+	}
+	m := more[0]
+	if want := fmt.Sprintf("… and %d more memory lines (%d promoted)", n-maxHintsPerAnchor, n-maxHintsPerAnchor); m.Label != want || m.Position != facts[0].Position || m.Tooltip == nil || !strings.Contains(m.Tooltip.Value, "agent-ls.showComposedPrompt") {
+		t.Errorf("summary hint: %+v (facts at %+v)", m, facts[0].Position)
+	}
+	if r := c.resolve(&m); r.Label != m.Label || r.Tooltip == nil || r.Tooltip.Value != m.Tooltip.Value {
+		t.Errorf("resolved summary: %+v", r)
+	}
+	var hover protocol.Hover
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": m.Position}, &hover)
+	hv := hover.Contents.Value
+	if !strings.Contains(hv, fmt.Sprintf("**%d memory-derived lines here**", n)) || !strings.Contains(hv, "… and 2 more memory-derived lines here") ||
+		strings.Count(hv, "**Promoted memory**") != maxHoverLines {
+		t.Errorf("hover at the hints: want %d lines counted, %d told, 2 more:\n%s", n, maxHoverLines, hv)
+	}
+}
+
+// TestComposedTextBounded: a composed section in a hover lists at most its
+// bound of items and says how many more there are.
+func TestComposedTextBounded(t *testing.T) {
+	var list []any
+	for i := 0; i < 7; i++ {
+		list = append(list, fmt.Sprintf("item %d", i))
+	}
+	got := composedText(list, 5)
+	if strings.Count(got, "- item ") != 5 || !strings.Contains(got, "- _… and 2 more (the composed view lists them all)_\n") || strings.Contains(got, "item 5") {
+		t.Errorf("bounded list:\n%s", got)
+	}
+	got = composedText(map[string]any{"b": "2", "a": "1"}, 5)
+	if got != "- **a**: 1\n- **b**: 2\n" {
+		t.Errorf("small map = %q", got)
+	}
+	got = composedText(map[string]any{"b": "2", "a": "1", "c": "3"}, 2)
+	if got != "- **a**: 1\n- **b**: 2\n- _… and 1 more (the composed view lists them all)_\n" {
+		t.Errorf("bounded map = %q", got)
+	}
+}

@@ -87,12 +87,13 @@ async function main() {
     workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'e2e' }],
     capabilities: {
       workspace: { inlayHint: { refreshSupport: true }, applyEdit: true },
-      textDocument: { inlayHint: {}, hover: { contentFormat: ['markdown'] }, publishDiagnostics: { versionSupport: true } },
+      // As VS Code: tooltips come from inlayHint/resolve.
+      textDocument: { inlayHint: { resolveSupport: { properties: ['tooltip'] } }, hover: { contentFormat: ['markdown'] }, publishDiagnostics: { versionSupport: true } },
     },
     initializationOptions: { actor: 'human:e2e' },
   });
   const caps = init.capabilities;
-  check(caps.inlayHintProvider, 'initialize advertises inlayHintProvider');
+  check(caps.inlayHintProvider && caps.inlayHintProvider.resolveProvider === true, 'initialize advertises inlayHintProvider with resolveProvider');
   check(caps.executeCommandProvider && caps.executeCommandProvider.commands.includes('agent-ls.approve'), 'initialize advertises agent-ls.approve');
   check(caps.textDocumentSync && caps.textDocumentSync.change === lsp.TextDocumentSyncKind.Full, 'full text sync');
   await conn.sendNotification(lsp.InitializedNotification.type, {});
@@ -138,7 +139,11 @@ async function main() {
   let hs = await hints();
   const cand = hs.find((h) => labelOf(h).includes(TRIGGER));
   check(cand && labelOf(cand).startsWith('(candidate) '), 'pending trigger shown as a candidate hint');
-  check(hs.some((h) => labelOf(h).startsWith('+ Deploys go out Tuesdays')), 'promoted fact shown as a memory hint');
+  const fact = hs.find((h) => labelOf(h).startsWith('+ Deploys go out Tuesdays'));
+  check(fact, 'promoted fact shown as a memory hint');
+  check(fact.tooltip === undefined && fact.data && fact.data.uri === uri && fact.data.kind === 'promoted', 'hint carries data, its tooltip is left to resolve');
+  const resolved = await conn.sendRequest(lsp.InlayHintResolveRequest.type, fact);
+  check(resolved.tooltip && resolved.tooltip.value.includes(fact.data.id) && resolved.tooltip.value.includes('History'), 'inlayHint/resolve fills the provenance tooltip');
 
   const triggerLine = cand.position.line;
   const hover = await conn.sendRequest(lsp.HoverRequest.type, { textDocument: { uri }, position: { line: triggerLine, character: 10 } });
