@@ -169,10 +169,30 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	return int64(len(data)), nil
 }
 
-// encodeMessage is msg's JSON. jsonrpc2's messages encode themselves;
-// calling their MarshalJSON directly spares encoding/json's validating
-// rescan of the whole body (a large reply's second pass).
+// encodeMessage is msg's JSON. A successful response is assembled around
+// its result, which jsonrpc2.NewResponse already encoded (and checked):
+// the library's own MarshalJSON, and encoding/json around it, would each
+// rescan the whole result (for a large reply, most of the server's time).
+// Other messages encode themselves; calling their MarshalJSON directly
+// spares encoding/json's validating rescan.
 func encodeMessage(msg jsonrpc2.Message) ([]byte, error) {
+	if r, ok := msg.(*jsonrpc2.Response); ok && r.Err() == nil {
+		id := r.ID()
+		idJSON, err := id.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encode response id: %w", err)
+		}
+		result := r.Result()
+		if len(result) == 0 {
+			result = json.RawMessage("null")
+		}
+		out := make([]byte, 0, len(result)+len(idJSON)+32)
+		out = append(out, `{"jsonrpc":"2.0","id":`...)
+		out = append(out, idJSON...)
+		out = append(out, `,"result":`...)
+		out = append(out, result...)
+		return append(out, '}'), nil
+	}
 	if m, ok := msg.(json.Marshaler); ok {
 		return m.MarshalJSON()
 	}
