@@ -15,6 +15,8 @@
 //	stores.go       one store operation at a time, agent-ls/status, one warning
 //	watch.go        fsnotify on directories: config reloads, store changes re-run and refresh
 //	hints.go        inlay hints for memory-derived, spilled, shadowed and candidate lines
+//	                (10 a line, then a summary); tooltips by inlayHint/resolve when the
+//	                client resolves them, inline otherwise
 //	hover.go        provenance, composed text and the schema's key descriptions;
 //	                codeactions.go, commands.go, requests.go
 //	symbols.go      the document outline (textDocument/documentSymbol)
