@@ -186,11 +186,12 @@ func encodeMessage(msg jsonrpc2.Message) ([]byte, error) {
 		if len(result) == 0 {
 			result = json.RawMessage("null")
 		}
+		// The library's field order, byte for byte.
 		out := make([]byte, 0, len(result)+len(idJSON)+32)
-		out = append(out, `{"jsonrpc":"2.0","id":`...)
-		out = append(out, idJSON...)
-		out = append(out, `,"result":`...)
+		out = append(out, `{"jsonrpc":"2.0","result":`...)
 		out = append(out, result...)
+		out = append(out, `,"id":`...)
+		out = append(out, idJSON...)
 		return append(out, '}'), nil
 	}
 	if m, ok := msg.(json.Marshaler); ok {
