@@ -361,8 +361,8 @@ func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint
 // find its memory line again.
 type hintData struct {
 	URI  protocol.DocumentURI `json:"uri"`
-	ID   string               `json:"id"`   // the record
-	Kind string               `json:"kind"` // promoted, spilled, shadowed or candidate
+	ID   string               `json:"recordId"` // the record
+	Kind string               `json:"kind"`     // promoted, spilled, shadowed or candidate
 }
 
 // maxHintsPerAnchor bounds the hints at one line: a section with hundreds

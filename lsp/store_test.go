@@ -755,11 +755,11 @@ func TestInlayHintTooltips(t *testing.T) {
 				{"no data", bad(""), jsonrpc2.InvalidParams, "has no data"},
 				{"not an object", bad(`[1]`), jsonrpc2.InvalidParams, "hint data"},
 				{"no id", bad(fmt.Sprintf(`{"uri":%q,"kind":"promoted"}`, uri)), jsonrpc2.InvalidParams, "no record id"},
-				{"no uri", bad(fmt.Sprintf(`{"id":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "no uri"},
-				{"unknown kind", bad(fmt.Sprintf(`{"uri":%q,"id":%q,"kind":"learned"}`, uri, hd.ID)), jsonrpc2.InvalidParams, `kind "learned"`},
-				{"not a file uri", bad(fmt.Sprintf(`{"uri":"untitled:x","id":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "file:// URI"},
-				{"unknown record", bad(fmt.Sprintf(`{"uri":%q,"id":"01NOSUCHRECORD","kind":"promoted"}`, uri)), protocol.CodeContentModified, "promoted memory 01NOSUCHRECORD"},
-				{"other kind", bad(fmt.Sprintf(`{"uri":%q,"id":%q,"kind":"candidate"}`, uri, hd.ID)), protocol.CodeContentModified, "not in the composition any more"},
+				{"no uri", bad(fmt.Sprintf(`{"recordId":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "no uri"},
+				{"unknown kind", bad(fmt.Sprintf(`{"uri":%q,"recordId":%q,"kind":"learned"}`, uri, hd.ID)), jsonrpc2.InvalidParams, `kind "learned"`},
+				{"not a file uri", bad(fmt.Sprintf(`{"uri":"untitled:x","recordId":%q,"kind":"promoted"}`, hd.ID)), jsonrpc2.InvalidParams, "file:// URI"},
+				{"unknown record", bad(fmt.Sprintf(`{"uri":%q,"recordId":"01NOSUCHRECORD","kind":"promoted"}`, uri)), protocol.CodeContentModified, "promoted memory 01NOSUCHRECORD"},
+				{"other kind", bad(fmt.Sprintf(`{"uri":%q,"recordId":%q,"kind":"candidate"}`, uri, hd.ID)), protocol.CodeContentModified, "not in the composition any more"},
 			} {
 				var out InlayHint
 				err := c.callErr(methodInlayHintResolve, e.hint, &out)

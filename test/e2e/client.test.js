@@ -143,7 +143,7 @@ async function main() {
   check(fact, 'promoted fact shown as a memory hint');
   check(fact.tooltip === undefined && fact.data && fact.data.uri === uri && fact.data.kind === 'promoted', 'hint carries data, its tooltip is left to resolve');
   const resolved = await conn.sendRequest(lsp.InlayHintResolveRequest.type, fact);
-  check(resolved.tooltip && resolved.tooltip.value.includes(fact.data.id) && resolved.tooltip.value.includes('History'), 'inlayHint/resolve fills the provenance tooltip');
+  check(resolved.tooltip && resolved.tooltip.value.includes(fact.data.recordId) && resolved.tooltip.value.includes('History'), 'inlayHint/resolve fills the provenance tooltip');
 
   const triggerLine = cand.position.line;
   const hover = await conn.sendRequest(lsp.HoverRequest.type, { textDocument: { uri }, position: { line: triggerLine, character: 10 } });
