@@ -306,3 +306,17 @@ func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
 	sec := e.agent.Background.Section(t.Section)
 	return sec != nil && sec.Has(t.Key)
 }
+
+// SaveBatch saves rs in order, each answered as Save answers it; later
+// requests are reconciled against the earlier ones of the batch.
+func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult, error) {
+	out := make([]SaveResult, 0, len(rs))
+	for i, r := range rs {
+		res, err := e.Save(ctx, r)
+		if err != nil {
+			return out, fmt.Errorf("save batch[%d]: %w", i, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

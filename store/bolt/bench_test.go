@@ -23,7 +23,7 @@ const benchMatches = 20
 
 // fixtureVersion names the fixture layout in its cached file name; bump it
 // when the generator changes.
-const fixtureVersion = 3
+const fixtureVersion = 4
 
 var benchScope = map[string]string{"project": "bench", "agent": "bench-agent"}
 
@@ -31,8 +31,9 @@ var fixtureMu sync.Mutex
 
 // promotedFixture returns a database file with benchMatches promoted records
 // in benchScope plus unrelated records (other projects, 1% of them promoted,
-// some targeted), generated from a fixed seed. The file is cached in the
-// temp dir across runs, keyed by size and versions.
+// some targeted), generated from a fixed seed, with short contents so the
+// 1M fixture stays near a gigabyte. The file is cached in the temp dir
+// across runs, keyed by size and versions.
 func promotedFixture(b *testing.B, unrelated int) string {
 	b.Helper()
 	fixtureMu.Lock()
@@ -51,7 +52,7 @@ func promotedFixture(b *testing.B, unrelated int) string {
 	}
 	words := strings.Fields("deploy window refund policy code review escalate customer invoice editor dark mode tuesday staging prod rollback")
 	sentence := func() string {
-		n := 8 + r.Intn(12)
+		n := 4 + r.Intn(5)
 		w := make([]string, n)
 		for i := range w {
 			w[i] = words[r.Intn(len(words))]
@@ -60,7 +61,9 @@ func promotedFixture(b *testing.B, unrelated int) string {
 	}
 	target := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: "code-review", Slot: schema.SlotHeuristics}
 	total := unrelated + benchMatches
-	const perTx = 5000
+	// Big transactions: the 1M fixture builds in one pass of large
+	// appends (ids grow with the clock).
+	const perTx = 50_000
 	ctx := context.Background()
 	for start := 0; start < total; start += perTx {
 		err := s.update(ctx, func(tx *bbolt.Tx) error {
@@ -115,10 +118,10 @@ func promotedFixture(b *testing.B, unrelated int) string {
 }
 
 // BenchmarkPromoted measures Promoted(scope, agent) with the same number of
-// matches in stores of 1k and 100k unrelated records: the scope index keeps
-// the two timings close (docs/PERFORMANCE.md).
+// matches in stores of 1k, 100k and 1M unrelated records: the scope index
+// keeps the timings close (docs/PERFORMANCE.md).
 func BenchmarkPromoted(b *testing.B) {
-	for _, n := range []int{1_000, 100_000} {
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("unrelated=%d", n), func(b *testing.B) {
 			path := promotedFixture(b, n)
 			s, err := Open(path, store.Options{ReadOnly: true, Now: func() time.Time { return time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) }})
