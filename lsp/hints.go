@@ -129,22 +129,18 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		}
 		// One ledger scan for every record's promotion and history instead
 		// of a store operation per record.
-		entries, err := st.Ledger(ctx, store.LedgerFilter{})
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
+		keep := func(e store.LedgerEntry) error {
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
 			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
 				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], e)
 			}
 			if e.RecordID == "" || !wanted[e.RecordID] {
-				continue
+				return nil
 			}
 			sd.history[e.RecordID] = append(sd.history[e.RecordID], e)
 			if e.Op != store.OpPromote && e.Op != store.OpApprove {
-				continue
+				return nil
 			}
 			p := &store.Promotion{RecordID: e.RecordID, Tier: e.Tier, PromotedAt: e.At, Actor: e.Actor}
 			if e.Evidence != nil {
@@ -155,10 +151,31 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 				p.Approver = e.Actor.String()
 			}
 			sd.promotions[e.RecordID] = p
+			return nil
+		}
+		// A store that streams its ledger (bolt) is read without holding
+		// every entry: with 100k records the whole ledger is hundreds of MB.
+		if ls, ok := st.(ledgerStreamer); ok {
+			return ls.EachLedger(ctx, keep)
+		}
+		entries, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if err := keep(e); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
 	return sd, err
+}
+
+// ledgerStreamer is a store that passes its ledger entries one at a time
+// (store/bolt.Store.EachLedger).
+type ledgerStreamer interface {
+	EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error
 }
 
 // promotedOnly serves compose the promoted records already read; compose

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # make bench: the Go benchmarks (library rows and the in-process LSP rows)
 # and the Node LSP harness against yaml-language-server, then one summary.
-#   BENCH_EDITS=50 (harness edits per server), BENCH_COUNT=3 (go -count).
+#   BENCH_EDITS=50 (harness edits per server), BENCH_COUNT=3 (go -count),
+#   BENCH_RUNS=11 (cold processes of render and of version, alternating).
+# The first run builds the BenchmarkPromoted fixtures (1k, 100k, 1M
+# unrelated records; about 1.5 GB in the temp dir, under a minute) and
+# keeps them for later runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 EDITS=${BENCH_EDITS:-50}
 COUNT=${BENCH_COUNT:-3}
+RUNS=${BENCH_RUNS:-11}
+start_s=$(date +%s)
 out=$(mktemp -d "${TMPDIR:-/tmp}/agent-ls-bench-XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
@@ -19,6 +25,21 @@ $GO build -o "$out/agent-ls" ./cmd/agent-ls
 $GO run ./bench/gen -dir "$out/ws"
 (cd bench/lsp && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 node bench/lsp/harness.js "$out/agent-ls" "$out/ws" "$EDITS" | tee "$out/lsp.txt" >/dev/null
+
+echo "== RSS: 100k records in the store, 10 open agent files"
+$GO run ./bench/gen -dir "$out/ws10" -records 100000 -files 10
+node bench/lsp/harness.js --rss "$out/agent-ls" "$out/ws10" | tee "$out/rss.txt" >/dev/null
+
+echo "== cold processes: agent-ls render (1k records) against agent-ls version, $RUNS runs each, alternating"
+ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+(cd "$out/ws" && "$out/agent-ls" render bench.agent.yaml >/dev/null) # warm the page cache
+: >"$out/render.txt"; : >"$out/version.txt"
+for _ in $(seq "$RUNS"); do
+  (cd "$out/ws" && ms "$out/agent-ls" render bench.agent.yaml) >>"$out/render.txt"
+  (cd "$out/ws" && ms "$out/agent-ls" version) >>"$out/version.txt"
+done
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+render_us=$(median "$out/render.txt"); version_us=$(median "$out/version.txt")
 
 echo
 echo "== summary (medians over -count runs; ratios within this run)"
@@ -34,17 +55,29 @@ function med(name, metric,   n, a, i, j, t) {
 }
 END {
   ar1 = med("BenchmarkApplyRender1k", "ns/op"); f1 = med("BenchmarkConcatFloor1k", "ns/op"); ar100 = med("BenchmarkApplyRender100k", "ns/op")
-  p1 = med("BenchmarkPromoted/unrelated=1000", "ns/op"); p100 = med("BenchmarkPromoted/unrelated=100000", "ns/op")
+  p1 = med("BenchmarkPromoted/unrelated=1000", "ns/op"); p100 = med("BenchmarkPromoted/unrelated=100000", "ns/op"); p1m = med("BenchmarkPromoted/unrelated=1000000", "ns/op")
+  sv = med("BenchmarkSave/records=1000", "ns/op"); raw = med("BenchmarkRawPut/records=1000", "ns/op")
+  sv10 = med("BenchmarkSave/records=10000", "ns/op"); raw10 = med("BenchmarkRawPut/records=10000", "ns/op")
   printf "| %-52s | %-22s | %-14s |\n", "what", "measured", "target"
   printf "|%s|%s|%s|\n", "------------------------------------------------------", "------------------------", "----------------"
   if (ar1 && f1) printf "| %-52s | %-22s | %-14s |\n", "overlay Apply+Render 1k / concat floor", sprintf("%.1fx", ar1 / f1), "<= 10x"
   if (ar1 && ar100) printf "| %-52s | %-22s | %-14s |\n", "overlay Apply+Render 100k / 1k", sprintf("%.0f", ar100 / ar1), "<= 120"
   if (p1 && p100) printf "| %-52s | %-22s | %-14s |\n", "store Promoted 100k unrelated / 1k", sprintf("%.2fx", p100 / p1), "<= 2"
-  split("BenchmarkInlayHint BenchmarkInlayHintAfterEdit BenchmarkHover BenchmarkDidChangeDiagnostics", L, " ")
+  if (p1 && p1m) printf "| %-52s | %-22s | %-14s |\n", "store Promoted 1M unrelated / 1k", sprintf("%.2fx", p1m / p1), "<= 2"
+  if (sv && raw) printf "| %-52s | %-22s | %-14s |\n", "evolve.Save 1k (batches of 100) / raw bbolt Put", sprintf("%.0fx", sv / raw), "<= 3x (10k)"
+  if (sv10 && raw10) printf "| %-52s | %-22s | %-14s |\n", "evolve.Save 10k (batches of 100) / raw bbolt Put", sprintf("%.0fx", sv10 / raw10), "<= 3x"
+  split("BenchmarkInlayHint BenchmarkInlayHintAfterEdit BenchmarkHover BenchmarkCompletion BenchmarkDocumentSymbol BenchmarkDidChangeDiagnostics", L, " ")
   for (k = 1; k in L; k++) if (med(L[k], "p50-ms") != "")
-    printf "| %-52s | %-22s | %-14s |\n", "lsp " substr(L[k], 10) " (in-process) p50 / p95 ms", med(L[k], "p50-ms") " / " med(L[k], "p95-ms"), (L[k] ~ /Hint|Hover/ ? "<= 5 / <= 20" : "-")
+    printf "| %-52s | %-22s | %-14s |\n", "lsp " substr(L[k], 10) " (in-process) p50 / p95 ms", med(L[k], "p50-ms") " / " med(L[k], "p95-ms"), (L[k] ~ /Hint|Hover|Completion|Symbol/ ? "<= 5 / <= 20" : "-")
 }' "$out/go.txt"
 grep '^|' "$out/lsp.txt" | sed 1,2d | awk -F'|' '{ printf "| %-52s | %-22s | %-14s |\n", "harness" $2 "p50/p95 ms, init ms, RSS MB", $3 "/" $4 "," $5 "," $6, "" }'
+grep '^|' "$out/rss.txt" | sed 1,2d | awk -F'|' '{ printf "| %-52s | %-22s | %-14s |\n", "RSS MB (peak), 100k records, 10 files:" $2, $5, "<= 100, < peer" }'
+awk -v r="$render_us" -v v="$version_us" 'BEGIN { printf "| %-52s | %-22s | %-14s |\n", "cold render 1k records / version (median ms)", sprintf("%.1fx (%.1f / %.1f)", r / v, r / 1000, v / 1000), "<= 3x" }'
 echo
 echo "harness ratios (peer / agent-ls; target >= 3x for didChange p50 and p95 vs yaml-ls delay 0, and for init):"
 grep -E '^([|]|agent-ls inlayHint)' "$out/lsp.txt"
+echo
+echo "RSS with 100k records and 10 open agent files:"
+grep '^|' "$out/rss.txt"
+echo
+echo "bench.sh: $(( $(date +%s) - start_s )) s in all"

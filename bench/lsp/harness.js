@@ -2,6 +2,13 @@
 // same file, both over stdio with vscode-jsonrpc.
 //
 //   node harness.js AGENT_LS_BINARY WORKSPACE_DIR [EDITS]
+//   node harness.js --rss AGENT_LS_BINARY WORKSPACE_DIR
+//
+// --rss: open every *.agent.yaml of WORKSPACE_DIR (go run ./bench/gen
+// -records 100000 -files 10), wait for the diagnostics of all of them
+// (agent-ls: then an inlayHint per file, so every file's
+// composition is built and cached), wait a second and read VmRSS/VmHWM, for
+// agent-ls and the stock yaml-language-server.
 //
 // WORKSPACE_DIR holds bench.agent.yaml and its store (go run ./bench/gen).
 // yaml-language-server validates the file against schema/agent.schema.json
@@ -21,9 +28,10 @@ const { pathToFileURL } = require('node:url');
 const rpc = require('vscode-jsonrpc/node');
 const lsp = require('vscode-languageserver-protocol');
 
-const [bin, root, editsArg] = process.argv.slice(2);
+const rssMode = process.argv[2] === '--rss';
+const [bin, root, editsArg] = process.argv.slice(rssMode ? 3 : 2);
 if (!bin || !root) {
-  console.error('usage: node harness.js AGENT_LS_BINARY WORKSPACE_DIR [EDITS]');
+  console.error('usage: node harness.js [--rss] AGENT_LS_BINARY WORKSPACE_DIR [EDITS]');
   process.exit(2);
 }
 const EDITS = Number(editsArg || 50);
@@ -147,7 +155,74 @@ async function measure(name, cmd, args) {
   return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), initMs, ...mem, schemas, hints, hover };
 }
 
-(async () => {
+// measureRSS opens every agent file of the workspace and reads the
+// server's memory once all of them have diagnostics.
+async function measureRSS(name, cmd, args) {
+  const files = fs.readdirSync(root).filter((f) => f.endsWith('.agent.yaml')).sort();
+  const proc = spawn(cmd, args, { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  proc.stderr.on('data', () => {});
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
+  const waiting = new Map();
+  conn.onNotification(lsp.PublishDiagnosticsNotification.type, (p) => {
+    const w = waiting.get(p.uri);
+    if (w) { waiting.delete(p.uri); w(); }
+  });
+  conn.onRequest('workspace/configuration', (p) => p.items.map((it) => (it.section === 'yaml' ? yamlSettings.yaml : it.section ? undefined : yamlSettings)));
+  conn.onRequest('client/registerCapability', () => null);
+  conn.onRequest('window/workDoneProgress/create', () => null);
+  conn.onRequest('workspace/inlayHint/refresh', () => null);
+  conn.onRequest('workspace/semanticTokens/refresh', () => null);
+  conn.onNotification(() => {});
+  conn.listen();
+  await conn.sendRequest(lsp.InitializeRequest.type, {
+    processId: process.pid, rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'bench' }],
+    capabilities: { textDocument: { publishDiagnostics: { versionSupport: true }, synchronization: { didSave: true } }, workspace: { configuration: true } },
+    initializationOptions: {},
+  });
+  conn.sendNotification(lsp.InitializedNotification.type, {});
+  conn.sendNotification(lsp.DidChangeConfigurationNotification.type, { settings: yamlSettings });
+  const t0 = performance.now();
+  const uris = files.map((f) => pathToFileURL(path.join(root, f)).href);
+  const all = uris.map((u) => new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${name}: no publishDiagnostics for ${u} in 60s`)), 60000);
+    waiting.set(u, () => { clearTimeout(t); resolve(); });
+  }));
+  files.forEach((f, i) => conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, {
+    textDocument: { uri: uris[i], languageId: 'yaml', version: 1, text: fs.readFileSync(path.join(root, f), 'utf8') } }));
+  await Promise.all(all);
+  const diagMs = performance.now() - t0;
+  if (name === 'agent-ls') {
+    for (const u of uris) {
+      await conn.sendRequest('textDocument/inlayHint', { textDocument: { uri: u }, range: { start: { line: 0, character: 0 }, end: { line: 3000, character: 0 } } });
+    }
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  const mem = rss(proc.pid);
+  await conn.sendRequest(lsp.ShutdownRequest.type);
+  conn.sendNotification(lsp.ExitNotification.type);
+  await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill('SIGKILL'); r(); }, 3000); });
+  conn.dispose();
+  return { server: name, files: files.length, diagMs, ...mem };
+}
+
+async function rssMain() {
+  const stock = path.join(__dirname, 'node_modules', 'yaml-language-server', 'bin', 'yaml-language-server');
+  const rows = [];
+  rows.push(await measureRSS('agent-ls', bin, ['serve', '--no-watch', '--log-level', 'error']));
+  rows.push(await measureRSS('yaml-ls (stock)', process.execPath, [stock, '--stdio']));
+  for (const r of rows) console.log(JSON.stringify(r));
+  const f1 = (x) => x.toFixed(1);
+  console.log('\n| server | open files | all diagnostics ms | RSS MB (peak) |');
+  console.log('|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.server} | ${r.files} | ${f1(r.diagMs)} | ${f1(r.rssMB)} (${f1(r.hwmMB)}) |`);
+}
+
+if (rssMode) {
+  rssMain().catch((e) => {
+    console.error('harness:', e.message);
+    process.exit(1);
+  });
+} else (async () => {
   const fast = patchedYAMLServer();
   const stock = path.join(__dirname, 'node_modules', 'yaml-language-server', 'bin', 'yaml-language-server');
   try {

@@ -185,12 +185,22 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 // allLedger decodes every ledger entry in sequence order; a damaged entry is
 // a store.ErrCorrupt error naming its key.
 func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
+	var out []store.LedgerEntry
+	err := s.eachLedger(tx, func(e store.LedgerEntry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// eachLedger decodes the ledger entries in order and passes each to fn,
+// keeping none of them.
+func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error {
 	b := tx.Bucket(bucketLedger)
 	if b == nil {
-		return nil, nil
+		return nil
 	}
-	var out []store.LedgerEntry
-	err := b.ForEach(func(k, v []byte) error {
+	return b.ForEach(func(k, v []byte) error {
 		var e store.LedgerEntry
 		if len(k) != 8 {
 			return s.corrupt("ledger key %x is not a sequence", k)
@@ -198,10 +208,8 @@ func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
 		if err := json.Unmarshal(v, &e); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
 		}
-		out = append(out, e)
-		return nil
+		return fn(e)
 	})
-	return out, err
 }
 
 func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {

@@ -21,6 +21,18 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 	return store.FilterLedger(entries, f), nil
 }
 
+// EachLedger passes every ledger entry, oldest first, to fn in one read
+// transaction without collecting them: a caller that keeps a few entries of
+// a large ledger holds only those. An error from fn ends the scan and is
+// returned.
+func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedger(tx, fn) })
+	if err != nil && !errors.Is(err, errNoFile) {
+		return err
+	}
+	return nil
+}
+
 // Verify checks the ledger's hash chain; the error names the first bad entry
 // and wraps store.ErrCorrupt.
 func (s *Store) Verify(ctx context.Context) error {
