@@ -65,7 +65,7 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 		return nil, &ParseError{File: filename, Line: 1, Col: 1,
 			Msg: fmt.Sprintf("file is %.1f MiB, over the %d MiB limit", float64(len(data))/(1<<20), MaxDocumentSize>>20)}
 	}
-	d := &Document{filename: filename, src: data, lines: newLineIndex(data), nodes: map[string]*node{}}
+	d := &Document{filename: filename, src: data, lines: newLineIndex(data)}
 	if !utf8.Valid(data) {
 		off := 0
 		for off < len(data) {
@@ -86,6 +86,7 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.nodes = make(map[string]*node, countNodes(d.root))
 	d.index(d.root)
 	d.rootRng = d.computeRootRange()
 	d.collectLines()
@@ -99,6 +100,15 @@ func (d *Document) errAt(off int, msg string) *ParseError {
 	return &ParseError{File: d.filename, Line: p.Line + 1, Col: p.Character + 1, Msg: msg}
 }
 
+// countNodes is the number of nodes of the tree under n, n included.
+func countNodes(n *node) int {
+	c := 1
+	for _, ch := range n.children {
+		c += countNodes(ch)
+	}
+	return c
+}
+
 func (d *Document) index(n *node) {
 	d.nodes[n.ptr] = n
 	for _, c := range n.children {
@@ -107,14 +117,19 @@ func (d *Document) index(n *node) {
 }
 
 func (d *Document) collectLines() {
-	seen := map[int]bool{}
+	seen := make([]bool, d.lines.lines())
+	mark := func(l int) {
+		if l >= 0 && l < len(seen) {
+			seen[l] = true
+		}
+	}
 	var walk func(n *node)
 	walk = func(n *node) {
 		if n.aliased {
 			return
 		}
-		seen[n.key.Start.Line] = true
-		seen[n.val.Start.Line] = true
+		mark(n.key.Start.Line)
+		mark(n.val.Start.Line)
 		for _, c := range n.children {
 			walk(c)
 		}
@@ -123,12 +138,13 @@ func (d *Document) collectLines() {
 		walk(c)
 	}
 	if len(d.root.children) == 0 {
-		seen[d.root.val.Start.Line] = true
+		mark(d.root.val.Start.Line)
 	}
-	for l := range seen {
-		d.nodeLines = append(d.nodeLines, l)
+	for l, ok := range seen {
+		if ok {
+			d.nodeLines = append(d.nodeLines, l)
+		}
 	}
-	sort.Ints(d.nodeLines)
 }
 
 // Filename is the name the document was parsed under.

@@ -476,3 +476,63 @@ func TestConcurrentReads(t *testing.T) {
 		<-done
 	}
 }
+
+// benchAgentFile is the 2,000-line agent file of the LSP benchmarks
+// (lsp.benchAgent, bench/gen): one judgment with 600 heuristics and a long
+// projectContext.
+func benchAgentFile() []byte {
+	var b strings.Builder
+	b.WriteString("roleTemplate:\n  name: bench-bot\n  persona:\n    identity: a benchmark agent\n    tone: terse\n")
+	b.WriteString("  judgments:\n    - domain: ops\n      heuristics:\n")
+	for i := 0; i < 600; i++ {
+		fmt.Fprintf(&b, "        - Authored heuristic number %d keeps the service healthy\n", i)
+	}
+	b.WriteString("mission:\n  objective: measure the language server\nbackground:\n  projectContext:\n")
+	lines := strings.Count(b.String(), "\n")
+	for i := 0; lines+i < 2000; i++ {
+		fmt.Fprintf(&b, "    fact_%04d: authored value %d of the project context\n", i, i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkLoadAgentLarge is LoadAgent of the 2,000-line benchmark file,
+// with its three stages as sub-benchmarks.
+func BenchmarkLoadAgentLarge(b *testing.B) {
+	data := benchAgentFile()
+	b.Run("load", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, cfg, _, err := LoadAgent("bench.agent.yaml", data); err != nil || cfg == nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := ParseDocument("bench.agent.yaml", data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	d, err := ParseDocument("bench.agent.yaml", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if ps := ValidateAgent(d); len(ps) > 0 {
+				b.Fatal(ps)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := DecodeAgent(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -130,13 +131,11 @@ func ValidateRecordJSON(data []byte) error {
 }
 
 // DecodeAgent decodes a (validated) agent document into its typed config,
-// keeping the authored order of background entries.
+// keeping the authored order of background entries. It reads the parsed
+// node tree directly (no JSON round trip); unknown fields are an error.
 func DecodeAgent(d *Document) (*AgentConfig, error) {
 	var cfg AgentConfig
-	data, _ := d.JSON("")
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	if err := decodeNode(d.root, reflect.ValueOf(&cfg).Elem()); err != nil {
 		return nil, fmt.Errorf("%s: decode agent: %w", d.Filename(), err)
 	}
 	return &cfg, nil

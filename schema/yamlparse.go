@@ -203,8 +203,13 @@ func (b *yamlBuilder) start(y *yaml.Node) int {
 	return b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
 }
 
-// memo returns y's range from the cache, computing it once.
+// memo returns y's range from the cache, computing it once. Only nodes
+// built inside an alias or merge expansion are cached: only those are built
+// more than once, and the plain document pays no map per node.
 func (b *yamlBuilder) memo(y *yaml.Node, f func() Range) Range {
+	if len(b.expanding) == 0 {
+		return f()
+	}
 	if r, ok := b.ranges[y]; ok {
 		return r
 	}
@@ -318,7 +323,9 @@ func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool
 		if err != nil {
 			return nil, err
 		}
-		if r, ok := b.itemKeys[item]; ok {
+		if len(b.expanding) == 0 {
+			c.key = b.itemKey(c)
+		} else if r, ok := b.itemKeys[item]; ok {
 			c.key = r
 		} else {
 			c.key = b.itemKey(c)
