@@ -36,6 +36,10 @@ type Request struct {
 	Summarize bool
 	// ReadFile reads the agent file; nil is os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// Agent, when set, is the already loaded (parsed, validated and decoded)
+	// authored agent of AgentFile: it is used as is and the file is neither
+	// read nor parsed again. Instantiate does not modify it.
+	Agent *schema.AgentConfig
 }
 
 // Result is an instantiated agent.
@@ -63,18 +67,21 @@ type Result struct {
 // file, a bad At and store failures are errors; memories that cannot apply
 // are not (they are in the report).
 func Instantiate(ctx context.Context, req Request) (*Result, error) {
-	read := req.ReadFile
-	if read == nil {
-		read = os.ReadFile
+	cfg := req.Agent
+	if cfg == nil {
+		read := req.ReadFile
+		if read == nil {
+			read = os.ReadFile
+		}
+		data, err := read(req.AgentFile)
+		if err != nil {
+			return nil, fmt.Errorf("read agent file: %w", err)
+		}
+		if cfg, err = LoadAgent(req.AgentFile, data); err != nil {
+			return nil, err
+		}
 	}
-	data, err := read(req.AgentFile)
-	if err != nil {
-		return nil, fmt.Errorf("read agent file: %w", err)
-	}
-	cfg, err := LoadAgent(req.AgentFile, data)
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	res := &Result{Agent: cfg.RoleTemplate.Name, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
 	if req.At != "" {
 		t, err := schema.ParseTime(req.At)

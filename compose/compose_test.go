@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -342,4 +343,49 @@ func fragment(p overlay.Prompt, text string) *overlay.Fragment {
 		}
 	}
 	return nil
+}
+
+// TestInstantiateLoadedAgent: a Request carrying the already loaded agent
+// composes the same prompt as reading the file, without reading it, and
+// leaves the given config unchanged.
+func TestInstantiateLoadedAgent(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile(deployAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := compose.LoadAgent(deployAgent, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memstore.New(store.Options{Now: newClock().Now})
+	recs, err := st.Write(ctx, []store.WriteRequest{{
+		Scope: map[string]string{store.AgentKey: cfg.RoleTemplate.Name}, Kind: schema.KindFact,
+		Content: "deploys freeze on Fridays", Provenance: schema.Provenance{ConversationID: "c1"},
+		Target: &schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionConventions, Key: "freeze"},
+	}}, agentActor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierOf(*recs[0].Target), Actor: human}); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := compose.Instantiate(ctx, compose.Request{AgentFile: deployAgent, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := compose.Instantiate(ctx, compose.Request{AgentFile: deployAgent, Store: st, Agent: cfg,
+		ReadFile: func(string) ([]byte, error) { return nil, errors.New("must not read") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := loaded.Prompt.Text(), fromFile.Prompt.Text(); got != want {
+		t.Errorf("prompt from the loaded agent differs:\n%s\n--- want\n%s", got, want)
+	}
+	if !strings.Contains(loaded.Prompt.Text(), "deploys freeze on Fridays") || loaded.Report.Totals.Applied != 1 {
+		t.Errorf("the promoted record is not applied: %+v", loaded.Report.Totals)
+	}
+	if fresh, err := compose.LoadAgent(deployAgent, data); err != nil || !reflect.DeepEqual(cfg, fresh) {
+		t.Errorf("Instantiate modified the given agent config (%v)", err)
+	}
 }

@@ -193,7 +193,7 @@ func (p promotedOnly) Promoted(context.Context, map[string]string, string) ([]sc
 func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (*memoryView, error) {
 	res, err := compose.Instantiate(ctx, compose.Request{
 		AgentFile: f.path, Store: promotedOnly{recs: sd.promoted}, Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
-		Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil },
+		Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	})
 	if err != nil {
 		return nil, err

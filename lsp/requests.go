@@ -73,7 +73,7 @@ func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]str
 	}
 	req := compose.Request{
 		AgentFile: f.path, Scope: scope, At: at, Policy: overlay.PolicyFrom(f.ws.Config), Now: s.opts.Now,
-		ReadFile: func(string) ([]byte, error) { return f.text, nil },
+		ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	}
 	var res *compose.Result
 	err := s.withStore(ctx, f, false, func(st store.Store) error {
