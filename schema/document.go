@@ -140,6 +140,7 @@ func (d *Document) collectLines() {
 	if len(d.root.children) == 0 {
 		mark(d.root.val.Start.Line)
 	}
+	d.nodeLines = make([]int, 0, len(seen))
 	for l, ok := range seen {
 		if ok {
 			d.nodeLines = append(d.nodeLines, l)
@@ -315,7 +316,7 @@ func (d *Document) scanSuppressions() []Suppression {
 	for l := 0; l < d.lines.lines(); l++ {
 		start, end := d.lines.starts[l], d.lines.lineEnd(l)
 		line := d.src[start:end]
-		if !strings.Contains(string(line), "agent-ls:") {
+		if !bytes.Contains(line, []byte("agent-ls:")) {
 			continue
 		}
 		m := suppressionRE.FindSubmatchIndex(line)

@@ -227,9 +227,10 @@ func (b *yamlBuilder) scalarRange(y *yaml.Node, indent int) Range {
 }
 
 func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool) (*node, error) {
-	n := &node{ptr: ptr, kind: kindObject, aliased: aliased}
-	obj := map[string]any{}
-	explicit := map[string]*yaml.Node{}
+	members := len(y.Content) / 2
+	n := &node{ptr: ptr, kind: kindObject, aliased: aliased, children: make([]*node, 0, members)}
+	obj := make(map[string]any, members)
+	explicit := make(map[string]*yaml.Node, members)
 	for i := 0; i+1 < len(y.Content); i += 2 {
 		k := y.Content[i]
 		if isMergeKey(k) {
@@ -315,7 +316,7 @@ func (b *yamlBuilder) merge(n *node, obj map[string]any, v *yaml.Node, explicit 
 }
 
 func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool) (*node, error) {
-	n := &node{ptr: ptr, kind: kindArray, aliased: aliased}
+	n := &node{ptr: ptr, kind: kindArray, aliased: aliased, children: make([]*node, 0, len(y.Content))}
 	arr := make([]any, 0, len(y.Content))
 	lastEnd := 0
 	for i, item := range y.Content {
