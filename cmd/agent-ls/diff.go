@@ -69,7 +69,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 		recs := res.Records
 		id := *with + *without
 		if *with != "" {
-			rec, err := k.st.Get(ctx, id)
+			rec, err := getVisible(ctx, k.st, id, k.view)
 			if err != nil {
 				return c.fail(fmt.Errorf("record %s: %w", id, err))
 			}
@@ -78,7 +78,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 			}
 			toName = "with " + id
 		} else {
-			if _, err := k.st.Get(ctx, id); err != nil {
+			if _, err := getVisible(ctx, k.st, id, k.view); err != nil {
 				return c.fail(fmt.Errorf("record %s: %w", id, err))
 			}
 			recs = slices.DeleteFunc(slices.Clone(recs), func(r schema.MemoryRecord) bool { return r.ID == id })

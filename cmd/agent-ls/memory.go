@@ -207,15 +207,31 @@ type saveInput struct {
 	Scope     map[string]string
 	AgentFile string
 	Request   evolve.SaveRequest
+	// View confines an agent actor to its own agent ("" for humans): a
+	// save for another agent is refused with store.ErrForbidden.
+	View string
 }
 
 // saveMemory is the one save path of the CLI: the evolve engine's
 // reconciling save (corroborate a near-duplicate, report a key conflict,
 // refuse a locked target, apply the target's tier at save).
 func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
+	if in.View != "" {
+		if a := in.Scope[store.AgentKey]; a != "" && a != in.View {
+			return evolve.SaveResult{}, errForeignAgent(in.Request.Actor.String(), a)
+		}
+		in.Scope = maps.Clone(in.Scope)
+		if in.Scope == nil {
+			in.Scope = map[string]string{}
+		}
+		in.Scope[store.AgentKey] = in.View
+	}
 	eng, err := newEngine(e, s, in.Scope, in.AgentFile)
 	if err != nil {
 		return evolve.SaveResult{}, err
+	}
+	if in.View != "" && eng.AgentName() != in.View {
+		return evolve.SaveResult{}, errForeignAgent(in.Request.Actor.String(), eng.AgentName())
 	}
 	return eng.Save(ctx, in.Request)
 }
@@ -304,6 +320,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	in.Request = req
+	in.View = agentView(req.Actor)
 	res, err := saveMemory(ctx, m.e, s, in)
 	if err != nil {
 		return m.storeError(err)
@@ -352,7 +369,7 @@ func memSearch(ctx context.Context, m *memCmd, args []string) int {
 
 func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, search bool) int {
 	fs := m.flags(sub)
-	var scope, kinds, tags, query, target string
+	var scope, kinds, tags, query, target, actor string
 	var all, targeted bool
 	limit := 50
 	if search {
@@ -366,6 +383,7 @@ func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, sear
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
 	fs.IntVar(&limit, "limit", limit, "at most `N` records; -1 for all")
 	fs.BoolVar(&all, "all", false, "include invalidated records")
+	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -403,14 +421,28 @@ func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, sear
 		}
 		q.Target = &t
 	}
-	s, _, code, ok := m.open(true)
+	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
 	}
 	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	view := agentView(a)
+	if view != "" {
+		q.Limit = store.Limit(store.Unlimited)
+	}
 	res, err := s.Search(ctx, q)
 	if err != nil {
 		return m.storeError(err)
+	}
+	if view != "" {
+		res.Records = viewRecords(res.Records, view)
+		if limit >= 0 && len(res.Records) > limit {
+			res.Records = res.Records[:limit]
+		}
 	}
 	if res.Skipped > 0 {
 		m.errorf("skipped %d stored record(s) that do not decode (run 'agent-ls memory export' to salvage the rest)", res.Skipped)
@@ -454,6 +486,8 @@ type shown struct {
 
 func memShow(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags(memorySubs()[2])
+	var actor string
+	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -463,12 +497,16 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
-	s, _, code, ok := m.open(true)
+	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	rec, err := s.Get(ctx, id)
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	rec, err := getVisible(ctx, s, id, agentView(a))
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)
 		return exitFindings
@@ -561,7 +599,7 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, err := s.Get(ctx, id)
+	rec, err := getVisible(ctx, s, id, agentView(a))
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)
 		return exitFindings
@@ -623,7 +661,11 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	counted, err := s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	var counted bool
+	_, err := getVisible(ctx, s, id, agentView(a))
+	if err == nil {
+		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)
 		return exitFindings
@@ -649,6 +691,9 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	}
 	return exitOK
 }
+
+// readActorUsage is the --actor flag of the reading subcommands.
+const readActorUsage = "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME sees only NAME's and shared records"
 
 // maxImportLine bounds one JSONL line.
 const maxImportLine = 8 << 20
@@ -692,6 +737,14 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	a, ok := m.actor(actor, loc)
 	if !ok {
 		return exitUsage
+	}
+	if view := agentView(a); view != "" {
+		for i, r := range recs {
+			if !visibleTo(r, view) {
+				m.errorf("%s:%d: %v; nothing imported", name, lines[i], errForeignAgent(a.String(), r.Scope[store.AgentKey]))
+				return exitFindings
+			}
+		}
 	}
 	if err := s.Import(ctx, recs, a); err != nil {
 		if errors.Is(err, store.ErrConflict) {
@@ -774,6 +827,8 @@ func jsonErrorColumn(err error) string {
 
 func memExport(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags(memorySubs()[7])
+	var actor string
+	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -782,14 +837,22 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("unexpected arguments %q", pos)
 		return exitUsage
 	}
-	s, _, code, ok := m.open(true)
+	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
 	}
 	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	view := agentView(a)
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
 	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
+		if !visibleTo(r, view) {
+			return nil
+		}
 		data, err := json.Marshal(r)
 		if err != nil {
 			return err
@@ -813,7 +876,7 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 
 func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags(memorySubs()[8])
-	var since, record, ops string
+	var since, record, ops, actor string
 	var verify bool
 	var limit int
 	fs.StringVar(&since, "since", "", "only entries since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
@@ -821,6 +884,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
 	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
 	fs.BoolVar(&verify, "verify", false, "check the hash chain instead of listing; exit 1 naming the first bad entry")
+	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -841,11 +905,15 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	for _, op := range splitList(ops) {
 		f.Ops = append(f.Ops, store.Op(op))
 	}
-	s, _, code, ok := m.open(true)
+	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
 	}
 	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
 	if verify {
 		entries, err := s.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -878,7 +946,17 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitOK
 	}
+	view := agentView(a)
+	if view != "" {
+		f.Limit = 0 // the newest N of the agent's view, not of the whole ledger
+	}
 	entries, err := s.Ledger(ctx, f)
+	if err == nil {
+		entries, err = viewLedger(ctx, s, entries, view)
+	}
+	if view != "" && limit > 0 && len(entries) > limit {
+		entries = entries[len(entries)-limit:]
+	}
 	if err != nil {
 		return m.storeError(err)
 	}

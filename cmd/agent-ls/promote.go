@@ -57,6 +57,8 @@ func newEvoCmd(e *env, name, usageLine, summary string, mutating bool) *evoCmd {
 	fs.StringVar(&c.agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's or scope's agent name)")
 	if mutating {
 		fs.StringVar(&c.actorFlag, "actor", "", "who acts, `kind:name` (default: the workspace actor or human:$USER); agents pass agent:NAME")
+	} else {
+		fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME sees only its own agent")
 	}
 	fs.Usage = func() {}
 	c.fs = fs
@@ -157,11 +159,26 @@ func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve
 		c.errorf("%v", err)
 		return exitUsage
 	}
+	a, ok := c.actor()
+	if !ok {
+		return exitUsage
+	}
+	view := agentView(a)
+	if n := base[store.AgentKey]; view != "" && n != "" && n != view {
+		return c.fail(errForeignAgent(a.String(), n))
+	}
 	var names []string
 	if !c.missing {
 		if names, err = c.agentNames(ctx, base); err != nil {
 			return c.fail(err)
 		}
+	}
+	if view != "" && !c.missing {
+		// An agent reports on its own view only (its records and shared ones).
+		if c.agentFile != "" && (len(names) != 1 || names[0] != view) {
+			return c.fail(errForeignAgent(a.String(), names[0]))
+		}
+		names = []string{view}
 	}
 	delete(base, store.AgentKey)
 	for _, name := range names {
@@ -299,6 +316,40 @@ func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine
 	return c.engine(name, base)
 }
 
+// engineForRecordAs is engineForRecord for actor a: an agent actor gets
+// its own agent's engine, so another agent's record is not found, and a
+// --scope or --agent naming another agent is refused.
+func (c *evoCmd) engineForRecordAs(ctx context.Context, id string, a store.Actor) (*evolve.Engine, error) {
+	view := agentView(a)
+	if view == "" {
+		return c.engineForRecord(ctx, id)
+	}
+	if _, err := getVisible(ctx, c.st, id, view); err != nil {
+		return nil, fmt.Errorf("record %s: %w", id, store.ErrNotFound)
+	}
+	base, err := c.baseScope()
+	if err != nil {
+		return nil, err
+	}
+	if n := base[store.AgentKey]; n != "" && n != view {
+		return nil, errForeignAgent(a.String(), n)
+	}
+	rec, _ := c.st.Get(ctx, id)
+	delete(base, store.AgentKey)
+	if c.scopeFlag == "" && !store.MatchScope(rec.Scope, base) {
+		base = maps.Clone(rec.Scope)
+		delete(base, store.AgentKey)
+	}
+	eng, err := c.engine(view, base)
+	if err != nil {
+		return nil, err
+	}
+	if eng.AgentName() != view {
+		return nil, errForeignAgent(a.String(), eng.AgentName())
+	}
+	return eng, nil
+}
+
 // agentNames lists the agents to report on: the one named by --agent or
 // --scope, else every agent key present in the store's records of the base
 // scope (sorted), plus "" for shared records.
@@ -419,7 +470,7 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 	if c.missing {
 		return c.noStore()
 	}
-	eng, err := c.engineForRecord(ctx, pos[0])
+	eng, err := c.engineForRecordAs(ctx, pos[0], a)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -450,7 +501,7 @@ func runDemote(ctx context.Context, e *env, args []string) int {
 	if c.missing {
 		return c.noStore()
 	}
-	eng, err := c.engineForRecord(ctx, pos[0])
+	eng, err := c.engineForRecordAs(ctx, pos[0], a)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -127,7 +127,7 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	if err != nil {
 		return c.fail(err) // the store names the proposal
 	}
-	eng, err := c.engineForRecord(ctx, p.RecordID)
+	eng, err := c.engineForRecordAs(ctx, p.RecordID, a)
 	if err != nil {
 		return c.fail(err)
 	}

@@ -32,6 +32,7 @@ type compCmd struct {
 	at        string
 	format    string
 	formats   []string
+	actorFlag string
 }
 
 func newCompCmd(e *env, name, usageLine, summary string, formats []string) *compCmd {
@@ -41,6 +42,7 @@ func newCompCmd(e *env, name, usageLine, summary string, formats []string) *comp
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
 	fs.StringVar(&c.scopeFlag, "scope", "", "scope as `k=v,...`, added to the workspace scope (the agent key comes from roleTemplate.name)")
 	fs.StringVar(&c.format, "format", formats[0], "output `format`: "+strings.Join(formats, ", "))
+	fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME may compose only agent NAME")
 	fs.Usage = func() {}
 	c.fs = fs
 	return c
@@ -103,6 +105,7 @@ type composer struct {
 	st     store.Store
 	scope  map[string]string
 	policy overlay.Policy
+	view   string // the agent an agent actor is confined to, "" for humans
 }
 
 // open finds the agent file's workspace and opens its store (--store wins),
@@ -124,6 +127,10 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 		scope = map[string]string{}
 	}
 	maps.Copy(scope, extra)
+	view, err := c.confine(ws, file, scope)
+	if err != nil {
+		return nil, err
+	}
 	path := ws.StorePath
 	if c.store.path != "" {
 		path = c.store.path
@@ -135,7 +142,7 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config)}, nil
+	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config), view: view}, nil
 }
 
 // instantiate composes the agent now, or at at.

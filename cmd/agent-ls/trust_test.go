@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// trustSeed is what TestAgentActorThroughCLI seeds: agent A (deploy-ops)
+// and agent B (code-reviewer) in one store.
+type trustSeed struct {
+	aCandidate, aGuarded, aPendingProposal string // A: an earned candidate, a promoted guarded record, a pending proposal
+	bAuto, bCandidate, bProposal           string // B: a promoted auto record, an earned candidate, a pending proposal
+	bContent                               []string
+}
+
+func seedTrust(t *testing.T, w *evoWorkspace) trustSeed {
+	t.Helper()
+	ctx := context.Background()
+	a, b := w.engine("deploy-ops", nil), w.engine("code-reviewer", nil)
+	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	var s trustSeed
+	s.aCandidate = w.save(a, "Pause the rollout when the worker queue depth doubles", "judgment.deploy.heuristics", "conv-a1", "").Record.ID
+	g := w.save(a, "Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-a2", "")
+	if _, err := a.Approve(ctx, g.ProposalID, human, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	s.aGuarded = g.Record.ID
+	s.aPendingProposal = w.save(a, "Page the on-call when a rollback fails twice", "judgment.deploy.escalationTriggers", "conv-a3", "").ProposalID
+	s.bContent = []string{"Reviews happen in the monorepo zebra", "Flag quadruple nested closures", "Escalate when a reviewer finds leaked credentials"}
+	s.bAuto = w.save(b, s.bContent[0], "background.projectContext.repo", "conv-b1", "").Record.ID
+	s.bCandidate = w.save(b, s.bContent[1], "judgment.code-review.heuristics", "conv-b2", "").Record.ID
+	s.bProposal = w.save(b, s.bContent[2], "judgment.code-review.escalationTriggers", "conv-b3", "").ProposalID
+	if s.aPendingProposal == "" || s.bProposal == "" {
+		t.Fatalf("seed: %+v", s)
+	}
+	return s
+}
+
+// bState is agent B's records, promotions and proposals as stored.
+func bState(t *testing.T, db string) string {
+	t.Helper()
+	st, err := bolt.Open(db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	res, err := st.Search(ctx, store.Query{Scope: map[string]string{store.AgentKey: "code-reviewer"}, IncludeInvalidated: true, Limit: store.Limit(store.Unlimited)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prom, err := st.Promoted(ctx, map[string]string{"project": "atlas"}, "code-reviewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.Proposals(ctx, store.ProposalFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range res.Records {
+		ids[r.ID] = true
+	}
+	var bps []store.Proposal
+	for _, p := range ps {
+		if ids[p.RecordID] {
+			bps = append(bps, p)
+		}
+	}
+	data, _ := json.Marshal([]any{res.Records, prom, bps})
+	return string(data)
+}
+
+// TestAgentActorThroughCLI drives an agent: actor through every CLI command
+// that reads or writes records, with the actor from --actor and from the
+// workspace's `actor:` (the environment only ever gives human:$USER). The
+// agent never approves or rejects, never promotes past a gate, never
+// demotes or retires a guarded record, never deletes, and never reads or
+// touches another agent's records: B's ids and content never appear in its
+// output, B's id answers "not found" like a missing one, and B's stored
+// state is byte-identical afterwards.
+func TestAgentActorThroughCLI(t *testing.T) {
+	for _, source := range []string{"flag", "config"} {
+		t.Run(source, func(t *testing.T) {
+			extra := ""
+			if source == "config" {
+				extra = "actor: agent:deploy-ops\n"
+			}
+			w := newEvoWorkspace(t, extra)
+			s := seedTrust(t, w)
+			before := bState(t, w.db)
+			asAgent := func(args ...string) []string {
+				if source == "flag" {
+					return append(args, "--actor", "agent:deploy-ops")
+				}
+				return args
+			}
+			foreignLine := filepath.Join(w.dir, "foreign.jsonl")
+			foreign := `{"id":"01JZZZZZZZZZZZZZZZZZZZZZZZ","scope":{"project":"atlas","agent":"code-reviewer"},"kind":"fact","content":"planted","createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-01T00:00:00Z"}` + "\n"
+			if err := os.WriteFile(foreignLine, []byte(foreign), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			const missing = "01JYYYYYYYYYYYYYYYYYYYYYYY"
+			rows := []struct {
+				name   string
+				args   []string
+				code   int
+				stderr string // a substring stderr must hold ("" = no check)
+				stdout string // a substring stdout must hold
+			}{
+				{"approve own proposal", asAgent("approve", s.aPendingProposal), exitFindings, "only a human", ""},
+				{"reject own proposal", asAgent("reject", s.aPendingProposal, "--reason", "no"), exitFindings, "only a human", ""},
+				{"approve B's proposal", asAgent("approve", s.bProposal), exitFindings, "", ""},
+				{"reject B's proposal", asAgent("reject", s.bProposal, "--reason", "no"), exitFindings, "", ""},
+				{"promote own earned candidate (1 conversation)", asAgent("promote", s.aCandidate), exitFindings, "", "blocked"},
+				{"promote B's candidate", asAgent("promote", s.bCandidate), exitFindings, "not found", ""},
+				{"promote a missing id", asAgent("promote", missing), exitFindings, "not found", ""},
+				{"demote own guarded record", asAgent("demote", s.aGuarded, "--reason", "slow"), exitOK, "", "pending"},
+				{"demote B's record", asAgent("demote", s.bAuto, "--reason", "x"), exitFindings, "not found", ""},
+				{"invalidate own guarded record", asAgent("memory", "invalidate", s.aGuarded, "--reason", "x"), exitOK, "", "pending"},
+				{"invalidate B's record", asAgent("memory", "invalidate", s.bAuto, "--reason", "x"), exitFindings, "no record " + s.bAuto, ""},
+				{"corroborate B's record", asAgent("memory", "corroborate", s.bCandidate, "--conversation", "conv-x"), exitFindings, "no record " + s.bCandidate, ""},
+				{"show B's record", asAgent("memory", "show", s.bAuto), exitFindings, "no record " + s.bAuto, ""},
+				{"show a missing record", asAgent("memory", "show", missing), exitFindings, "no record " + missing, ""},
+				{"show own record", asAgent("memory", "show", s.aGuarded), exitOK, "", s.aGuarded},
+				{"list", asAgent("memory", "list", "--all"), exitOK, "", s.aCandidate},
+				{"list --format json", asAgent("memory", "--format", "json", "list", "--all", "--limit", "2"), exitOK, "", `"records"`},
+				{"search B's words", asAgent("memory", "search", "--query", "zebra quadruple credentials deploy"), exitOK, "", ""},
+				{"export", asAgent("memory", "export"), exitOK, "", s.aGuarded},
+				{"ledger", asAgent("memory", "ledger"), exitOK, "", s.aGuarded},
+				{"ledger --record B's id", asAgent("memory", "ledger", "--record", s.bAuto), exitOK, "", ""},
+				{"ledger --verify", asAgent("memory", "ledger", "--verify"), exitOK, "", "hash chain intact"},
+				{"save into B's scope", asAgent("memory", "save", "--scope", "project=atlas,agent=code-reviewer", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read agent \"code-reviewer\"", ""},
+				{"save with B's agent file", asAgent("memory", "save", "--agent", "code-review.agent.yaml", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read", ""},
+				{"save superseding B's record", asAgent("memory", "save", "--target", "background.projectContext.repo", "--supersedes", s.bAuto, "planted"), exitFindings, "not_found", ""},
+				{"import a record of B", asAgent("memory", "import", foreignLine), exitFindings, "foreign.jsonl:1:", ""},
+				{"delete (no such command)", asAgent("memory", "delete", s.bAuto), exitUsage, "unknown subcommand", ""},
+				{"proposals", asAgent("proposals"), exitOK, "", s.aPendingProposal},
+				{"proposals --scope agent=B", asAgent("proposals", "--scope", "project=atlas,agent=code-reviewer"), exitFindings, "cannot act on or read", ""},
+				{"garden", asAgent("garden"), exitOK, "", "agent deploy-ops"},
+				{"learnings", asAgent("learnings", "--since", "30d"), exitOK, "", s.aGuarded},
+				{"learnings --agent B's file", asAgent("learnings", "--agent", "code-review.agent.yaml"), exitFindings, "cannot act on or read", ""},
+				{"render own agent", asAgent("render", "deploy.agent.yaml", "--annotate"), exitOK, "", "Ask before deleting any resource in prod"},
+				{"render B's agent", asAgent("render", "code-review.agent.yaml"), exitFindings, "cannot act on or read agent \"code-reviewer\"", ""},
+				{"overlay B's agent", asAgent("overlay", "code-review.agent.yaml"), exitFindings, "cannot act on or read", ""},
+				{"overlay own agent", asAgent("overlay", "deploy.agent.yaml"), exitOK, "", "deploy-ops"},
+				{"diff own agent --with B's record", asAgent("diff", "deploy.agent.yaml", "--with", s.bAuto), exitFindings, "not found", ""},
+				{"diff B's agent", asAgent("diff", "code-review.agent.yaml", "--without", s.bAuto), exitFindings, "cannot act on or read", ""},
+			}
+			bMarks := append([]string{s.bAuto, s.bCandidate, s.bProposal, "code-reviewer", "planted"}, s.bContent...)
+			for _, row := range rows {
+				r := w.cli(row.args...)
+				if r.code != row.code {
+					t.Errorf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", row.name, r.code, row.code, r.stdout, r.stderr)
+					continue
+				}
+				if !strings.Contains(r.stderr, row.stderr) || !strings.Contains(r.stdout, row.stdout) {
+					t.Errorf("%s: stdout %q, stderr %q; want stdout holding %q, stderr %q", row.name, r.stdout, r.stderr, row.stdout, row.stderr)
+				}
+				for _, m := range bMarks {
+					if strings.Contains(r.stdout, m) {
+						t.Errorf("%s: agent A's output shows agent B's %q:\n%s", row.name, m, r.stdout)
+					}
+				}
+				if r.code != exitOK && strings.Count(r.stderr, "\n") > 2 {
+					t.Errorf("%s: stderr is not a short message: %q", row.name, r.stderr)
+				}
+			}
+			if after := bState(t, w.db); after != before {
+				t.Errorf("agent A changed agent B's records, promotions or proposals\nbefore %s\nafter  %s", before, after)
+			}
+			checkAgentLedger(t, w, s)
+			// The same commands as a human see B (the confinement is the actor's, not the data's).
+			if r := w.cli("memory", "show", s.bAuto, "--actor", "human:ana"); r.code != exitOK || !strings.Contains(r.stdout, s.bContent[0]) {
+				t.Errorf("human show of B's record: exit %d, %q", r.code, r.stdout)
+			}
+		})
+	}
+}
+
+// checkAgentLedger: no entry by the agent approves, rejects, deletes, or
+// touches B's records; A's guarded record is still promoted and valid.
+func checkAgentLedger(t *testing.T, w *evoWorkspace, s trustSeed) {
+	t.Helper()
+	st, err := bolt.Open(w.db, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	entries, err := st.Ledger(ctx, store.LedgerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}
+	for _, e := range entries {
+		if e.Actor != agent {
+			continue
+		}
+		switch e.Op {
+		case store.OpApprove, store.OpReject, store.OpDelete, store.OpDemote, store.OpImport:
+			t.Errorf("ledger entry %d: the agent did %s", e.Seq, e.Op)
+		}
+		if e.Op == store.OpPromote {
+			t.Errorf("ledger entry %d: the agent promoted %s", e.Seq, e.RecordID)
+		}
+		if rec, err := st.Get(ctx, e.RecordID); err == nil && rec.Scope[store.AgentKey] == "code-reviewer" {
+			t.Errorf("ledger entry %d: the agent's %s touched B's record %s", e.Seq, e.Op, e.RecordID)
+		}
+	}
+	if _, err := st.Promotion(ctx, s.aGuarded); err != nil {
+		t.Errorf("A's guarded record lost its promotion: %v", err)
+	}
+	if rec, err := st.Get(ctx, s.aGuarded); err != nil || rec.InvalidAt != "" {
+		t.Errorf("A's guarded record was retired by the agent: %+v %v", rec, err)
+	}
+	if _, err := st.Promotion(ctx, s.aCandidate); err == nil {
+		t.Error("A's earned candidate was promoted past its gate")
+	}
+	if ps, _ := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalApproved}); len(ps) != 1 {
+		t.Errorf("approved proposals: %d, want only the seed's human approval", len(ps))
+	}
+}
