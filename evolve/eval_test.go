@@ -149,3 +149,70 @@ func TestAgentDemoteByEvalRegression(t *testing.T) {
 		t.Fatalf("demote of a helping record: %+v %v", o, err)
 	}
 }
+
+// TestEvalCommandIsArgvNoShell: the eval command runs as argv. Arguments
+// holding shell metacharacters (`;`, `$(...)`, backquotes, `|`, `>`, `&&`)
+// reach the program byte for byte and nothing is interpreted: no file that
+// a shell would create appears, in the command's directory or anywhere
+// else the test looks. A program name with metacharacters is not found.
+func TestEvalCommandIsArgvNoShell(t *testing.T) {
+	dir := t.TempDir()
+	argsOut := filepath.Join(t.TempDir(), "args.txt")
+	script := filepath.Join(t.TempDir(), "argv.sh")
+	body := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '" + argsOut + "'\necho '{\"score\": 1, \"passed\": 1, \"failed\": 0}'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostile := []string{
+		"a; touch pwned-semicolon",
+		"$(touch pwned-subst)",
+		"`touch pwned-backquote`",
+		"x | touch pwned-pipe",
+		"> pwned-redirect",
+		"y && touch pwned-and",
+		"$HOME",
+		"*",
+	}
+	ev := NewCommandEvaluator(schema.EvalConfig{Command: append([]string{"sh", script}, hostile...)}, t.TempDir())
+	ev.Dir = dir
+	out, err := ev.Evaluate(context.Background(), testAgent(t), testAgent(t))
+	if err != nil || !out.Pass {
+		t.Fatalf("Evaluate: %+v %v", out, err)
+	}
+	data, err := os.ReadFile(argsOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	// Two runs (base and candidate), each: the hostile args, then the config path.
+	if len(lines) != 2*(len(hostile)+1) {
+		t.Fatalf("the command got %d argument lines, want %d:\n%s", len(lines), 2*(len(hostile)+1), data)
+	}
+	for run := range 2 {
+		got := lines[run*(len(hostile)+1):][:len(hostile)+1]
+		for i, want := range hostile {
+			if got[i] != want {
+				t.Errorf("run %d argument %d = %q, want %q verbatim", run, i, got[i], want)
+			}
+		}
+		if !strings.HasSuffix(got[len(hostile)], ".json") {
+			t.Errorf("run %d: last argument %q is not the config path", run, got[len(hostile)])
+		}
+	}
+	// A metacharacter in the program name is part of the name: not found.
+	ev = NewCommandEvaluator(schema.EvalConfig{Command: []string{"true; touch pwned-program"}}, t.TempDir())
+	ev.Dir = dir
+	out, err = ev.Evaluate(context.Background(), testAgent(t), testAgent(t))
+	if err != nil || out.Pass || !strings.Contains(out.Reason, "eval command failed") {
+		t.Errorf("program name with metacharacters: %+v %v, want a failed command", out, err)
+	}
+	for _, d := range []string{dir, filepath.Dir(script), "."} {
+		matches, err := filepath.Glob(filepath.Join(d, "pwned-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(matches) > 0 {
+			t.Errorf("a shell interpreted the argv: %v exist", matches)
+		}
+	}
+}
