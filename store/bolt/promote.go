@@ -140,7 +140,13 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 	filter, mine := store.AgentFilter(scope, agent)
 	var hits []store.Stored
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		others := otherAgents(tx.Bucket(byScope), agent)
 		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
+			if others[id] {
+				// Another agent's record: the agent-key rule drops it, so
+				// it is not decoded (the keys of the scope index say so).
+				continue
+			}
 			st, found, err := s.getStored(tx, id)
 			if err != nil {
 				// A damaged record is left out, as in Search.
@@ -158,6 +164,24 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 		return nil, err
 	}
 	return newest(hits), nil
+}
+
+// otherAgents returns the ids the scope index files under an agent key
+// other than agent (and not empty): records the agent-key rule excludes.
+func otherAgents(byScope *bbolt.Bucket, agent string) map[string]bool {
+	if byScope == nil {
+		return nil
+	}
+	prefix := []byte(store.AgentKey + "=")
+	out := map[string]bool{}
+	c := byScope.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		v, id, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if ok && len(v) > 0 && string(v) != agent {
+			out[string(id)] = true
+		}
+	}
+	return out
 }
 
 func newest(hits []store.Stored) []schema.MemoryRecord {
