@@ -75,8 +75,8 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	}
 	s.mu.Unlock()
 	fast := s.problemDiagnostics(a)
-	if !s.publish(ctx, snap, fast) {
-		return
+	if !s.publish(ctx, snap, fast) || ctx.Err() != nil {
+		return // a newer edit supersedes the lint pass: leave it the cores
 	}
 	ws := s.workspaceFor(snap.path)
 	agentName := ""
