@@ -61,6 +61,17 @@ type node struct {
 // ParseDocument parses an agent file: JSON when the name ends in ".json",
 // YAML otherwise. Malformed input gives a *ParseError with file:line:col.
 func ParseDocument(filename string, data []byte) (*Document, error) {
+	d, err := parseTree(filename, data)
+	if err != nil {
+		return nil, err
+	}
+	d.finish()
+	return d, nil
+}
+
+// parseTree is the first half of ParseDocument: the node tree and its
+// values, not yet indexed. Only d.root may be read until finish returns.
+func parseTree(filename string, data []byte) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, &ParseError{File: filename, Line: 1, Col: 1,
 			Msg: fmt.Sprintf("file is %.1f MiB, over the %d MiB limit", float64(len(data))/(1<<20), MaxDocumentSize>>20)}
@@ -86,12 +97,18 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d, nil
+}
+
+// finish is the second half of ParseDocument: the pointer index, the root
+// range, the node lines and the suppression comments. It does not touch
+// the nodes' values, which may be read meanwhile.
+func (d *Document) finish() {
 	d.nodes = make(map[string]*node, countNodes(d.root))
 	d.index(d.root)
 	d.rootRng = d.computeRootRange()
 	d.collectLines()
 	d.supps = d.scanSuppressions()
-	return d, nil
 }
 
 // errAt is a *ParseError at a byte offset.

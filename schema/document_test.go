@@ -507,6 +507,23 @@ func BenchmarkLoadAgentLarge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("sequential", func(b *testing.B) {
+		// LoadAgent's stages one after the other, without its overlap of
+		// validation and indexing.
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			d, err := ParseDocument("bench.agent.yaml", data)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ps := ValidateAgent(d); len(ps) > 0 {
+				b.Fatal(ps)
+			}
+			if _, err := DecodeAgent(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("parse", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {

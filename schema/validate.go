@@ -98,7 +98,13 @@ var (
 // property on its parent's key, an unknown property on its own key, a wrong
 // value on the value. It also reports duplicate judgment domains.
 func ValidateAgent(d *Document) []Problem {
-	ps := validateWith(d, agentSchema())
+	c := agentSchema()
+	return agentProblems(d, c, validateValue(c, d.Value()))
+}
+
+// agentProblems are ValidateAgent's problems from the validator's result.
+func agentProblems(d *Document, c compiled, verr error) []Problem {
+	ps := problemsOf(d, c, verr)
 	if len(ps) == 0 {
 		ps = append(ps, duplicateDomains(d)...)
 	}
@@ -144,12 +150,26 @@ func DecodeAgent(d *Document) (*AgentConfig, error) {
 // LoadAgent parses, validates and decodes an agent file. A malformed file
 // gives a *ParseError; a file with schema problems gives the document and
 // its problems but no config.
+//
+// The schema validation of the parsed values runs on a second goroutine
+// while the document's pointer index and line tables are built.
 func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
-	d, err := ParseDocument(filename, data)
+	d, err := parseTree(filename, data)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ps := ValidateAgent(d)
+	c := agentSchema()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("schema validator failed: %v", r)
+			}
+		}()
+		done <- validateValue(c, d.root.value)
+	}()
+	d.finish()
+	ps := agentProblems(d, c, <-done)
 	if hasErrors(ps) {
 		return d, nil, ps, nil
 	}
@@ -178,10 +198,24 @@ func decodeLoose(v any, out any) error {
 }
 
 func validateWith(d *Document, c compiled) []Problem {
+	return problemsOf(d, c, validateValue(c, d.Value()))
+}
+
+// validateValue validates a generic value against a compiled schema (nil
+// when the schema did not compile: problemsOf reports that).
+func validateValue(c compiled, v any) error {
+	if c.err != nil {
+		return nil
+	}
+	return c.schema.Validate(v)
+}
+
+// problemsOf maps the validator's result for d to problems at precise
+// ranges.
+func problemsOf(d *Document, c compiled, err error) []Problem {
 	if c.err != nil {
 		return []Problem{{Rule: RuleSchema, Severity: SeverityError, Message: "internal error: " + c.err.Error(), Range: d.rootRange()}}
 	}
-	err := c.schema.Validate(d.Value())
 	if err == nil {
 		return nil
 	}

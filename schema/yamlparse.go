@@ -255,7 +255,7 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool)
 			continue
 		}
 		keyRange := b.scalarRange(k, -1)
-		c, err := b.build(v, JoinPointer(ptr, k.Value), depth+1, aliased, k.Column-1)
+		c, err := b.build(v, ptr+"/"+EscapePointer(k.Value), depth+1, aliased, k.Column-1)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +320,7 @@ func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool
 	arr := make([]any, 0, len(y.Content))
 	lastEnd := 0
 	for i, item := range y.Content {
-		c, err := b.build(item, JoinPointer(ptr, i), depth+1, aliased, y.Column-1)
+		c, err := b.build(item, ptr+"/"+strconv.Itoa(i), depth+1, aliased, y.Column-1)
 		if err != nil {
 			return nil, err
 		}
