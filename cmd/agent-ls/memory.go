@@ -920,6 +920,9 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 			return m.storeError(err)
 		}
 		verr := s.Verify(ctx)
+		if verr == nil {
+			verr = verifyCreations(ctx, s, entries)
+		}
 		var le *store.LedgerError
 		if verr != nil && !errors.As(verr, &le) {
 			return m.storeError(verr)

@@ -132,3 +132,33 @@ func (c *compCmd) confine(ws *workspace.Workspace, file string, scope map[string
 	}
 	return view, nil
 }
+
+// verifyCreations completes the hash-chain check of `memory ledger
+// --verify`: a chain cut at its end still verifies link by link, so every
+// stored record must also have the entry that created it (a write,
+// supersede or import carrying the record). A record without one means
+// entries were removed from the end: the error names the first missing
+// seq, len(entries)+1.
+func verifyCreations(ctx context.Context, s store.Store, entries []store.LedgerEntry) error {
+	created := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.Record != nil {
+			created[e.Record.ID] = true
+		}
+	}
+	var missing string
+	_, err := s.Export(ctx, func(r schema.MemoryRecord) error {
+		if missing == "" && !created[r.ID] {
+			missing = r.ID
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("verify: list records: %w", err)
+	}
+	if missing != "" {
+		return &store.LedgerError{Seq: uint64(len(entries)) + 1,
+			Reason: fmt.Sprintf("missing: record %s is stored but no entry created it (entries removed from the end of the chain)", missing)}
+	}
+	return nil
+}

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -226,5 +230,71 @@ func checkAgentLedger(t *testing.T, w *evoWorkspace, s trustSeed) {
 	}
 	if ps, _ := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalApproved}); len(ps) != 1 {
 		t.Errorf("approved proposals: %d, want only the seed's human approval", len(ps))
+	}
+}
+
+// TestLedgerVerifyThroughCLI: `memory ledger --verify` on a real bbolt file
+// exits 0 on a clean chain and 1 naming the entry when one is edited,
+// removed (in the middle or the newest), or two are swapped (reordered),
+// in text and JSON.
+func TestLedgerVerifyThroughCLI(t *testing.T) {
+	seq := func(n uint64) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, byte(n)} }
+	tests := []struct {
+		name   string
+		tamper func(b *bbolt.Bucket) error
+		bad    uint64 // 0: clean
+	}{
+		{"clean", nil, 0},
+		{"edited", func(b *bbolt.Bucket) error {
+			return b.Put(seq(3), []byte(strings.Replace(string(b.Get(seq(3))), "fact 3", "fact three", 1)))
+		}, 3},
+		{"removed", func(b *bbolt.Bucket) error { return b.Delete(seq(2)) }, 2},
+		{"newest removed", func(b *bbolt.Bucket) error { return b.Delete(seq(4)) }, 4},
+		{"reordered", func(b *bbolt.Bucket) error {
+			two, three := append([]byte(nil), b.Get(seq(2))...), append([]byte(nil), b.Get(seq(3))...)
+			if err := b.Put(seq(2), three); err != nil {
+				return err
+			}
+			return b.Put(seq(3), two)
+		}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "mem.db")
+			for i := range 4 {
+				saveJSON(t, dir, db, "--content", fmt.Sprintf("fact %d", i+1))
+			}
+			if tt.tamper != nil {
+				raw, err := bbolt.Open(db, 0o600, &bbolt.Options{Timeout: time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = raw.Update(func(tx *bbolt.Tx) error { return tt.tamper(tx.Bucket([]byte("ledger"))) })
+				raw.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := mem(t, dir, db, "ledger", "--verify")
+			j := mem(t, dir, db, "--format", "json", "ledger", "--verify")
+			got := decodeJSON[struct {
+				OK     bool   `json:"ok"`
+				BadSeq uint64 `json:"badSeq"`
+			}](t, j)
+			if tt.bad == 0 {
+				if r.code != 0 || !strings.Contains(r.stdout, "ledger ok: 4 entries") || j.code != 0 || !got.OK {
+					t.Errorf("clean ledger: exit %d %q %q; json exit %d %+v", r.code, r.stdout, r.stderr, j.code, got)
+				}
+				return
+			}
+			want := fmt.Sprintf("ledger entry %d", tt.bad)
+			if r.code != 1 || !strings.Contains(r.stderr, want) || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("--verify: exit %d, stderr %q; want exit 1 and one line naming %q", r.code, r.stderr, want)
+			}
+			if j.code != 1 || got.OK || got.BadSeq != tt.bad {
+				t.Errorf("--verify --format json: exit %d, %+v; want exit 1, badSeq %d", j.code, got, tt.bad)
+			}
+		})
 	}
 }
