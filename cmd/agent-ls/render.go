@@ -142,6 +142,12 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if write {
+		if err := refuseDamaged(context.Background(), st); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
 	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config), view: view}, nil
 }
 

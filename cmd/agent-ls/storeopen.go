@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"path/filepath"
@@ -65,6 +66,12 @@ func openStore(e *env, sf storeFlags, readOnly bool) (*bolt.Store, storeLocation
 	s, err := bolt.Open(loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, loc, err
+	}
+	if !readOnly {
+		if err := refuseDamaged(context.Background(), s); err != nil {
+			s.Close()
+			return nil, loc, err
+		}
 	}
 	return s, loc, nil
 }

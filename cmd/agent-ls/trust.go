@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -159,6 +161,32 @@ func verifyCreations(ctx context.Context, s store.Store, entries []store.LedgerE
 	if missing != "" {
 		return &store.LedgerError{Seq: uint64(len(entries)) + 1,
 			Reason: fmt.Sprintf("missing: record %s is stored but no entry created it (entries removed from the end of the chain)", missing)}
+	}
+	return nil
+}
+
+// refuseDamaged reads the whole store before a command that writes:
+// records, the ledger, proposals and promotions. A file with damaged pages
+// can still open and take a write whose pages happen to be intact; the
+// CLI never writes to a file it cannot read in full, so any unreadable
+// part is store.ErrCorrupt (exit 2) and the file is left as it was. It
+// costs one read of the file per writing command; a store that does not
+// exist yet passes.
+func refuseDamaged(ctx context.Context, s *bolt.Store) error {
+	if _, err := os.Stat(s.Path()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := s.Search(ctx, store.Query{IncludeInvalidated: true, Limit: store.Limit(store.Unlimited)}); err != nil {
+		return err
+	}
+	if _, err := s.Ledger(ctx, store.LedgerFilter{}); err != nil {
+		return err
+	}
+	if _, err := s.Proposals(ctx, store.ProposalFilter{}); err != nil {
+		return err
+	}
+	if _, err := s.Promoted(ctx, nil, ""); err != nil {
+		return err
 	}
 	return nil
 }
