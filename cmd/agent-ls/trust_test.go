@@ -359,7 +359,7 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 			}
 			pages := len(data) / ps
 			bad := map[int]bool{}
-			for _, p := range []int{pages / 3, pages / 2, pages / 2 + 1, 2 * pages / 3} {
+			for _, p := range []int{pages / 3, pages / 2, pages/2 + 1, 2 * pages / 3} {
 				bad[p] = true
 				for i := range 64 {
 					data[p*ps+i] = 0xA5 ^ byte(i)
