@@ -112,7 +112,8 @@ func (s *Store) Get(ctx context.Context, id string) (schema.MemoryRecord, error)
 	return st.Rec, nil
 }
 
-// Search scans the records and ranks them with store.Rank. Records that do
+// Search scans the records (only the targeted ones, from the target index,
+// when the query wants a target) and ranks them with store.Rank. Records that do
 // not decode are counted in Result.Skipped.
 func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error) {
 	now := s.nowString()
@@ -124,6 +125,24 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
 		if b == nil {
+			return nil
+		}
+		if q.Target != nil || q.TargetedOnly {
+			// Only targeted records can match: read them from the target
+			// index (narrowed by the query's first scope pair), in id
+			// order as the full scan would.
+			for _, id := range indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope) {
+				v := b.Get([]byte(id))
+				if v == nil {
+					continue
+				}
+				st, ok := decodeRecord([]byte(id), v)
+				if !ok {
+					res.Skipped++
+					continue
+				}
+				cands = append(cands, st)
+			}
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
