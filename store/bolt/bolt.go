@@ -78,6 +78,10 @@ var (
 	bucketSummaries  = []byte("summaries")
 
 	keyVersion = []byte("version")
+	// keyLedgerHead is the meta entry naming the ledger's last entry (its
+	// 8-byte sequence number, then its hash): the anchor that lets Verify see
+	// entries cut from the end of the chain, which the chain alone cannot.
+	keyLedgerHead = []byte("ledgerHead")
 
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketPromotions,
 		bucketPScope, bucketProposals, bucketLedger, bucketSummaries}

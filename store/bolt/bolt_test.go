@@ -210,6 +210,88 @@ func TestDeletedLedgerEntry(t *testing.T) {
 	}
 }
 
+// TestLedgerHeadCatchesTruncation: removing the newest entries, which leaves
+// an intact chain, is caught by the head kept in meta; so is replacing the
+// newest entry with a resealed one. A file without a head (written before it
+// existed) verifies and gets one at its next append.
+func TestLedgerHeadCatchesTruncation(t *testing.T) {
+	tamper := func(t *testing.T, path string, fn func(tx *bbolt.Tx) error) {
+		t.Helper()
+		db, err := bbolt.Open(path, 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Update(fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup := func(t *testing.T) (string, *Store) {
+		path := filepath.Join(t.TempDir(), "m.db")
+		s := openTest(t, path, store.Options{})
+		for i := range 4 {
+			writeOne(t, s, fact(fmt.Sprintf("fact %d", i), nil))
+		}
+		if err := s.Verify(context.Background()); err != nil {
+			t.Fatalf("Verify of an untouched store: %v", err)
+		}
+		return path, s
+	}
+	tests := []struct {
+		name    string
+		fn      func(tx *bbolt.Tx) error
+		wantSeq uint64
+		want    string
+	}{
+		{"newest removed", func(tx *bbolt.Tx) error { return tx.Bucket(bucketLedger).Delete(u64(4)) }, 4, "removed from the end"},
+		{"two newest removed", func(tx *bbolt.Tx) error {
+			if err := tx.Bucket(bucketLedger).Delete(u64(4)); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketLedger).Delete(u64(3))
+		}, 3, "removed from the end"},
+		{"newest replaced and resealed", func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bucketLedger)
+			var prev, last store.LedgerEntry
+			if err := json.Unmarshal(b.Get(u64(3)), &prev); err != nil {
+				return err
+			}
+			if err := json.Unmarshal(b.Get(u64(4)), &last); err != nil {
+				return err
+			}
+			last.Reason = "rewritten"
+			data, err := json.Marshal(store.SealEntry(last, 4, prev.Hash))
+			if err != nil {
+				return err
+			}
+			return b.Put(u64(4), data)
+		}, 4, "does not match the ledger head"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, s := setup(t)
+			tamper(t, path, tt.fn)
+			var le *store.LedgerError
+			err := s.Verify(context.Background())
+			if !errors.As(err, &le) || le.Seq != tt.wantSeq || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, store.ErrCorrupt) {
+				t.Fatalf("Verify: err = %v, want ErrCorrupt LedgerError seq %d containing %q", err, tt.wantSeq, tt.want)
+			}
+		})
+	}
+	t.Run("no head yet", func(t *testing.T) {
+		path, s := setup(t)
+		tamper(t, path, func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyLedgerHead) })
+		if err := s.Verify(context.Background()); err != nil {
+			t.Fatalf("Verify of a file without a head: %v", err)
+		}
+		writeOne(t, s, fact("fact after", nil))
+		tamper(t, path, func(tx *bbolt.Tx) error { return tx.Bucket(bucketLedger).Delete(u64(5)) })
+		if err := s.Verify(context.Background()); err == nil {
+			t.Fatal("Verify after the next append recorded a head and its entry was removed: nil error")
+		}
+	})
+}
+
 // writeV0 builds a version-0 file with raw bbolt: a records bucket of plain
 // record JSON, nothing else.
 func writeV0(t *testing.T, path string, recs []schema.MemoryRecord, garbage map[string][]byte) {

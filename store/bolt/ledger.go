@@ -35,13 +35,27 @@ func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error
 
 // Verify checks the ledger's hash chain; the error names the first bad entry
 // and wraps store.ErrCorrupt.
+// A head recorded in the file's meta bucket at every append also catches
+// entries removed from the end of the chain.
 func (s *Store) Verify(ctx context.Context) error {
-	entries, err := s.ledger(ctx)
-	if err != nil {
+	var entries []store.LedgerEntry
+	var headErr error
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var err error
+		if entries, err = s.allLedger(tx); err != nil {
+			return err
+		}
+		headErr = checkLedgerHead(tx, entries)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
 	if err := store.VerifyChain(entries); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.path, err)
+	}
+	if headErr != nil {
+		return fmt.Errorf("verify store %s: %w", s.path, headErr)
 	}
 	return nil
 }
