@@ -264,14 +264,29 @@ func paramsErrorReply(reply jsonrpc2.Replier) jsonrpc2.Replier {
 	}
 }
 
+// lenientCapabilities drops a type error inside the client's capabilities:
+// Lua clients (Neovim) encode an empty table as [] where the protocol has an
+// object, and a capability the server cannot read is one it does not use.
+// encoding/json goes on decoding after a type error, so the rest is kept.
+func lenientCapabilities(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && (te.Field == "capabilities" || strings.HasPrefix(te.Field, "capabilities.")) {
+		return nil
+	}
+	return err
+}
+
 // initialize answers the initialize request.
 func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initializeResult, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, invalidParams(protocol.MethodInitialize, errors.New("params are required"))
+	}
 	var p protocol.InitializeParams
-	if err := decodeParams(protocol.MethodInitialize, raw, &p); err != nil {
-		return nil, err
+	if err := lenientCapabilities(json.Unmarshal(raw, &p)); err != nil {
+		return nil, invalidParams(protocol.MethodInitialize, err)
 	}
 	var extra initializeParams
-	if err := json.Unmarshal(raw, &extra); err != nil {
+	if err := lenientCapabilities(json.Unmarshal(raw, &extra)); err != nil {
 		return nil, invalidParams(protocol.MethodInitialize, err)
 	}
 	opts, err := parseInitOptions(extra.InitializationOptions)

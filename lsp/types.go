@@ -64,6 +64,18 @@ type inlayHintClientCapabilities struct {
 	} `json:"resolveSupport"`
 }
 
+// UnmarshalJSON reads the capability; an empty array (an empty Lua table
+// as Neovim encodes it) is the capability without options.
+func (c *inlayHintClientCapabilities) UnmarshalJSON(data []byte) error {
+	var items []json.RawMessage
+	if json.Unmarshal(data, &items) == nil && len(items) == 0 {
+		*c = inlayHintClientCapabilities{}
+		return nil
+	}
+	type plain inlayHintClientCapabilities
+	return json.Unmarshal(data, (*plain)(c))
+}
+
 // resolves reports whether the client resolves the hint property prop
 // lazily (inlayHint/resolve); false for a nil c.
 func (c *inlayHintClientCapabilities) resolves(prop string) bool {

@@ -249,3 +249,47 @@ func TestWireDiagnosticsNeverNull(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","method":"textDocument/didClose","params":{"textDocument":{"uri":"` + string(pathToURI(path)) + `"}}}`)
 	check("close")
 }
+
+// TestWireLuaEmptyTables: Neovim encodes an empty Lua table as [], so a
+// capability object arrives as an array. initialize accepts it (an empty
+// textDocument.inlayHint still means the client shows hints), and a
+// capability of the wrong type elsewhere is ignored, not a failed
+// initialize; params that are not capabilities stay strict.
+func TestWireLuaEmptyTables(t *testing.T) {
+	for _, tt := range []struct {
+		name, params string
+		ok           bool
+	}{
+		{"inlayHint as []", `"capabilities":{"workspace":{"inlayHint":{"refreshSupport":true}},"textDocument":{"inlayHint":[]}}`, true},
+		{"other capabilities as []", `"capabilities":{"workspace":[],"textDocument":{"hover":[],"inlayHint":{}}}`, true},
+		{"no inlayHint", `"capabilities":{"textDocument":{}}`, true},
+		{"processId mistyped", `"processId":"x","capabilities":{}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			r := startRaw(t, Options{NoWatch: true})
+			r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"` + string(pathToURI(env.root)) + `",` + tt.params + `}}`)
+			m := r.recvResponse()
+			if got := m["error"] == nil; got != tt.ok {
+				t.Fatalf("initialize answered %v, want ok=%v", m, tt.ok)
+			}
+			if !tt.ok {
+				if errCode(m) != -32602 {
+					t.Fatalf("initialize error %v, want InvalidParams", m)
+				}
+				return
+			}
+			caps := m["result"].(map[string]any)["capabilities"].(map[string]any)
+			if _, ok := caps["inlayHintProvider"]; !ok {
+				t.Fatalf("no inlayHintProvider in %v", caps)
+			}
+			r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+			path := filepath.Join(env.root, "a.agent.yaml")
+			rawOpen(r, path, cleanAgent)
+			r.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/inlayHint","params":{"textDocument":{"uri":"` + string(pathToURI(path)) + `"},"range":{"start":{"line":0,"character":0},"end":{"line":999,"character":0}}}}`)
+			if m := r.recvResponse(); m["error"] != nil {
+				t.Fatalf("inlayHint after a Lua-shaped initialize: %v", m)
+			}
+		})
+	}
+}
