@@ -152,6 +152,33 @@ func ApplyApproval(rec *schema.MemoryRecord, p Proposal, now string) (promoted b
 //   - a record is returned when promoted and schema.MemoryRecord.Valid(at)
 //     (so expiry by ExpiresAt ends validity too).
 func ReplayState(entries []LedgerEntry, at string) []schema.MemoryRecord {
+	recs, promoted := replay(entries, at)
+	var out []schema.MemoryRecord
+	for id := range promoted {
+		if r := recs[id]; r != nil && r.Valid(at) {
+			out = append(out, *r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ReplayRecords rebuilds, from ledger entries alone (in sequence order),
+// every record that exists at time at — valid or not, promoted or not —
+// as ReplayState's rules leave it, ordered by id.
+func ReplayRecords(entries []LedgerEntry, at string) []schema.MemoryRecord {
+	recs, _ := replay(entries, at)
+	out := make([]schema.MemoryRecord, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// replay applies the entries with At <= at (see ReplayState) and returns the
+// records that exist and the ids promoted.
+func replay(entries []LedgerEntry, at string) (map[string]*schema.MemoryRecord, map[string]bool) {
 	recs := map[string]*schema.MemoryRecord{}
 	promoted := map[string]bool{}
 	for _, e := range entries {
@@ -197,12 +224,5 @@ func ReplayState(entries []LedgerEntry, at string) []schema.MemoryRecord {
 			}
 		}
 	}
-	var out []schema.MemoryRecord
-	for id := range promoted {
-		if r := recs[id]; r != nil && r.Valid(at) {
-			out = append(out, *r)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return recs, promoted
 }

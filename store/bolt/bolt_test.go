@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -704,5 +705,61 @@ func TestSalvagePicksLatestVersion(t *testing.T) {
 	}
 	if none := salvageRecords(bytes.NewReader(bytes.Repeat([]byte{0xff}, 3*4096)), 3*4096); len(none) != 0 {
 		t.Errorf("salvage of garbage = %v", none)
+	}
+}
+
+// TestSalvageFromLedgerCopies: when every stored value of a record is
+// unreadable, salvage rebuilds it from the ledger entries (the write entry's
+// copy, then the corroboration), exactly as the store held it, and does not
+// bring back a record whose delete entry it found.
+func TestSalvageFromLedgerCopies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	clock := newClock()
+	s := openTest(t, path, store.Options{Now: clock.Now})
+	ctx := context.Background()
+	kept := writeOne(t, s, fact("kept through the ledger", nil))
+	clock.Advance(time.Minute)
+	if _, err := s.Corroborate(ctx, kept.ID, schema.Support{ConversationID: "c2"}, human); err != nil {
+		t.Fatal(err)
+	}
+	gone := writeOne(t, s, fact("deleted before the damage", nil))
+	if err := s.Delete(ctx, gone.ID, human); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Get(ctx, kept.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Damage every record value (8-byte sequence, then the record's JSON);
+	// ledger copies sit after `"record":` and stay intact.
+	damaged := 0
+	for _, id := range []string{kept.ID, gone.ID} {
+		pat := []byte(`{"id":"` + id + `"`)
+		for i := 0; ; {
+			j := bytes.Index(data[i:], pat)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			if at == 0 || data[at-1] != ':' {
+				data[at] = 'X'
+				damaged++
+			}
+			i = at + 1
+		}
+	}
+	if damaged == 0 {
+		t.Fatal("found no record value to damage")
+	}
+	got := salvageRecords(bytes.NewReader(data), int64(len(data)))
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("salvage = %+v,\nwant only %+v (its write entry's copy with the corroboration applied)", got, want)
 	}
 }

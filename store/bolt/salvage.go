@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // Raw page layout of a bbolt file (go.etcd.io/bbolt/internal/common), read
@@ -30,8 +31,12 @@ const (
 // including inline buckets and pages the tree no longer reaches. Copy-on-
 // write leaves older versions of a record behind; the one with the latest
 // updatedAt (then the higher sequence) wins. Records are returned in id
-// order. A salvage may resurrect a deleted record: it is a last resort for a
-// file whose tree is damaged.
+// order. A record whose own value is lost is rebuilt by replaying the
+// ledger entries found (store.ReplayRecords): its write entry's copy with
+// the corroborations, invalidation or supersede that followed; a record
+// whose delete entry was found stays gone. A salvage may
+// resurrect a deleted record: it is a last resort for a file whose tree is
+// damaged.
 func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 	pageSize := int64(os.Getpagesize())
 	var hdr [metaPageSizeField + 4]byte
@@ -41,6 +46,7 @@ func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 		}
 	}
 	best := map[string]salvaged{}
+	entries := map[uint64]store.LedgerEntry{}
 	buf := make([]byte, pageSize)
 	for off := int64(0); off+pageHeaderSize <= size; {
 		n, _ := f.ReadAt(buf[:min(pageSize, size-off)], off)
@@ -55,13 +61,26 @@ func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 				page = full[:m]
 				step = (overflow + 1) * pageSize
 			}
-			scanLeaf(page, best, 0)
+			scanLeaf(page, best, entries, 0)
 		}
 		off += step
 	}
 	out := make([]schema.MemoryRecord, 0, len(best))
 	for _, s := range best {
 		out = append(out, s.rec)
+	}
+	chain := make([]store.LedgerEntry, 0, len(entries))
+	for _, e := range entries {
+		chain = append(chain, e)
+	}
+	sort.Slice(chain, func(i, j int) bool { return chain[i].Seq < chain[j].Seq })
+	for _, r := range store.ReplayRecords(chain, "\uffff") {
+		if _, ok := best[r.ID]; !ok {
+			if r.Scope == nil {
+				r.Scope = map[string]string{}
+			}
+			out = append(out, r)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -72,9 +91,20 @@ type salvaged struct {
 	seq uint64
 }
 
+// keepLedgerEntry notes a leaf value that decodes as a sealed ledger entry
+// stored under its sequence. Entries are never rewritten, so copies of one
+// sequence found in stale pages are the same entry.
+func keepLedgerEntry(key, val []byte, entries map[uint64]store.LedgerEntry) {
+	var e store.LedgerEntry
+	if len(key) != 8 || json.Unmarshal(val, &e) != nil || e.Seq != binary.BigEndian.Uint64(key) || e.Hash == "" {
+		return
+	}
+	entries[e.Seq] = e
+}
+
 // scanLeaf collects record values from a leaf page, descending into inline
 // buckets (bounded depth). Every offset is checked: the page may be garbage.
-func scanLeaf(page []byte, best map[string]salvaged, depth int) {
+func scanLeaf(page []byte, best map[string]salvaged, entries map[uint64]store.LedgerEntry, depth int) {
 	if len(page) < pageHeaderSize || depth > 8 {
 		return
 	}
@@ -95,8 +125,12 @@ func scanLeaf(page []byte, best map[string]salvaged, depth int) {
 		key, val := page[k:k+ksize], page[k+ksize:k+ksize+vsize]
 		if flags&bucketLeafFlag != 0 {
 			if len(val) > bucketHeaderSize && binary.LittleEndian.Uint64(val) == 0 {
-				scanLeaf(val[bucketHeaderSize:], best, depth+1)
+				scanLeaf(val[bucketHeaderSize:], best, entries, depth+1)
 			}
+			continue
+		}
+		if len(val) > 0 && val[0] == '{' {
+			keepLedgerEntry(key, val, entries)
 			continue
 		}
 		if len(val) < 8+2 || val[8] != '{' {
