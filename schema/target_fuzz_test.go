@@ -3,8 +3,8 @@ package schema
 import (
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParseTarget feeds the compact target parser arbitrary text, and builds
