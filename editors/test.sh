@@ -14,7 +14,7 @@ here=$PWD
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
 command -v nvim >/dev/null 2>&1 || need_apt+=(neovim)
-command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox)
+command -v emacs >/dev/null 2>&1 || need_apt+=(emacs-nox elpa-eglot) # Debian 12: Emacs 28, Eglot packaged apart
 if command -v emacs >/dev/null 2>&1 && ! emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1; then
   need_apt+=(elpa-eglot)
 fi
