@@ -120,6 +120,13 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 	case StoreLocked, StoreCorrupt:
 		t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
 			"agent-ls: the memory store is %s (%s); serving schema diagnostics only, retrying on the next change", state, msg))
+	case StoreMissing:
+		// Only a store that was there can be gone: a workspace without a
+		// store yet is normal.
+		if seen {
+			t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
+				"agent-ls: the memory store at %s is gone (deleted or moved away); serving schema diagnostics only until a store is back", ws.StorePath))
+		}
 	case StoreConnected:
 		if seen {
 			t.s.log.Info("memory store connected again", "path", ws.StorePath)

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,6 +116,28 @@ func (w *watcher) add(s *server, dir string) {
 	w.dirs[dir] = true
 }
 
+// forget drops dir from the watched set (its watch went with it).
+func (w *watcher) forget(dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirs[dir] {
+		delete(w.dirs, dir)
+		_ = w.w.Remove(dir) // already gone in the kernel; keeps fsnotify's table clean
+	}
+}
+
+// onStorePath reports whether dir is the store directory of an open file's
+// workspace or one of its ancestors.
+func (s *server) onStorePath(dir string) bool {
+	for _, u := range s.openURIs() {
+		sdir := filepath.Dir(s.workspaceFor(uriToPath(u)).StorePath)
+		if rel, err := filepath.Rel(dir, sdir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *server) watchLoop(ctx context.Context, w *watcher) {
 	for {
 		select {
@@ -124,9 +147,19 @@ func (s *server) watchLoop(ctx context.Context, w *watcher) {
 			if !ok {
 				return
 			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				// A watched directory that is deleted or moved away loses
+				// its watch: forget it so that a new one is watched again.
+				w.forget(ev.Name)
+			}
 			if ev.Has(fsnotify.Create) && isDir(ev.Name) {
-				// A new directory may hold the store (.agent-memory).
+				// A new directory may hold the store (.agent-memory); the
+				// store may be moved into it before the watch is added, so
+				// a directory on the way to a store re-runs the files.
 				s.watchStoreOf(ev.Name)
+				if s.onStorePath(ev.Name) {
+					s.storeChanged()
+				}
 			}
 			s.fileChanged(ev.Name)
 		case err, ok := <-w.w.Errors:
