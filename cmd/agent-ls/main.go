@@ -64,6 +64,9 @@ func commands() []command {
 }
 
 func main() {
+	if batchGC(os.Args[1:], os.Getenv) {
+		startBatchGC(batchMemoryLimit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cwd, err := os.Getwd()

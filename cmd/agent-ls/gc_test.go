@@ -1,0 +1,72 @@
+package main
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestBatchGC(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want bool
+	}{
+		{"render", []string{"render", "a.agent.yaml"}, nil, true},
+		{"version", []string{"version"}, nil, true},
+		{"memory export", []string{"memory", "export"}, nil, true},
+		{"no command", nil, nil, true},
+		{"serve is long-running", []string{"serve", "--stdio"}, nil, false},
+		{"mcp is long-running", []string{"mcp", "--agent", "a.agent.yaml"}, nil, false},
+		{"GOGC set", []string{"render", "a.agent.yaml"}, map[string]string{"GOGC": "200"}, false},
+		{"GOMEMLIMIT set", []string{"render", "a.agent.yaml"}, map[string]string{"GOMEMLIMIT": "1GiB"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := batchGC(tt.args, func(k string) string { return tt.env[k] })
+			if got != tt.want {
+				t.Errorf("batchGC(%q) = %v, want %v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+// gcSettings reads the collector's percent and memory limit.
+func gcSettings() (percent, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+}
+
+// TestStartBatchGCRestores: the collector is off with the limit set until
+// the first collection, which restores the previous percent and lifts the
+// limit.
+func TestStartBatchGCRestores(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	startBatchGC(512 << 20)
+	p, l := gcSettings()
+	if p != -1 {
+		t.Fatalf("after startBatchGC: gogc %d, want off", p)
+	}
+	if l != 512<<20 {
+		t.Fatalf("after startBatchGC: memory limit %d, want %d", l, 512<<20)
+	}
+	// The first collection restores the settings (cleanups run on their
+	// own goroutine, soon after it).
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+		if p, l = gcSettings(); p == 100 && l == math.MaxInt64 {
+			return
+		}
+	}
+	t.Fatalf("after a collection: gogc %d, memory limit %d; want 100 and no limit", p, l)
+}
