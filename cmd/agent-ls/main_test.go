@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,11 @@ import (
 var agentLSBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		// A fuzz worker runs only the fuzz target, which needs no binary.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "agent-ls-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)

@@ -775,7 +775,8 @@ func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []in
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxImportLine)
 	seen := map[string]int{}
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
@@ -803,7 +804,10 @@ func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []in
 		lines = append(lines, n)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", name, err)
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("line longer than the %d MiB limit", maxImportLine>>20))
+		}
+		return nil, nil, fmt.Errorf("read %s:%d: %w", name, n, err)
 	}
 	return recs, lines, nil
 }
