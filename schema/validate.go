@@ -151,14 +151,17 @@ func DecodeAgent(d *Document) (*AgentConfig, error) {
 // gives a *ParseError; a file with schema problems gives the document and
 // its problems but no config.
 //
-// The schema validation of the parsed values runs on a second goroutine
-// while the document's pointer index and line tables are built.
+// The agent schema compiles (once a process) on a second goroutine while
+// the file is parsed, and the schema validation of the parsed values runs
+// on one while the document's pointer index and line tables are built.
 func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
+	schemaReady := make(chan compiled, 1)
+	go func() { schemaReady <- agentSchema() }()
 	d, err := parseTree(filename, data)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := agentSchema()
+	c := <-schemaReady
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
