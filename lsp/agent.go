@@ -56,6 +56,9 @@ func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
 
 // requireAgent fails when the file has schema errors.
 func (f *agentFile) requireAgent() error {
+	if isWorkspaceConfig(f.path) {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s is the workspace config, not an agent file", f.path))
+	}
 	if f.agent == nil {
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s has schema errors: fix them first", f.path))
 	}

@@ -144,7 +144,7 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 // only open agent file.
 func (s *server) commandFile(uri protocol.DocumentURI) (*agentFile, error) {
 	if uri == "" {
-		open := s.openURIs()
+		open := s.openAgentURIs()
 		if len(open) != 1 {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("argument \"uri\" is required (%d agent files are open)", len(open)))
 		}

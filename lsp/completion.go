@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -235,7 +236,8 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 		}
 		return items
 	}
-	props := schema.AgentProperties(cc.parent)
+	sd := schemaDocOf(path)
+	props := sd.Properties(cc.parent)
 	if len(props) == 0 && cc.dash {
 		// An item of an array of scalars: its enum values, if any.
 		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
@@ -249,6 +251,21 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	if doc != nil {
 		for _, c := range doc.Children(cc.parent) {
 			present[lastToken(c)] = true
+		}
+	}
+	if isWorkspaceConfig(path) && cc.parent == "/lint/rules" {
+		// lint.rules is keyed by rule id: offer the rules not yet set.
+		for _, r := range lint.Rules() {
+			if present[r.ID] {
+				continue
+			}
+			text := r.ID + ": "
+			if isJSON {
+				text = fmt.Sprintf("%q", r.ID)
+			}
+			items = append(items, protocol.CompletionItem{Label: r.ID, Kind: protocol.CompletionItemKindProperty,
+				Detail: "lint rule (default " + r.DefaultSeverity + ")", TextEdit: edit(text),
+				Documentation: protocol.MarkupContent{Kind: protocol.Markdown, Value: r.Doc}})
 		}
 	}
 	for _, pr := range props {
@@ -270,7 +287,7 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 		}
 		items = append(items, it)
 	}
-	if !isJSON {
+	if !isJSON && !isWorkspaceConfig(path) {
 		items = append(items, snippetItems(cc)...)
 	}
 	return items
@@ -338,6 +355,17 @@ func valueChoices(parent, key string, doc *schema.Document, path string) []choic
 		for _, v := range vs {
 			out = append(out, choice{v, detail})
 		}
+	}
+	// The schema's own enum at the value first (the workspace config's
+	// eval.require and lint severities, the agent's source).
+	enumPtr := schema.JoinPointer(parent, key)
+	if isWorkspaceConfig(path) {
+		add("allowed value", schemaDocOf(path).Enum(enumPtr)...)
+		return out
+	}
+	if vs := schemaDocOf(path).Enum(enumPtr); len(vs) > 0 && schema.IsAgentFile(path) {
+		add("allowed value", vs...)
+		return out
 	}
 	switch key {
 	case "section":
@@ -445,11 +473,30 @@ func anySlice(ss []string) []any {
 	return out
 }
 
-// keyDescription is the hover text of an authored key: the agent schema's
+// schemaDocOf is the schema completion and hover read for path: the
+// workspace config's for .agent-ls.yaml, else the agent schema.
+func schemaDocOf(path string) *schema.SchemaDoc {
+	if isWorkspaceConfig(path) {
+		return schema.SchemaDocFor(schema.FileWorkspace)
+	}
+	return schema.SchemaDocFor(schema.FileAgent)
+}
+
+// keyDescription is the hover text of an authored key: its schema's
 // description of it (what it means and how it renders in the prompt), as a
-// markdown paragraph; "" when the schema does not describe it.
-func keyDescription(ptr string) string {
-	d, ok := schema.DescribeAgent(ptr)
+// markdown paragraph; "" when the schema does not describe it. A lint rule
+// id under lint.rules of a workspace config is described by the rule.
+func keyDescription(path, ptr string) string {
+	if isWorkspaceConfig(path) {
+		if id, ok := strings.CutPrefix(ptr, "/lint/rules/"); ok {
+			for _, r := range lint.Rules() {
+				if r.ID == schema.UnescapePointer(id) {
+					return fmt.Sprintf("\nLint rule `%s`: %s (default severity %s).\n", r.ID, r.Doc, r.DefaultSeverity)
+				}
+			}
+		}
+	}
+	d, ok := schemaDocOf(path).Describe(ptr)
 	if !ok || d == "" {
 		return ""
 	}

@@ -53,9 +53,15 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 	})
 }
 
-// analyze parses and validates one snapshot.
+// analyze parses and validates one snapshot: an agent file against the
+// agent schema, a workspace config against its own.
 func analyze(path string, version int32, text []byte) *analysis {
 	a := &analysis{version: version}
+	if isWorkspaceConfig(path) {
+		doc, _, problems, err := schema.LoadWorkspace(path, text)
+		a.doc, a.problems, a.parseErr = doc, problems, err
+		return a
+	}
 	doc, agent, problems, err := schema.LoadAgent(path, text)
 	a.doc, a.agent, a.problems = doc, agent, problems
 	if err != nil {
@@ -77,6 +83,9 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	fast := s.problemDiagnostics(a)
 	if !s.publish(ctx, snap, fast) || ctx.Err() != nil {
 		return // a newer edit supersedes the lint pass: leave it the cores
+	}
+	if isWorkspaceConfig(snap.path) {
+		return // a workspace config has no composition to lint
 	}
 	ws := s.workspaceFor(snap.path)
 	agentName := ""

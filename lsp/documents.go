@@ -38,11 +38,12 @@ type snapshot struct {
 	gen     uint64
 }
 
-// DidOpen starts tracking an agent file and diagnoses it.
+// DidOpen starts tracking an agent file or a workspace config
+// (.agent-ls.yaml) and diagnoses it.
 func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParams) error {
 	uri := p.TextDocument.URI
 	path := uriToPath(uri)
-	if path == "" || !schema.IsAgentFile(path) {
+	if path == "" || !schema.IsAgentFile(path) && !isWorkspaceConfig(path) {
 		return nil
 	}
 	s.mu.Lock()
@@ -137,6 +138,24 @@ func (s *server) latest(uri protocol.DocumentURI) (*document, *analysis) {
 	}
 	cp := *d
 	return &cp, d.parsed
+}
+
+// isWorkspaceConfig reports whether path is a workspace config
+// (.agent-ls.yaml): served with completion, hover, diagnostics and quick
+// fixes from its own schema, never composed.
+func isWorkspaceConfig(path string) bool {
+	return schema.KindOf(path) == schema.FileWorkspace
+}
+
+// openAgentURIs lists the open agent files (workspace configs left out).
+func (s *server) openAgentURIs() []protocol.DocumentURI {
+	var out []protocol.DocumentURI
+	for _, u := range s.openURIs() {
+		if !isWorkspaceConfig(uriToPath(u)) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // openURIs lists the open documents.

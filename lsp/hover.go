@@ -138,9 +138,13 @@ func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
 	}
 	var b strings.Builder
 	if ptr != "" {
-		fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+		if isWorkspaceConfig(f.path) {
+			fmt.Fprintf(&b, "`%s` · workspace config (%s)\n", ptr, schema.WorkspaceConfigName)
+		} else {
+			fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+		}
 		if onKey {
-			b.WriteString(keyDescription(ptr))
+			b.WriteString(keyDescription(f.path, ptr))
 		}
 	}
 	if len(lines) > 0 {

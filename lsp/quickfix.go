@@ -62,7 +62,7 @@ func renameKeyFix(f *agentFile, d protocol.Diagnostic, key string) *protocol.Cod
 		present[lastToken(c)] = true
 	}
 	var names []string
-	for _, pr := range schema.AgentProperties(parent) {
+	for _, pr := range schema.SchemaDocFor(schema.KindOf(f.path)).Properties(parent) {
 		if !present[pr.Name] {
 			names = append(names, pr.Name)
 		}

@@ -21,7 +21,7 @@ import (
 func (s *server) DocumentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) ([]interface{}, error) {
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
-	if err != nil {
+	if err != nil || isWorkspaceConfig(f.path) {
 		return []interface{}{}, nil
 	}
 	if out, ok := s.symbols.get(f.uri, f.doc); ok {

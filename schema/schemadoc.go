@@ -16,27 +16,62 @@ type SchemaProperty struct {
 	Required    bool
 }
 
-var agentSchemaDoc = sync.OnceValue(func() map[string]any {
-	var m map[string]any
-	if err := json.Unmarshal(AgentSchema, &m); err != nil {
-		return map[string]any{}
+// SchemaDoc reads one of the embedded JSON Schemas for editors: the
+// description, properties and enum values of the node at a JSON Pointer
+// into a document the schema describes. The same walk serves agent files
+// and the workspace config.
+type SchemaDoc struct {
+	root map[string]any
+}
+
+func loadSchemaDoc(src []byte) func() *SchemaDoc {
+	return sync.OnceValue(func() *SchemaDoc {
+		var m map[string]any
+		if err := json.Unmarshal(src, &m); err != nil {
+			m = map[string]any{}
+		}
+		return &SchemaDoc{root: m}
+	})
+}
+
+var (
+	agentSchemaDoc     = loadSchemaDoc(AgentSchema)
+	workspaceSchemaDoc = loadSchemaDoc(WorkspaceSchema)
+	recordSchemaDoc    = loadSchemaDoc(RecordSchema)
+)
+
+// SchemaDocFor is the schema of a file of kind k: the agent schema, the
+// workspace config's (.agent-ls.yaml) or the memory record's.
+func SchemaDocFor(k FileKind) *SchemaDoc {
+	switch k {
+	case FileWorkspace:
+		return workspaceSchemaDoc()
+	case FileRecords:
+		return recordSchemaDoc()
 	}
-	return m
-})
+	return agentSchemaDoc()
+}
 
 // DescribeAgent returns the agent schema's description of the node at ptr
 // (e.g. "/roleTemplate/judgments/0/heuristics"): what it means and how it
 // renders in the prompt. Array indexes and map keys are followed as the
 // schema allows.
-func DescribeAgent(ptr string) (string, bool) {
-	s, ok := agentSchemaAt(ptr)
+func DescribeAgent(ptr string) (string, bool) { return agentSchemaDoc().Describe(ptr) }
+
+// AgentProperties lists the properties the agent schema allows on the object
+// at ptr, sorted by name; none when ptr is not a fixed-shape object.
+func AgentProperties(ptr string) []SchemaProperty { return agentSchemaDoc().Properties(ptr) }
+
+// Describe returns the schema's description of the node at ptr.
+func (sd *SchemaDoc) Describe(ptr string) (string, bool) {
+	s, ok := sd.at(ptr)
 	if !ok {
 		return "", false
 	}
 	if d, ok := s["description"].(string); ok {
 		return d, true
 	}
-	for _, r := range expand(s) {
+	for _, r := range sd.expand(s) {
 		if d, ok := r["description"].(string); ok {
 			return d, true
 		}
@@ -44,15 +79,15 @@ func DescribeAgent(ptr string) (string, bool) {
 	return "", false
 }
 
-// AgentProperties lists the properties the agent schema allows on the object
-// at ptr, sorted by name; none when ptr is not a fixed-shape object.
-func AgentProperties(ptr string) []SchemaProperty {
-	s, ok := agentSchemaAt(ptr)
+// Properties lists the properties the schema allows on the object at ptr,
+// sorted by name; none when ptr is not a fixed-shape object.
+func (sd *SchemaDoc) Properties(ptr string) []SchemaProperty {
+	s, ok := sd.at(ptr)
 	if !ok {
 		return nil
 	}
 	var out []SchemaProperty
-	for _, r := range expand(s) {
+	for _, r := range sd.expand(s) {
 		props, _ := r["properties"].(map[string]any)
 		req := map[string]bool{}
 		if list, ok := r["required"].([]any); ok {
@@ -66,7 +101,7 @@ func AgentProperties(ptr string) []SchemaProperty {
 			pm, _ := p.(map[string]any)
 			desc, _ := pm["description"].(string)
 			if desc == "" {
-				for _, e := range expand(pm) {
+				for _, e := range sd.expand(pm) {
 					if d, ok := e["description"].(string); ok {
 						desc = d
 						break
@@ -80,12 +115,39 @@ func AgentProperties(ptr string) []SchemaProperty {
 	return out
 }
 
-// agentSchemaAt walks the agent schema along ptr.
-func agentSchemaAt(ptr string) (map[string]any, bool) {
-	root := agentSchemaDoc()
-	s := root
+// Enum lists the string values the schema allows at ptr (its enum, or the
+// enum of an array's items when ptr is an array), in the schema's order;
+// none when the node is not an enumeration.
+func (sd *SchemaDoc) Enum(ptr string) []string {
+	s, ok := sd.at(ptr)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, r := range sd.expand(s) {
+		list, _ := r["enum"].([]any)
+		if len(list) == 0 {
+			if it, ok := r["items"].(map[string]any); ok {
+				list, _ = it["enum"].([]any)
+			}
+		}
+		for _, e := range list {
+			if v, ok := e.(string); ok {
+				out = append(out, v)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// at walks the schema along ptr.
+func (sd *SchemaDoc) at(ptr string) (map[string]any, bool) {
+	s := sd.root
 	for _, tok := range SplitPointer(ptr) {
-		next, ok := childSchema(s, tok)
+		next, ok := sd.child(s, tok)
 		if !ok {
 			return nil, false
 		}
@@ -96,12 +158,12 @@ func agentSchemaAt(ptr string) (map[string]any, bool) {
 
 // expand returns s and the schemas it stands for: its $ref target and the
 // "then" of a nullable object, each resolved in turn.
-func expand(s map[string]any) []map[string]any {
+func (sd *SchemaDoc) expand(s map[string]any) []map[string]any {
 	out := []map[string]any{s}
 	for i := 0; i < len(out) && i < 8; i++ {
 		cur := out[i]
 		if ref, ok := cur["$ref"].(string); ok {
-			if t, ok := resolveRef(ref); ok {
+			if t, ok := sd.resolveRef(ref); ok {
 				out = append(out, t)
 			}
 		}
@@ -112,18 +174,18 @@ func expand(s map[string]any) []map[string]any {
 	return out
 }
 
-func resolveRef(ref string) (map[string]any, bool) {
+func (sd *SchemaDoc) resolveRef(ref string) (map[string]any, bool) {
 	name, ok := strings.CutPrefix(ref, "#/$defs/")
 	if !ok {
 		return nil, false
 	}
-	defs, _ := agentSchemaDoc()["$defs"].(map[string]any)
+	defs, _ := sd.root["$defs"].(map[string]any)
 	t, ok := defs[UnescapePointer(name)].(map[string]any)
 	return t, ok
 }
 
-func childSchema(s map[string]any, tok string) (map[string]any, bool) {
-	for _, r := range expand(s) {
+func (sd *SchemaDoc) child(s map[string]any, tok string) (map[string]any, bool) {
+	for _, r := range sd.expand(s) {
 		if props, ok := r["properties"].(map[string]any); ok {
 			if p, ok := props[tok].(map[string]any); ok {
 				return p, true

@@ -62,3 +62,46 @@ func TestAgentProperties(t *testing.T) {
 		t.Errorf("a string has properties %v", ps)
 	}
 }
+
+// TestWorkspaceSchemaDoc: the workspace config's schema answers the same
+// questions as the agent's (editor completion and hover in .agent-ls.yaml).
+func TestWorkspaceSchemaDoc(t *testing.T) {
+	sd := SchemaDocFor(FileWorkspace)
+	var names []string
+	for _, p := range sd.Properties("") {
+		names = append(names, p.Name)
+	}
+	if got := strings.Join(names, ","); !strings.Contains(got, "actor,budgets,ceiling,eval,lint,promotion") || strings.Contains(got, "roleTemplate") {
+		t.Errorf("workspace root properties %s", got)
+	}
+	req := map[string]bool{}
+	for _, p := range sd.Properties("/eval") {
+		req[p.Name] = p.Required
+	}
+	if !req["command"] || req["timeout"] || len(req) != 3 {
+		t.Errorf("eval properties %v", req)
+	}
+	tests := []struct {
+		ptr  string
+		want string // comma-joined enum, "" for none
+	}{
+		{"/eval/require", "non-regression,improvement"},
+		{"/lint/rules/near-duplicate", "off,error,warning,info,hint"},
+		{"/store", ""},
+		{"/nope", ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(sd.Enum(tt.ptr), ","); got != tt.want {
+			t.Errorf("Enum(%q) = %q, want %q", tt.ptr, got, tt.want)
+		}
+	}
+	if d, ok := sd.Describe("/promotion/proposalExpiry"); !ok || !strings.Contains(d, "guarded-tier proposal") {
+		t.Errorf("Describe(/promotion/proposalExpiry) = %q, %v", d, ok)
+	}
+	if got := strings.Join(SchemaDocFor(FileAgent).Enum("/roleTemplate/source"), ","); got != "library,custom" {
+		t.Errorf("agent enum /roleTemplate/source = %q", got)
+	}
+	if got := SchemaDocFor(FileRecords).Enum("/kind"); len(got) < 4 {
+		t.Errorf("record enum /kind = %v", got)
+	}
+}

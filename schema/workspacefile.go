@@ -8,13 +8,21 @@ import "fmt"
 // ceiling not below the sum of the budgets are Problems at their positions.
 // An empty file is a valid config with every key unset.
 func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Problem, error) {
+	_, cfg, ps, err := LoadWorkspace(filename, data)
+	return cfg, ps, err
+}
+
+// LoadWorkspace is ParseWorkspaceConfig that also returns the parsed
+// document (nil when the text does not parse), for editors: positions,
+// hover and completion over the config as written.
+func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []Problem, error) {
 	var cfg WorkspaceConfig
 	d, err := ParseDocument(filename, data)
 	if err != nil {
-		return cfg, nil, err
+		return nil, cfg, nil, err
 	}
 	if d.Value() == nil {
-		return cfg, nil, nil
+		return d, cfg, nil, nil
 	}
 	ps := validateWith(d, workspaceSchema())
 	// Unknown keys are already problems; decode the rest to check values.
@@ -22,7 +30,7 @@ func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Prob
 		if len(ps) == 0 {
 			ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Message: err.Error(), Range: d.rootRange()})
 		}
-		return WorkspaceConfig{}, ps, nil
+		return d, WorkspaceConfig{}, ps, nil
 	}
 	bad := map[string]bool{}
 	for _, p := range ps {
@@ -56,7 +64,7 @@ func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Prob
 		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: valueRange(d, ptr),
 			Message: fmt.Sprintf("ceiling %d must be below the sum of the budgets (%d)", eff.Ceiling, sum)})
 	}
-	return cfg, sortProblems(ps), nil
+	return d, cfg, sortProblems(ps), nil
 }
 
 func evalTimeout(e *EvalConfig) string {

@@ -6,8 +6,9 @@
 ;;; Commentary:
 
 ;; Starts `agent-ls serve' through Eglot for agent files (*.agent.yaml,
-;; *.agent.yml, *.agent.json), which get their own major modes derived from
-;; the YAML/JSON modes available.  The protocol contract is
+;; *.agent.yml, *.agent.json) and the workspace config (.agent-ls.yaml,
+;; completed and checked against its own schema), which get their own major
+;; modes derived from the YAML/JSON modes available.  The protocol contract is
 ;; docs/LSP-PROTOCOL.md.
 ;;
 ;;   (add-to-list 'load-path "/path/to/agent-ls/editors/emacs")
@@ -99,7 +100,9 @@ Unset customizations are left out so .agent-ls.yaml fills them."
 
 ;;;###autoload
 (define-derived-mode agent-ls-yaml-mode agent-ls--yaml-base-mode "Agent-YAML"
-  "Major mode for agent files in YAML (*.agent.yaml, *.agent.yml)."
+  "Major mode for agent files in YAML (*.agent.yaml, *.agent.yml).
+Also the workspace config .agent-ls.yaml, which the server serves from its
+own schema."
   (setq-local comment-start "# ")
   (setq-local comment-start-skip "#+\\s-*"))
 
@@ -114,6 +117,8 @@ Unset customizations are left out so .agent-ls.yaml fills them."
 (add-to-list 'auto-mode-alist '("\\.agent\\.ya?ml\\'" . agent-ls-yaml-mode))
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("\\.agent\\.json\\'" . agent-ls-json-mode))
+;;;###autoload
+(add-to-list 'auto-mode-alist '("/\\.agent-ls\\.yaml\\'" . agent-ls-yaml-mode))
 
 (add-to-list 'eglot-server-programs
              '(((agent-ls-yaml-mode :language-id "yaml")

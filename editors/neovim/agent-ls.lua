@@ -1,5 +1,7 @@
 -- agent-ls for Neovim: starts `agent-ls serve` for agent files
--- (*.agent.yaml, *.agent.yml, *.agent.json) with the built-in LSP client.
+-- (*.agent.yaml, *.agent.yml, *.agent.json) and the workspace config
+-- (.agent-ls.yaml: completion, hover and diagnostics from its schema) with
+-- the built-in LSP client.
 --
 -- Neovim >= 0.8 uses vim.lsp.start; 0.7 falls back to vim.lsp.start_client +
 -- vim.lsp.buf_attach_client (one client per root). >= 0.10 enables inlay hints.
@@ -30,7 +32,7 @@ M.defaults = {
 }
 
 local uv = vim.loop
-local agent_pattern = { "*.agent.yaml", "*.agent.yml", "*.agent.json" }
+local agent_pattern = { "*.agent.yaml", "*.agent.yml", "*.agent.json", ".agent-ls.yaml" }
 local opts_in_use = nil
 local clients_by_root = {} -- 0.7 only: root_dir -> client id
 
@@ -43,6 +45,15 @@ function M.is_agent_file(name)
     return false
   end
   return name:match("%.agent%.ya?ml$") ~= nil or name:match("%.agent%.json$") ~= nil
+end
+
+--- Reports whether a file name is one the server serves: an agent file or
+--- the workspace config (.agent-ls.yaml).
+function M.is_served_file(name)
+  if type(name) ~= "string" then
+    return false
+  end
+  return M.is_agent_file(name) or vim.fn.fnamemodify(name, ":t") == ".agent-ls.yaml"
 end
 
 local function language_id(bufnr)
@@ -202,7 +213,7 @@ end
 function M.start(bufnr, opts)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   opts = opts or opts_in_use or merge(M.defaults, {})
-  if not M.is_agent_file(vim.api.nvim_buf_get_name(bufnr)) then
+  if not M.is_served_file(vim.api.nvim_buf_get_name(bufnr)) then
     return nil
   end
   local config = client_config(opts, bufnr)

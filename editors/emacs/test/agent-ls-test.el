@@ -88,7 +88,7 @@
 
 (ert-deftest agent-ls-modes ()
   (dolist (c '(("a.agent.yaml" . agent-ls-yaml-mode) ("a.agent.yml" . agent-ls-yaml-mode)
-               ("a.agent.json" . agent-ls-json-mode)))
+               ("a.agent.json" . agent-ls-json-mode) (".agent-ls.yaml" . agent-ls-yaml-mode)))
     (with-temp-buffer
       (setq buffer-file-name (expand-file-name (car c) temporary-file-directory))
       (set-auto-mode)

@@ -139,6 +139,16 @@ local function main()
   vim.cmd("edit " .. ws .. "/notes.yaml")
   check(agent_ls.client(0) == nil, "notes.yaml is not attached")
 
+  -- The workspace config is served too, by the same client, as yaml.
+  check(agent_ls.is_served_file("/x/.agent-ls.yaml") and not agent_ls.is_agent_file("/x/.agent-ls.yaml"), "is_served_file")
+  vim.cmd("edit " .. ws .. "/.agent-ls.yaml")
+  local open_cfg = wait_for(logp, function(m)
+    return m.method == "textDocument/didOpen" and m.params.textDocument.uri == vim.uri_from_fname(ws .. "/.agent-ls.yaml")
+  end)
+  check(open_cfg ~= nil and open_cfg.params.textDocument.languageId == "yaml", "didOpen .agent-ls.yaml as yaml")
+  local ccfg = agent_ls.client(0)
+  check(ccfg ~= nil and ccfg.id == id, ".agent-ls.yaml shares the client")
+
   -- Composed prompt in a read-only buffer with memory lines marked.
   vim.cmd("buffer " .. a_buf)
   agent_ls.show_composed_prompt(a_buf)

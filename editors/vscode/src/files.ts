@@ -5,9 +5,13 @@
 /** Glob of agent files, as VS Code's `workspaceContains` and document selectors take it. */
 export const agentFileGlob = "**/*.agent.{yaml,yml,json}";
 
+/** Glob of the workspace config, which the server serves too (completion, hover, diagnostics). */
+export const workspaceConfigGlob = "**/.agent-ls.yaml";
+
 /** Activation events the manifest must declare. */
 export const activationEvents: readonly string[] = [
   `workspaceContains:${agentFileGlob}`,
+  `workspaceContains:${workspaceConfigGlob}`,
   "onLanguage:yaml",
   "onLanguage:json",
 ];
@@ -20,7 +24,8 @@ export interface AgentDocumentFilter {
 }
 
 /**
- * The client's document selector: YAML and JSON agent files, on disk and unsaved.
+ * The client's document selector: YAML and JSON agent files, on disk and unsaved, and the
+ * workspace config (.agent-ls.yaml, completed and checked against its own schema).
  * Agent files keep the yaml/json language ids so the YAML and JSON extensions serve them too.
  */
 export const documentSelector: readonly AgentDocumentFilter[] = [
@@ -28,6 +33,7 @@ export const documentSelector: readonly AgentDocumentFilter[] = [
   { scheme: "file", language: "json", pattern: "**/*.agent.json" },
   { scheme: "untitled", language: "yaml", pattern: "**/*.agent.{yaml,yml}" },
   { scheme: "untitled", language: "json", pattern: "**/*.agent.json" },
+  { scheme: "file", language: "yaml", pattern: workspaceConfigGlob },
 ];
 
 /** File patterns (basename globs) that yamlValidation and jsonValidation bind the schema to. */

@@ -101,6 +101,7 @@ describe("extension activation", () => {
     const selector = c.clientOptions.documentSelector as { language: string; pattern: string }[];
     assert.ok(selector.some((f) => f.language === "yaml" && f.pattern === "**/*.agent.{yaml,yml}"));
     assert.ok(selector.some((f) => f.language === "json" && f.pattern === "**/*.agent.json"));
+    assert.ok(selector.some((f) => f.language === "yaml" && f.pattern === "**/.agent-ls.yaml"));
   });
 
   it("warns about a bad setting and starts anyway", async () => {
