@@ -33,6 +33,10 @@ type Input struct {
 	// Settings is the workspace config: budgets, ceiling, staleAfter,
 	// promotion.recurrence and lint.rules overrides.
 	Settings schema.WorkspaceConfig
+	// Done, when set, stops Run early once closed (a cancelled context's
+	// Done): the rules still to run and the rest of a long rule's records
+	// are skipped, so the findings are incomplete and the caller drops them.
+	Done <-chan struct{}
 }
 
 // StoreFacts are what the caller read from the store for one agent.
@@ -183,7 +187,7 @@ func Severity(settings schema.WorkspaceConfig, ruleID string) string {
 // Run applies every enabled rule and returns the findings not suppressed by
 // a `# agent-ls: ignore RULE reason` comment (on the finding's line or the
 // line above), ordered by range, then rule, then message. It is pure and
-// deterministic.
+// deterministic (until in.Done closes).
 func Run(in Input) []Finding {
 	if in.Doc == nil {
 		return nil
@@ -204,6 +208,9 @@ func Run(in Input) []Finding {
 			s := sev(r.info.ID)
 			if s == SeverityOff {
 				continue
+			}
+			if c.stopped() {
+				break
 			}
 			for _, f := range r.run(c) {
 				f.Rule, f.Severity = r.info.ID, s

@@ -319,3 +319,28 @@ func TestHealth(t *testing.T) {
 		t.Errorf("candidate %+v", c)
 	}
 }
+
+// TestDone: a run whose Done is closed stops before the rules (its
+// findings are dropped by the caller); an open Done changes nothing.
+func TestDone(t *testing.T) {
+	for _, rule := range []string{lint.RuleContradiction, lint.RuleNearDuplicate, lint.RuleAuthoredWins} {
+		t.Run(rule, func(t *testing.T) {
+			in := fixtureInput(t, rule, "positive")
+			want := brief(lint.Run(in))
+			if len(only(lint.Run(in), rule)) == 0 {
+				t.Fatalf("fixture has no %s finding", rule)
+			}
+			open := make(chan struct{})
+			in.Done = open
+			if got := brief(lint.Run(in)); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("open Done: %v, want %v", got, want)
+			}
+			closed := make(chan struct{})
+			close(closed)
+			in.Done = closed
+			if got := lint.Run(in); len(got) != 0 {
+				t.Errorf("closed Done: %v, want no findings", brief(got))
+			}
+		})
+	}
+}

@@ -24,6 +24,16 @@ type runCtx struct {
 	isCand  map[string]bool
 }
 
+// stopped reports whether the caller stopped the run (Input.Done closed).
+func (c *runCtx) stopped() bool {
+	select {
+	case <-c.in.Done:
+		return true
+	default:
+		return false
+	}
+}
+
 func newRunCtx(in Input) *runCtx {
 	c := &runCtx{in: in, doc: in.Doc, cfg: in.Config, ws: in.Settings.WithDefaults(),
 		records: map[string]*schema.MemoryRecord{}, isCand: map[string]bool{}}
@@ -378,6 +388,9 @@ func ruleContradiction(c *runCtx) []Finding {
 		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
 			continue
 		}
+		if c.stopped() {
+			break
+		}
 		j := c.cfg.JudgmentByDomain(r.Target.Domain)
 		if j >= 0 {
 			jd := c.cfg.RoleTemplate.Judgments[j]
@@ -531,6 +544,9 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 	sort.Strings(targets)
 	var out []Finding
 	for _, k := range targets {
+		if c.stopped() {
+			return out
+		}
 		g := byTarget[k]
 		sort.Slice(g, func(i, j int) bool {
 			if g[i].CreatedAt != g[j].CreatedAt {
@@ -541,7 +557,7 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		if len(g) > MaxPairwise {
 			g = g[len(g)-MaxPairwise:]
 		}
-		for i := 0; i < len(g); i++ {
+		for i := 0; i < len(g) && !c.stopped(); i++ {
 			for j := i + 1; j < len(g); j++ {
 				a, b := g[i], g[j]
 				if !lexical.NearDuplicate(a.Content, b.Content) {
@@ -559,6 +575,9 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
 			continue
+		}
+		if c.stopped() {
+			break
 		}
 		j := c.cfg.JudgmentByDomain(r.Target.Domain)
 		if j < 0 {

@@ -34,6 +34,10 @@ func LintEngine() Linter {
 			}
 			facts = f
 		}
-		return lint.Problems(lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings})), nil
+		fs := lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings, Done: ctx.Done()})
+		if err := ctx.Err(); err != nil {
+			return nil, err // the run stopped early: its findings are incomplete
+		}
+		return lint.Problems(fs), nil
 	}
 }

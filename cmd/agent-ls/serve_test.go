@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestServeExitsWhileLinting: `exit` ends `agent-ls serve` (status 0 after
+// shutdown) while the lint pass over a big store is still running; it used
+// to wait for the pass (minutes over this store) and editors killed it.
+// The workspace is bench/gen's: 1,000 promoted records and 5,000 heuristic
+// candidates of the agent, which the contradiction rule compares pairwise.
+func TestServeExitsWhileLinting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a store of 11,000 records")
+	}
+	dir := t.TempDir()
+	gen := exec.Command("go", "run", "../../bench/gen", "-dir", dir, "-records", "11000", "-files", "1")
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("bench/gen: %v\n%s", err, out)
+	}
+	agentFile := filepath.Join(dir, "bench.agent.yaml")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentLSBin, "serve")
+	cmd.Dir = dir
+	cmd.Stderr = testLog{t}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
+	root := (&url.URL{Scheme: "file", Path: dir}).String()
+	uri := (&url.URL{Scheme: "file", Path: agentFile}).String()
+	c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root,
+		"capabilities":     map[string]any{"textDocument": map[string]any{"inlayHint": map[string]any{}}},
+		"workspaceFolders": []any{map[string]any{"uri": root, "name": "ws"}}})
+	c.notify("initialized", map[string]any{})
+	text, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": uri, "languageId": "yaml", "version": 1, "text": string(text)}})
+	// The schema diagnostics come first; the lint pass starts after them.
+	for {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				URI string `json:"uri"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(c.read(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Method != "" && m.ID != nil {
+			c.send(map[string]any{"id": m.ID, "result": nil})
+		}
+		if m.Method == "textDocument/publishDiagnostics" && m.Params.URI == uri {
+			break
+		}
+	}
+	// Let the lint pass get under way (it reads the store first). A slower
+	// machine only makes the test weaker, never wrong.
+	time.Sleep(time.Second)
+	c.call("shutdown", nil)
+	c.notify("exit", nil)
+	go func() { _, _ = io.Copy(io.Discard, c.r) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("agent-ls serve exited with status %d after shutdown and exit, want 0", ee.ExitCode())
+		}
+		if err != nil {
+			t.Fatalf("agent-ls serve: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatal("agent-ls serve did not exit within 10 s of shutdown and exit (a hang guard: it exits at once)")
+	}
+}
