@@ -176,6 +176,14 @@ func New(c Config) *Engine {
 	return e
 }
 
+// withStore returns a copy of the engine working on st (a batch's view of
+// its store).
+func (e *Engine) withStore(st store.Store) *Engine {
+	c := *e
+	c.st = st
+	return &c
+}
+
 // AgentName is the agent key this engine works for ("" when unknown).
 func (e *Engine) AgentName() string { return e.name }
 

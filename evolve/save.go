@@ -308,15 +308,30 @@ func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
 }
 
 // SaveBatch saves rs in order, each answered as Save answers it; later
-// requests are reconciled against the earlier ones of the batch.
+// requests are reconciled against the earlier ones of the batch. The batch
+// is one store transaction (store.Store.Batch): every save's reads, writes,
+// corroborations, promotions and proposals, with their ledger entries, are
+// committed together, or none of them when a request is invalid or a store
+// operation fails (the error names the request; no results are returned).
 func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult, error) {
-	out := make([]SaveResult, 0, len(rs))
-	for i, r := range rs {
-		res, err := e.Save(ctx, r)
-		if err != nil {
-			return out, fmt.Errorf("save batch[%d]: %w", i, err)
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	var out []SaveResult
+	err := e.st.Batch(ctx, func(tx store.Store) error {
+		be := e.withStore(tx)
+		out = make([]SaveResult, 0, len(rs))
+		for i, r := range rs {
+			res, err := be.Save(ctx, r)
+			if err != nil {
+				return fmt.Errorf("save batch[%d]: %w", i, err)
+			}
+			out = append(out, res)
 		}
-		out = append(out, res)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -349,6 +349,19 @@ type Store interface {
 	// ErrConflict, an invalid record ErrInvalid naming its index.
 	Import(ctx context.Context, recs []schema.MemoryRecord, actor Actor) error
 
+	// Batch runs fn with a Store whose operations form one all-or-nothing
+	// transaction: fn's reads see fn's own writes, other readers see none of
+	// them until Batch returns, and they are committed together (one durable
+	// commit) when fn returns nil. Nothing is committed when fn returns an
+	// error or panics, or when an operation inside fn failed (even if fn
+	// ignored its error: a failed operation may have left part of its
+	// effects in the transaction). Each operation appends the ledger entries
+	// it appends on its own, chained in order. The Store given to fn is
+	// valid until fn returns (then ErrClosed); Batch on it runs in the same
+	// transaction. File backends hold the writer lock while fn runs: keep
+	// fn to store work and in-memory decisions.
+	Batch(ctx context.Context, fn func(tx Store) error) error
+
 	// Close releases the store.
 	Close() error
 }

@@ -99,9 +99,12 @@ type Store struct {
 	logger    *slog.Logger
 
 	mu     sync.RWMutex // writers exclusive, readers shared, within this process
-	idMu   sync.Mutex
+	idMu   *sync.Mutex  // shared with the batch views of this store
 	ids    *schema.IDGenerator
 	closed bool
+	// tx is set on the view Batch hands to its fn: every operation runs in
+	// this read-write transaction instead of opening the file.
+	tx *bbolt.Tx
 }
 
 var _ store.Store = (*Store)(nil)
@@ -123,6 +126,7 @@ func Open(path string, opts store.Options) (*Store, error) {
 		timeout:   opts.LockTimeout,
 		retention: opts.SummaryRetention,
 		logger:    opts.Logger,
+		idMu:      &sync.Mutex{},
 		ids:       schema.NewIDGenerator(opts.Entropy),
 	}
 	if s.now == nil {
@@ -191,6 +195,9 @@ func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 // viewOpt is view; checkSize false skips the truncation check so a salvage
 // reads what it can.
 func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.Tx) error) error {
+	if s.tx != nil {
+		return s.inTx(ctx, fn)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -227,6 +234,9 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 // update runs fn in a read-write transaction, creating and migrating the
 // schema first when needed.
 func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if s.tx != nil {
+		return s.inTx(ctx, fn)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -334,4 +344,37 @@ func (s *Store) newID(t time.Time) (string, error) {
 	s.idMu.Lock()
 	defer s.idMu.Unlock()
 	return s.ids.New(t)
+}
+
+// Batch runs fn with a view of this store whose every operation runs in one
+// read-write transaction (store.Store.Batch): one file open, one commit and
+// fsync for the whole batch. The file's writer lock is held while fn runs.
+func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
+	if s.tx != nil {
+		return fn(s)
+	}
+	return s.update(ctx, func(tx *bbolt.Tx) error {
+		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
+			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx}
+		defer child.Close()
+		g := &store.BatchGuard{Store: child}
+		if err := fn(g); err != nil {
+			return err
+		}
+		return g.Failed()
+	})
+}
+
+// inTx runs fn in the batch transaction. The transaction is not safe for
+// concurrent use, so operations of one batch run one at a time.
+func (s *Store) inTx(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("store %s: batch ended: %w", s.path, store.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(s.tx)
 }

@@ -617,3 +617,44 @@ func clonePromotion(p store.Promotion) store.Promotion {
 }
 
 func cloneProposal(p store.Proposal) store.Proposal { return store.CloneProposal(p) }
+
+// Batch implements store.Store: fn works on a copy of the state, which
+// replaces the state when fn (and every operation in it) succeeded. The
+// store's mutex is held while fn runs.
+func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
+	if _, _, err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	child := &Store{now: s.now, retention: s.retention, ids: s.ids, seq: s.seq,
+		records:    make(map[string]*store.Stored, len(s.records)),
+		promotions: maps.Clone(s.promotions),
+		proposals:  make(map[string]store.Proposal, len(s.proposals)),
+		ledger:     slices.Clone(s.ledger),
+		summaries:  slices.Clone(s.summaries),
+	}
+	for id, st := range s.records {
+		child.records[id] = &store.Stored{Rec: store.CloneRecord(st.Rec), Seq: st.Seq}
+	}
+	for id, p := range s.promotions {
+		child.promotions[id] = clonePromotion(p)
+	}
+	for id, p := range s.proposals {
+		child.proposals[id] = cloneProposal(p)
+	}
+	g := &store.BatchGuard{Store: child}
+	err := fn(g)
+	if err == nil {
+		err = g.Failed()
+	}
+	child.mu.Lock()
+	defer child.mu.Unlock()
+	if err != nil {
+		child.closed = true
+		return err
+	}
+	s.seq, s.records, s.promotions, s.proposals, s.ledger, s.summaries =
+		child.seq, child.records, child.promotions, child.proposals, child.ledger, child.summaries
+	child.closed = true
+	return nil
+}

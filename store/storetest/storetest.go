@@ -100,6 +100,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Races", k.raceTests()},
 		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
+		{"Batch", k.batchTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
