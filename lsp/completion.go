@@ -22,8 +22,10 @@ import (
 // required), enum values, existing judgment domains where a target names
 // one, and snippets for a new judgment, example, awareness domain and
 // responsibility. The place is found from the line being typed and the
-// indentation of the lines above it, so it works while the file does not
-// parse; JSON files use the parse when there is one.
+// indentation of the lines above it (YAML) or a tolerant scan of the text
+// before the cursor (JSON, jsonscan.go), so it works while the file does
+// not parse. A workspace config (.agent-ls.yaml) completes from its own
+// schema.
 func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (*protocol.CompletionList, error) {
 	text, path := s.currentText(p.TextDocument.URI)
 	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
@@ -32,7 +34,7 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	}
 	cc, ok := yamlContext(text, p.Position)
 	if strings.EqualFold(filepath.Ext(path), ".json") {
-		cc, ok = jsonContext(path, text, p.Position)
+		cc, ok = jsonScanContext(text, p.Position)
 	}
 	if !ok {
 		return out, nil
@@ -74,6 +76,9 @@ type completionContext struct {
 	// siblings are the keys already written beside the typed one, read
 	// from the lines of its block.
 	siblings map[string]bool
+	// sep goes before an inserted JSON key: ", " after a value whose
+	// comma is not written yet.
+	sep string
 }
 
 var (
@@ -196,30 +201,6 @@ func siblingKeys(lines []string, l, col int, dash bool) map[string]bool {
 	return out
 }
 
-// jsonContext uses the parse of a JSON file: a key position completes the
-// keys of its object, a value position the values of its key.
-func jsonContext(path string, text []byte, pos protocol.Position) (completionContext, bool) {
-	doc, err := schema.ParseDocument(path, text)
-	if err != nil {
-		return completionContext{}, false
-	}
-	ptr, onKey := doc.Locate(fromPosition(pos))
-	if ptr == "" {
-		return completionContext{}, false
-	}
-	cc := completionContext{parent: schema.ParentPointer(ptr), replace: protocol.Range{Start: pos, End: pos}}
-	if r, ok := doc.KeyRange(ptr); ok && onKey {
-		cc.replace = toRange(r)
-	} else if !onKey {
-		cc.key = lastToken(ptr)
-		if r, ok := doc.ValueRange(ptr); ok && !doc.IsObject(ptr) && !doc.IsArray(ptr) {
-			cc.replace = toRange(r)
-		}
-	}
-	cc.indent = -1
-	return cc, true
-}
-
 // completionItems lists the items of a context.
 func completionItems(cc completionContext, doc *schema.Document, path string) []protocol.CompletionItem {
 	items := []protocol.CompletionItem{}
@@ -238,10 +219,17 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	}
 	sd := schemaDocOf(path)
 	props := sd.Properties(cc.parent)
+	if isJSON && cc.dash {
+		props = nil // an array item: values only, keys go inside its braces
+	}
 	if len(props) == 0 && cc.dash {
 		// An item of an array of scalars: its enum values, if any.
 		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
-			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(v.value)})
+			text := v.value
+			if isJSON {
+				text = fmt.Sprintf("%q", v.value)
+			}
+			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(text)})
 		}
 	}
 	present := map[string]bool{}
@@ -261,7 +249,7 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 			}
 			text := r.ID + ": "
 			if isJSON {
-				text = fmt.Sprintf("%q", r.ID)
+				text = cc.sep + fmt.Sprintf("%q", r.ID)
 			}
 			items = append(items, protocol.CompletionItem{Label: r.ID, Kind: protocol.CompletionItemKindProperty,
 				Detail: "lint rule (default " + r.DefaultSeverity + ")", TextEdit: edit(text),
@@ -278,7 +266,7 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 		}
 		text := pr.Name + ": "
 		if isJSON {
-			text = fmt.Sprintf("%q", pr.Name)
+			text = cc.sep + fmt.Sprintf("%q", pr.Name)
 		}
 		it := protocol.CompletionItem{Label: pr.Name, Kind: protocol.CompletionItemKindProperty, Detail: detail,
 			TextEdit: edit(text), SortText: sortKey(pr.Required, pr.Name)}
