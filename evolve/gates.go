@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/evolve/lexical"
@@ -121,21 +122,47 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 			}
 		}
 	}
-	prom, err := e.promoted(ctx)
+	prom, err := e.promotedLines(ctx, domain)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range prom {
-		if p.ID == rec.ID || p.Target == nil || p.Target.Primitive != schema.PrimitiveJudgment || p.Target.Domain != domain {
-			continue
-		}
-		if p.Target.Slot != schema.SlotHeuristics && p.Target.Slot != schema.SlotConstraints {
+		if p.ID == rec.ID {
 			continue
 		}
 		if c, why := lexical.Contradicts(rec.Content, p.Content); c {
 			out = append(out, Conflict{RecordID: rec.ID, With: p.ID, Text: p.Content, Why: why})
 		}
 	}
+	return out, nil
+}
+
+// promotedLines returns the valid promoted heuristics and constraints of a
+// judgment domain in this engine's view, newest first (ties: the later id
+// first). It reads the two targets from the store's target index and checks
+// each hit's promotion row, so its cost grows with the domain's records, not
+// with every promoted record of the agent.
+func (e *Engine) promotedLines(ctx context.Context, domain string) ([]schema.MemoryRecord, error) {
+	var out []schema.MemoryRecord
+	for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
+		recs, err := e.live(ctx, schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if _, ok, err := e.promotion(ctx, r.ID); err != nil {
+				return nil, err
+			} else if ok {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b schema.MemoryRecord) int {
+		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
 	return out, nil
 }
 

@@ -9,12 +9,15 @@
 // Export is the salvage path: when the tree of a damaged file cannot be
 // walked it scans the file's pages for record values instead.
 //
-// Layout (schema version 1), one bucket per concern:
+// Layout (schema version 2), one bucket per concern:
 //
 //	meta        "version" -> uint64
 //	records     id -> 8-byte write sequence + record JSON
 //	targeted    id -> nil, for records that carry a target
 //	tscope      "k=v\x00id" -> nil for every scope pair of a targeted record
+//	tkey        target key + id -> nil for every targeted record, the target
+//	            key being its seven fields, each length-prefixed, so a Search
+//	            for one target reads only the records that carry it
 //	promotions  id -> Promotion JSON
 //	pscope      "k=v\x00id" -> copy of the records value, for every scope pair
 //	            of a promoted record, so Promoted reads its matches from
@@ -26,7 +29,9 @@
 // Version 0 is the pre-release layout: a records bucket holding plain record
 // JSON and nothing else. Opening it read-write migrates it in one
 // transaction: sequences are assigned in id order, indexes are built and an
-// import ledger entry is written per record.
+// import ledger entry is written per record. Version 1 lacks the tkey
+// bucket: it is read as is (Search for a target then reads every targeted
+// record), and opening it read-write builds the bucket (migrate1to2).
 package bolt
 
 import (
@@ -49,7 +54,10 @@ import (
 )
 
 // Version is the schema version this package writes.
-const Version = 1
+const Version = 2
+
+// minReadVersion is the oldest schema version read without migrating.
+const minReadVersion = 1
 
 // DefaultLockTimeout is how long an operation waits for the file lock when
 // Options.LockTimeout is zero.
@@ -71,6 +79,7 @@ var (
 	bucketRecords    = []byte("records")
 	bucketTargeted   = []byte("targeted")
 	bucketTScope     = []byte("tscope")
+	bucketTKey       = []byte("tkey")
 	bucketPromotions = []byte("promotions")
 	bucketPScope     = []byte("pscope")
 	bucketProposals  = []byte("proposals")
@@ -83,7 +92,7 @@ var (
 	// entries cut from the end of the chain, which the chain alone cannot.
 	keyLedgerHead = []byte("ledgerHead")
 
-	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketPromotions,
+	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketTKey, bucketPromotions,
 		bucketPScope, bucketProposals, bucketLedger, bucketSummaries}
 )
 
@@ -156,11 +165,16 @@ func Open(path string, opts store.Options) (*Store, error) {
 	// An existing current file needs only a shared-lock look; a new or
 	// older file gets one write transaction that creates or migrates it.
 	if _, err := os.Stat(abs); err == nil {
-		err := s.view(context.Background(), func(*bbolt.Tx) error { return nil })
+		err := s.view(context.Background(), func(tx *bbolt.Tx) error {
+			if v, err := readVersion(tx); err == nil && v < Version {
+				return errMigrate
+			}
+			return nil
+		})
 		if err == nil {
 			return s, nil
 		}
-		if !errors.Is(err, ErrVersion) {
+		if !errors.Is(err, ErrVersion) && !errors.Is(err, errMigrate) {
 			return nil, err
 		}
 	}
@@ -185,6 +199,9 @@ func (s *Store) Close() error {
 // errNoFile is returned by view when the file does not exist: reads treat
 // the store as empty.
 var errNoFile = errors.New("store file does not exist")
+
+// errMigrate tells Open that a readable file is older than Version.
+var errMigrate = errors.New("store file needs migrating")
 
 // view runs fn in a read-only transaction on a read-only (shared-lock) open
 // of the file.
@@ -220,7 +237,7 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 			if err != nil {
 				return err
 			}
-			if v != Version {
+			if v < minReadVersion || v > Version {
 				if v < Version {
 					return fmt.Errorf("store %s: %w: schema version %d, open it read-write once to migrate it to %d", s.path, ErrVersion, v, Version)
 				}

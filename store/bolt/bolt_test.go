@@ -763,3 +763,92 @@ func TestSalvageFromLedgerCopies(t *testing.T) {
 		t.Fatalf("salvage = %+v,\nwant only %+v (its write entry's copy with the corroboration applied)", got, want)
 	}
 }
+
+// TestMigrateFromVersion1: a version-1 file (no tkey index) is read as is,
+// target searches included, and opening it read-write builds the index
+// and records version 2, after which target searches find the same records.
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	ctx := context.Background()
+	s := openTest(t, path, store.Options{Now: newClock().Now})
+	deploy := schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: "projectContext", Key: "deploy_window"}
+	heur := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: "deploy", Slot: "heuristics"}
+	var reqs []store.WriteRequest
+	for i, tg := range []schema.MemoryTarget{deploy, heur, heur, deploy} {
+		reqs = append(reqs, store.WriteRequest{Scope: map[string]string{"project": "web"}, Kind: schema.KindFact,
+			Content: fmt.Sprintf("record %d", i), Target: &tg})
+	}
+	reqs = append(reqs, store.WriteRequest{Scope: map[string]string{"project": "web"}, Kind: schema.KindFact, Content: "untargeted"})
+	if _, err := s.Write(ctx, reqs, human); err != nil {
+		t.Fatal(err)
+	}
+	search := func(s *Store, tg schema.MemoryTarget) []string {
+		t.Helper()
+		res, err := s.Search(ctx, store.Query{Target: &tg, Limit: store.Limit(store.Unlimited)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contentsOf(res.Records)
+	}
+	want := map[string][]string{"deploy": search(s, deploy), "heur": search(s, heur)}
+	if len(want["deploy"]) != 2 || len(want["heur"]) != 2 {
+		t.Fatalf("target searches before the downgrade: %v", want)
+	}
+	// Make it a version-1 file: drop the tkey bucket, record version 1.
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		if err := tx.DeleteBucket(bucketTKey); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyVersion, u64(1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(path, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open of a version-1 file: %v", err)
+	}
+	for name, tg := range map[string]schema.MemoryTarget{"deploy": deploy, "heur": heur} {
+		if got := search(ro, tg); !reflect.DeepEqual(got, want[name]) {
+			t.Errorf("version 1, read-only: search %s = %v, want %v", name, got, want[name])
+		}
+	}
+	rw := openTest(t, path, store.Options{Now: newClock().Now})
+	for name, tg := range map[string]schema.MemoryTarget{"deploy": deploy, "heur": heur} {
+		if got := search(rw, tg); !reflect.DeepEqual(got, want[name]) {
+			t.Errorf("migrated: search %s = %v, want %v", name, got, want[name])
+		}
+	}
+	db, err = bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.View(func(tx *bbolt.Tx) error {
+		if v, err := readVersion(tx); err != nil || v != Version {
+			t.Errorf("version after migration = %d, %v; want %d", v, err, Version)
+		}
+		n := 0
+		_ = tx.Bucket(bucketTKey).ForEach(func(k, v []byte) error { n++; return nil })
+		if n != 4 {
+			t.Errorf("tkey after migration holds %d keys, want the 4 targeted records", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contentsOf(recs []schema.MemoryRecord) []string {
+	out := []string{}
+	for _, r := range recs {
+		out = append(out, r.Content)
+	}
+	return out
+}

@@ -106,7 +106,44 @@ func indexTargeted(tx *bbolt.Tx, rec schema.MemoryRecord) error {
 	if rec.Target == nil {
 		return nil
 	}
+	if err := tx.Bucket(bucketTKey).Put(targetKey(*rec.Target, rec.ID), nil); err != nil {
+		return err
+	}
 	return addIndex(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), rec)
+}
+
+// dropTargeted removes a record from the target indexes.
+func dropTargeted(tx *bbolt.Tx, rec schema.MemoryRecord) error {
+	if rec.Target != nil {
+		if err := tx.Bucket(bucketTKey).Delete(targetKey(*rec.Target, rec.ID)); err != nil {
+			return err
+		}
+	}
+	return dropIndex(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), rec)
+}
+
+// targetPrefix is the tkey prefix of target t: each field length-prefixed,
+// so no target's prefix is another's.
+func targetPrefix(t schema.MemoryTarget) []byte {
+	var p []byte
+	for _, f := range []string{string(t.Primitive), t.Section, t.Key, t.Domain, t.Slot, t.JudgmentDomain, t.Capability} {
+		p = binary.AppendUvarint(p, uint64(len(f)))
+		p = append(p, f...)
+	}
+	return p
+}
+
+func targetKey(t schema.MemoryTarget, id string) []byte { return append(targetPrefix(t), id...) }
+
+// targetIDs returns the ids tkey holds for target t, in id order.
+func targetIDs(tkey *bbolt.Bucket, t schema.MemoryTarget) []string {
+	prefix := targetPrefix(t)
+	var ids []string
+	c := tkey.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	return ids
 }
 
 // addIndex adds rec's id to all (unless nil: the promotions bucket is its

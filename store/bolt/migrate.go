@@ -60,6 +60,11 @@ func (s *Store) migrate(tx *bbolt.Tx) error {
 			return fmt.Errorf("store %s: migrate schema 0 to 1: %w", s.path, err)
 		}
 	}
+	if v <= 1 {
+		if err := s.migrate1to2(tx); err != nil {
+			return fmt.Errorf("store %s: migrate schema 1 to 2: %w", s.path, err)
+		}
+	}
 	if err := tx.Bucket(bucketMeta).Put(keyVersion, u64(Version)); err != nil {
 		return fmt.Errorf("store %s: write schema version: %w", s.path, err)
 	}
@@ -123,6 +128,28 @@ func (s *Store) migrate0to1(tx *bbolt.Tx) error {
 		rec := *o.rec
 		if err := s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpImport, RecordID: rec.ID,
 			Actor: actor, Reason: "migrated from schema version 0", Record: &rec}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrate1to2 builds the tkey index from the targeted records. A targeted
+// record that does not decode has no readable target and is left out of it
+// (Export still counts it as skipped).
+func (s *Store) migrate1to2(tx *bbolt.Tx) error {
+	records, tkey := tx.Bucket(bucketRecords), tx.Bucket(bucketTKey)
+	c := tx.Bucket(bucketTargeted).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		v := records.Get(k)
+		if v == nil {
+			continue
+		}
+		st, ok := decodeRecord(k, v)
+		if !ok || st.Rec.Target == nil {
+			continue
+		}
+		if err := tkey.Put(targetKey(*st.Rec.Target, st.Rec.ID), nil); err != nil {
 			return err
 		}
 	}

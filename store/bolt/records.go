@@ -129,9 +129,16 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 		}
 		if q.Target != nil || q.TargetedOnly {
 			// Only targeted records can match: read them from the target
-			// index (narrowed by the query's first scope pair), in id
-			// order as the full scan would.
-			for _, id := range indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope) {
+			// key index for one target, else from the target index
+			// (narrowed by the query's first scope pair), in id order as
+			// the full scan would.
+			var ids []string
+			if tk := tx.Bucket(bucketTKey); q.Target != nil && tk != nil {
+				ids = targetIDs(tk, *q.Target)
+			} else {
+				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
+			}
+			for _, id := range ids {
 				v := b.Get([]byte(id))
 				if v == nil {
 					continue
@@ -205,7 +212,7 @@ func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error 
 		if err := tx.Bucket(bucketRecords).Delete([]byte(id)); err != nil {
 			return err
 		}
-		if err := dropIndex(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), st.Rec); err != nil {
+		if err := dropTargeted(tx, st.Rec); err != nil {
 			return err
 		}
 		if err := s.dropPromotion(tx, st.Rec); err != nil {
