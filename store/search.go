@@ -118,7 +118,7 @@ func Rank(cands []Stored, q Query, now string) []schema.MemoryRecord {
 		if hits[i].score != hits[j].score {
 			return hits[i].score > hits[j].score
 		}
-		return newer(hits[i].s, hits[j].s)
+		return Newer(hits[i].s, hits[j].s)
 	})
 	if limit > 0 && len(hits) > limit {
 		hits = hits[:limit]
@@ -134,10 +134,11 @@ func Rank(cands []Stored, q Query, now string) []schema.MemoryRecord {
 // higher Seq first), the listing order of Search without text and of
 // Candidates.
 func SortNewest(s []Stored) {
-	sort.SliceStable(s, func(i, j int) bool { return newer(&s[i], &s[j]) })
+	sort.SliceStable(s, func(i, j int) bool { return Newer(&s[i], &s[j]) })
 }
 
-func newer(a, b *Stored) bool {
+// Newer reports whether a lists before b in SortNewest's order.
+func Newer(a, b *Stored) bool {
 	if a.Rec.CreatedAt != b.Rec.CreatedAt {
 		return a.Rec.CreatedAt > b.Rec.CreatedAt
 	}

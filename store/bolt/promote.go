@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -102,20 +103,24 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 	now := s.nowString()
 	keys := sortedKeys(filter)
 	prefix := scopePrefix(keys[0], filter[keys[0]])
-	var hits []store.Stored
+	var hits []*store.Stored
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketPScope)
 		if b == nil {
 			return nil
 		}
+		var raw []rawRecord
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			st, ok := decodeRecord(k[len(prefix):], v)
-			if !ok {
-				s.logger.Warn("skipped promoted record that does not decode", "store", s.path, "id", string(k[len(prefix):]))
+			raw = append(raw, rawRecord{k[len(prefix):], v})
+		}
+		sts, oks := decodeAll(raw)
+		for i := range sts {
+			if !oks[i] {
+				s.logger.Warn("skipped promoted record that does not decode", "store", s.path, "id", string(raw[i].key))
 				continue
 			}
-			if st.Rec.Valid(now) && store.MatchScope(st.Rec.Scope, filter) && mine(st.Rec.Scope) {
+			if st := &sts[i]; st.Rec.Valid(now) && store.MatchScope(st.Rec.Scope, filter) && mine(st.Rec.Scope) {
 				hits = append(hits, st)
 			}
 		}
@@ -138,22 +143,34 @@ func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent s
 func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[string]string, agent string, keep func(*bbolt.Tx, string) bool) ([]schema.MemoryRecord, error) {
 	now := s.nowString()
 	filter, mine := store.AgentFilter(scope, agent)
-	var hits []store.Stored
+	var hits []*store.Stored
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		others := otherAgents(tx.Bucket(byScope), agent)
+		records := tx.Bucket(bucketRecords)
+		if records == nil {
+			return nil
+		}
+		var raw []rawRecord
 		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
 			if others[id] {
 				// Another agent's record: the agent-key rule drops it, so
 				// it is not decoded (the keys of the scope index say so).
 				continue
 			}
-			st, found, err := s.getStored(tx, id)
-			if err != nil {
+			if v := records.Get([]byte(id)); id != "" && v != nil {
+				raw = append(raw, rawRecord{[]byte(id), v})
+			}
+		}
+		sts, oks := decodeAll(raw)
+		for i := range sts {
+			id := string(raw[i].key)
+			if !oks[i] {
 				// A damaged record is left out, as in Search.
 				s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
 				continue
 			}
-			if !found || !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
+			st := &sts[i]
+			if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
 				continue
 			}
 			hits = append(hits, st)
@@ -184,8 +201,10 @@ func otherAgents(byScope *bbolt.Bucket, agent string) map[string]bool {
 	return out
 }
 
-func newest(hits []store.Stored) []schema.MemoryRecord {
-	store.SortNewest(hits)
+// newest returns the records of hits newest first (store.SortNewest's
+// order), sorting the pointers rather than the records.
+func newest(hits []*store.Stored) []schema.MemoryRecord {
+	sort.SliceStable(hits, func(i, j int) bool { return store.Newer(hits[i], hits[j]) })
 	out := make([]schema.MemoryRecord, len(hits))
 	for i, h := range hits {
 		out[i] = h.Rec

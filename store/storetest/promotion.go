@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,46 @@ import (
 
 func (k kit) promotionTests() []test {
 	return []test{
+		{"ManyNewestFirst", func(t *testing.T) {
+			// Enough records that a backend may read them in parallel:
+			// still newest first (createdAt, then write order), other
+			// agents' records left out.
+			e := k.open(t)
+			const n = 300
+			var want []string
+			for batch := range 3 {
+				var reqs []store.WriteRequest
+				for i := range n / 3 {
+					agent := "me"
+					if i%5 == 4 {
+						agent = "other"
+					}
+					c := fmt.Sprintf("fact %d.%03d of %s", batch, i, agent)
+					reqs = append(reqs, targeted(c, "background.projectContext.k"+fmt.Sprint(batch*n+i), "project", "p", "agent", agent))
+					if agent == "me" {
+						want = append(want, c)
+					}
+				}
+				e.write(reqs...)
+				e.tick()
+			}
+			slices.Reverse(want)
+			cands, err := e.s.Candidates(e.ctx, scopeOf("project", "p"), "me")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalStrings(contents(cands), want) {
+				t.Errorf("Candidates: %d records %v..., want %d %v...", len(cands), head(contents(cands)), len(want), head(want))
+			}
+			for _, r := range e.all() {
+				e.promote(r.ID, schema.TierAuto)
+			}
+			for _, scope := range []map[string]string{scopeOf("project", "p"), nil} {
+				if got := contents(e.promoted(scope, "me")); !equalStrings(got, want) {
+					t.Errorf("Promoted(%v): %d records %v..., want %d %v...", scope, len(got), head(got), len(want), head(want))
+				}
+			}
+		}},
 		{"Row", func(t *testing.T) {
 			e := k.open(t)
 			r := e.write1(targeted("check the refund window", "judgment.refunds.heuristics", "project", "p"))
@@ -491,3 +532,6 @@ func (k kit) proposalTests() []test {
 		}},
 	}
 }
+
+// head is the first few of a long list, for messages.
+func head(s []string) []string { return s[:min(len(s), 3)] }
