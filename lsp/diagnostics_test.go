@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"golang.org/x/tools/txtar"
@@ -160,11 +161,13 @@ func TestDiagnosticsTxtar(t *testing.T) {
 func TestDiagnosticsNeverStale(t *testing.T) {
 	env := newTestEnv(t)
 	release := make(chan struct{})
+	started := make(chan struct{}) // v1's lint is running
 	var mu sync.Mutex
 	cancelled := map[string]bool{}
 	lint := func(ctx context.Context, in LintInput) ([]schema.Problem, error) {
 		name := in.Agent.RoleTemplate.Name
 		if name == "slow" {
+			close(started)
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -185,6 +188,13 @@ func TestDiagnosticsNeverStale(t *testing.T) {
 	}
 	uri := c.open(filepath.Join(env.root, "a.agent.yaml"), text("slow"), 1)
 	c.awaitDiagnostics(uri, 1) // the quick pass of v1
+	// v2 arrives while v1's lint runs (sent earlier, it may cancel v1's run
+	// before its lint starts, and the lint would never return).
+	select {
+	case <-started:
+	case <-time.After(failsafe):
+		t.Fatal("v1's lint never started")
+	}
 	c.change(uri, text("fast"), 2)
 	// v2's full pass (with its lint finding) arrives.
 	c.waitFor("v2 lint finding", func(ns, _ []note) bool {
