@@ -1,14 +1,22 @@
 package lsp
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // storeAt saves content as the agent of agentText into a fresh store at
@@ -175,4 +183,146 @@ func countOf(c *testClient, uri protocol.DocumentURI, state StoreState) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return statusCount(c.notes, uri, state)
+}
+
+// TestCorruptStoreCommandsWriteNothing: with the store file not a
+// database or truncated to half, every command
+// (promote, demote, invalidate, supersede, approve, reject, adopt) answers
+// a store-unavailable error naming the file and saying it is corrupt, the
+// read requests (composed prompt, proposals, learnings) do too, hints,
+// hover and code lenses answer without memory, edits keep their
+// diagnostics, adopt asks the editor for no edit, and no byte of the file
+// changes (checksum before and after each message). (Damage inside data
+// pages that an operation does not read is not detected by the store: a
+// promote through the server then commits to the file. Not covered here;
+// see docs/RELIABILITY.md.)
+func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
+	damages := []struct {
+		name   string
+		damage func(t *testing.T, path string)
+	}{
+		{"not a database", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file\n", 512)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"truncated to half", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, fi.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	src, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+			other := agentSave(t, env, text, "Deploys go out Thursdays", "background.projectContext.release_day", "conv-2")
+			cand := agentSave(t, env, text, "Pause the rollout when the queue doubles", "judgment.deploy.heuristics", "conv-3")
+			prop := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-4")
+			if prop.ProposalID == "" {
+				t.Fatalf("guarded save made no proposal: %+v", prop)
+			}
+			// Bulk, so that the file has data pages worth damaging.
+			withBolt(t, env, func(st store.Store) {
+				var reqs []store.WriteRequest
+				for i := range 200 {
+					reqs = append(reqs, store.WriteRequest{Scope: map[string]string{store.AgentKey: "deploy-ops"}, Kind: schema.KindEpisode,
+						Content: fmt.Sprintf("episode %03d %s", i, strings.Repeat("y", 200))})
+				}
+				if _, err := st.Write(context.Background(), reqs, store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			d.damage(t, env.storePath)
+			sum := func() [32]byte {
+				data, err := os.ReadFile(env.storePath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return sha256.Sum256(data)
+			}
+			before := sum()
+
+			c := startServer(t, Options{OpenStore: boltOpener(time.Now)})
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, true)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			unchanged := func(what string) {
+				t.Helper()
+				if sum() != before {
+					t.Fatalf("%s wrote to the corrupt store", what)
+				}
+			}
+			unchanged("didOpen")
+			storeErr := func(what string, err error) {
+				t.Helper()
+				var je *jsonrpc2.Error
+				if !errors.As(err, &je) || je.Code != codeStoreUnavailable || !strings.Contains(je.Message, "corrupt") || !strings.Contains(je.Message, env.storePath) {
+					t.Errorf("%s: %v; want code %d saying the store %s is corrupt", what, err, codeStoreUnavailable, env.storePath)
+				}
+			}
+			for _, cmd := range []struct {
+				command string
+				args    map[string]any
+			}{
+				{CommandPromote, map[string]any{"recordId": cand.Record.ID}},
+				{CommandDemote, map[string]any{"recordId": fact.Record.ID, "reason": "wrong"}},
+				{CommandInvalidate, map[string]any{"recordId": fact.Record.ID, "reason": "wrong"}},
+				{CommandSupersede, map[string]any{"keepId": other.Record.ID, "dropId": fact.Record.ID}},
+				{CommandApprove, map[string]any{"proposalId": prop.ProposalID}},
+				{CommandReject, map[string]any{"proposalId": prop.ProposalID, "reason": "no"}},
+				{CommandAdopt, map[string]any{"recordId": fact.Record.ID}},
+			} {
+				cmd.args["uri"] = uri
+				var out CommandResult
+				err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.command, "arguments": []any{cmd.args}}, &out)
+				storeErr(cmd.command, err)
+				unchanged(cmd.command)
+			}
+			for _, req := range []struct {
+				method string
+				params map[string]any
+			}{
+				{methodComposedPrompt, map[string]any{"uri": uri}},
+				{methodProposals, map[string]any{"uri": uri}},
+				{methodLearnings, map[string]any{"uri": uri, "since": "30d"}},
+			} {
+				var out json.RawMessage
+				storeErr(req.method, c.callErr(req.method, req.params, &out))
+				unchanged(req.method)
+			}
+			if hs := c.hints(uri); len(hs) != 0 {
+				t.Errorf("hints from a corrupt store: %+v", hs)
+			}
+			var hover *protocol.Hover
+			c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+				"position": map[string]any{"line": 22, "character": 8}}, &hover)
+			if hover != nil && strings.Contains(hover.Contents.Value, "Tuesdays") {
+				t.Errorf("hover shows a record of the corrupt store: %s", hover.Contents.Value)
+			}
+			var lenses []protocol.CodeLens
+			c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
+			unchanged("hover, hints and code lenses")
+			c.change(uri, text+"# edit\n", 2)
+			c.awaitDiagnostics(uri, 2)
+			unchanged("didChange")
+			c.mu.Lock()
+			for _, call := range c.calls {
+				if call.method == methodApplyEdit {
+					t.Errorf("adopt asked the editor to apply an edit from a corrupt store: %s", call.params)
+				}
+			}
+			c.mu.Unlock()
+		})
+	}
 }
