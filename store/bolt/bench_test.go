@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -137,6 +138,44 @@ func BenchmarkPromoted(b *testing.B) {
 			for b.Loop() {
 				if _, err := s.Promoted(ctx, benchScope, "bench-agent"); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeRecords: decoding 1,000 stored records of bench/gen's shape
+// (a promoted background fact with provenance), direct and through
+// json.Unmarshal.
+func BenchmarkDecodeRecords(b *testing.B) {
+	var vals [][]byte
+	for i := range 1000 {
+		rec := schema.MemoryRecord{ID: fmt.Sprintf("01KB%022d", i), Scope: map[string]string{"agent": "bench-bot"}, Kind: schema.KindFact,
+			Content:    fmt.Sprintf("Learned fact %d: the service keeps its queue depth under a thousand", i),
+			Provenance: schema.Provenance{ConversationID: fmt.Sprintf("c%d", i), Author: "agent:bench-gen"},
+			CreatedAt:  "2026-11-03T14:05:00Z", UpdatedAt: "2026-11-03T14:05:00Z",
+			Target: &schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionProjectContext, Key: fmt.Sprintf("learned_%04d", i)}}
+		data, err := json.Marshal(rec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		vals = append(vals, data)
+	}
+	for _, bb := range []struct {
+		name   string
+		decode func([]byte, *schema.MemoryRecord) error
+	}{
+		{"direct", unmarshalRecord},
+		{"json", func(d []byte, r *schema.MemoryRecord) error { return json.Unmarshal(d, r) }},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, v := range vals {
+					var r schema.MemoryRecord
+					if err := bb.decode(v, &r); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		})

@@ -28,7 +28,7 @@ func decodeRecord(key, v []byte) (store.Stored, bool) {
 		return store.Stored{}, false
 	}
 	var r schema.MemoryRecord
-	if err := json.Unmarshal(v[8:], &r); err != nil || r.ID != string(key) {
+	if err := unmarshalRecord(v[8:], &r); err != nil || r.ID != string(key) {
 		return store.Stored{}, false
 	}
 	if r.Scope == nil {
