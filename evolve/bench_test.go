@@ -21,8 +21,9 @@ import (
 // Save benchmark shape (issue 10, docs/PERFORMANCE.md): n saves in batches
 // of saveBenchBatch, against a raw bbolt Put of the same record bytes with
 // the same batching. The issue's 10k size runs only with
-// AGENT_LS_BENCH_SAVE10K=1: reconciliation reads the agent's live records
-// once per save, so it grows with n squared (minutes at 10k).
+// AGENT_LS_BENCH_SAVE10K=1 (seconds): a heuristic's reconciliation compares
+// it with every live heuristic of its domain, so the cost per save grows
+// with n / saveBenchDomains.
 const (
 	saveBenchBatch   = 100
 	saveBenchDomains = 20

@@ -57,8 +57,10 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"sync"
 	"time"
 
+	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -128,6 +130,20 @@ type Engine struct {
 	recurrence int
 	ttl        time.Duration
 	staleAfter time.Duration
+	// texts memoizes lexical analyses of contents (nil in an Engine{}
+	// literal: every comparison analyzes its texts).
+	texts *textMemo
+}
+
+// textMemoSize bounds the analyses an engine keeps; past it the memo
+// starts over.
+const textMemoSize = 1 << 14
+
+// textMemo maps a content string to its lexical analysis (a pure function
+// of the string, so a hit is always right).
+type textMemo struct {
+	mu sync.Mutex
+	m  map[string]*lexical.Text
 }
 
 // New returns an engine for c. Unparseable durations in the workspace config
@@ -145,6 +161,7 @@ func New(c Config) *Engine {
 		recurrence: ws.Promotion.Recurrence,
 		ttl:        schema.DefaultProposalExpiry,
 		staleAfter: schema.DefaultStaleAfter,
+		texts:      &textMemo{m: map[string]*lexical.Text{}},
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -182,6 +199,28 @@ func (e *Engine) withStore(st store.Store) *Engine {
 	c := *e
 	c.st = st
 	return &c
+}
+
+// text is the lexical analysis of s, memoized.
+func (e *Engine) text(s string) *lexical.Text {
+	m := e.texts
+	if m == nil {
+		return lexical.Analyze(s)
+	}
+	m.mu.Lock()
+	t, ok := m.m[s]
+	m.mu.Unlock()
+	if ok {
+		return t
+	}
+	t = lexical.Analyze(s)
+	m.mu.Lock()
+	if len(m.m) >= textMemoSize {
+		clear(m.m)
+	}
+	m.m[s] = t
+	m.mu.Unlock()
+	return t
 }
 
 // AgentName is the agent key this engine works for ("" when unknown).

@@ -169,7 +169,7 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 					continue
 				}
 				switch {
-				case sameLesson(keyed, a.Content, b.Content):
+				case e.sameLesson(keyed, a.Content, b.Content):
 					f := Finding{Kind: FindingDuplicate, RecordIDs: []string{a.ID, b.ID},
 						Message: fmt.Sprintf("%s: %s duplicates %s; keep %s (more support or older)", k, b.ID, a.ID, a.ID)}
 					if isProm[b.ID] {

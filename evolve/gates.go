@@ -114,7 +114,7 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 				lines []string
 			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
 				for i, line := range s.lines {
-					if c, why := lexical.Contradicts(rec.Content, line); c {
+					if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(line)); c {
 						out = append(out, Conflict{RecordID: rec.ID,
 							Authored: fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, i), Text: line, Why: why})
 					}
@@ -130,7 +130,7 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 		if p.ID == rec.ID {
 			continue
 		}
-		if c, why := lexical.Contradicts(rec.Content, p.Content); c {
+		if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(p.Content)); c {
 			out = append(out, Conflict{RecordID: rec.ID, With: p.ID, Text: p.Content, Why: why})
 		}
 	}
@@ -418,7 +418,7 @@ func (e *Engine) accumulatedContradiction(ctx context.Context, rec schema.Memory
 		if c.ID == rec.ID || c.DistinctConversations() < e.recurrence {
 			continue
 		}
-		if ok, why := lexical.Contradicts(rec.Content, c.Content); ok {
+		if ok, why := lexical.TextContradicts(e.text(rec.Content), e.text(c.Content)); ok {
 			return store.Evidence{Conversations: evidenceConversations(&c),
 				Note: fmt.Sprintf("accumulated contradiction: %s (%d conversations) %s", c.ID, c.DistinctConversations(), why)}, true, nil
 		}

@@ -112,7 +112,7 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 			if old != nil && c.ID == old.ID {
 				continue
 			}
-			if sameLesson(keyed, c.Content, r.Content) {
+			if e.sameLesson(keyed, c.Content, r.Content) {
 				return e.corroborate(ctx, *c, r, res)
 			}
 		}
@@ -133,11 +133,12 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 // sameLesson: list slots use lexical.NearDuplicate; keyed background slots
 // demand identical content tokens (a one-word change there is a correction,
 // not a corroboration).
-func sameLesson(keyed bool, a, b string) bool {
+func (e *Engine) sameLesson(keyed bool, a, b string) bool {
+	ta, tb := e.text(a), e.text(b)
 	if keyed {
-		return slices.Equal(lexical.Tokens(a), lexical.Tokens(b))
+		return slices.Equal(ta.TokenList(), tb.TokenList())
 	}
-	return lexical.NearDuplicate(a, b)
+	return lexical.TextNearDuplicate(ta, tb)
 }
 
 func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRecord, res SaveResult) (SaveResult, error) {

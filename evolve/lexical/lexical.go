@@ -75,27 +75,13 @@ func Similarity(a, b string) float64 {
 // NearDuplicate reports whether a and b state the same lesson: Similarity at
 // or above NearDuplicateThreshold and no contradiction between them.
 func NearDuplicate(a, b string) bool {
-	if Similarity(a, b) < NearDuplicateThreshold {
-		return false
-	}
-	if c, _ := Contradicts(a, b); c {
-		return false
-	}
-	return true
+	return TextNearDuplicate(Analyze(a), Analyze(b))
 }
 
 // Contradicts reports whether a and b assert and deny the same subject, and
 // why (a short human explanation naming the differing polarity words).
 func Contradicts(a, b string) (bool, string) {
-	ca, pa, ma := analyze(a)
-	cb, pb, mb := analyze(b)
-	if len(ca) == 0 || len(cb) == 0 || pa == pb {
-		return false, ""
-	}
-	if jaccard(ca, cb) < ContradictionThreshold {
-		return false, ""
-	}
-	return true, "same subject with opposite polarity: " + describe(ma) + " vs " + describe(mb)
+	return TextContradicts(Analyze(a), Analyze(b))
 }
 
 // describe names the polarity markers of a text ("(affirmative)" when none).

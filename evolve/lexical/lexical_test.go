@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,6 +143,10 @@ func FuzzLexical(f *testing.F) {
 			if c, _ := Contradicts(a, b); c {
 				t.Fatalf("near-duplicate and contradiction at once")
 			}
+		}
+		ta, tb := Analyze(a), Analyze(b)
+		if TextSimilarity(ta, tb) != s || !slices.Equal(ta.TokenList(), Tokens(a)) {
+			t.Fatalf("analyzed text: similarity %v, tokens %q; strings: %v, %q", TextSimilarity(ta, tb), ta.TokenList(), s, Tokens(a))
 		}
 	})
 }

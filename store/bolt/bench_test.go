@@ -90,7 +90,7 @@ func promotedFixture(b *testing.B, unrelated int) string {
 				if err != nil {
 					return err
 				}
-				if err := putRecord(tx, rec, seq); err != nil {
+				if err := s.putRecord(tx, rec, seq); err != nil {
 					return err
 				}
 				if err := indexTargeted(tx, rec); err != nil {

@@ -114,6 +114,11 @@ type Store struct {
 	// tx is set on the view Batch hands to its fn: every operation runs in
 	// this read-write transaction instead of opening the file.
 	tx *bbolt.Tx
+	// cache holds decoded record values and promotion rows (shared with
+	// the batch views); head is the last ledger entry a batch view
+	// appended in tx.
+	cache *decodeCache
+	head  *ledgerHead
 }
 
 var _ store.Store = (*Store)(nil)
@@ -136,6 +141,7 @@ func Open(path string, opts store.Options) (*Store, error) {
 		retention: opts.SummaryRetention,
 		logger:    opts.Logger,
 		idMu:      &sync.Mutex{},
+		cache:     newDecodeCache(),
 		ids:       schema.NewIDGenerator(opts.Entropy),
 	}
 	if s.now == nil {
@@ -372,7 +378,7 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	}
 	return s.update(ctx, func(tx *bbolt.Tx) error {
 		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
-			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx}
+			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx, cache: s.cache}
 		defer child.Close()
 		g := &store.BatchGuard{Store: child}
 		if err := fn(g); err != nil {

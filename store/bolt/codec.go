@@ -72,7 +72,7 @@ func decodeAll(raw []rawRecord) (sts []store.Stored, ok []bool) {
 
 // putRecord stores rec with its write sequence. When rec is promoted, its
 // copies in the promoted-scope index are refreshed in the same transaction.
-func putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
+func (s *Store) putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode record %s: %w", rec.ID, err)
@@ -83,10 +83,19 @@ func putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
 	if err := b.Put([]byte(rec.ID), v); err != nil {
 		return err
 	}
+
 	if p := tx.Bucket(bucketPromotions); p != nil && p.Get([]byte(rec.ID)) != nil {
 		return putScopeValues(tx.Bucket(bucketPScope), rec, v)
 	}
 	return nil
+}
+
+// decodeCached is decodeRecord through the store's decode cache.
+func (s *Store) decodeCached(key, v []byte) (store.Stored, bool) {
+	if s.cache == nil {
+		return decodeRecord(key, v)
+	}
+	return s.cache.record(key, v)
 }
 
 // putScopeValues stores v (a records value) under every scope key of rec.
@@ -110,7 +119,7 @@ func (s *Store) getStored(tx *bbolt.Tx, id string) (st store.Stored, found bool,
 	if v == nil {
 		return store.Stored{}, false, nil
 	}
-	st, ok := decodeRecord([]byte(id), v)
+	st, ok := s.decodeCached([]byte(id), v)
 	if !ok {
 		return store.Stored{}, false, s.corrupt("record %s does not decode", id)
 	}
@@ -239,7 +248,10 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 	b.FillPercent = appendFill
 	k, v := b.Cursor().Last()
 	seq, prev := uint64(1), ""
-	if k != nil {
+	if h := s.head; h != nil && len(k) == 8 && be64(k) == h.seq {
+		// The last entry is the one this batch appended: its hash is known.
+		seq, prev = h.seq+1, h.hash
+	} else if k != nil {
 		var last store.LedgerEntry
 		if len(k) != 8 || json.Unmarshal(v, &last) != nil {
 			return s.corrupt("last ledger entry does not decode; refusing to extend the chain")
@@ -254,7 +266,16 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 	if err := b.Put(u64(e.Seq), data); err != nil {
 		return err
 	}
+	if s.tx != nil {
+		s.head = &ledgerHead{seq: e.Seq, hash: e.Hash}
+	}
 	return tx.Bucket(bucketMeta).Put(keyLedgerHead, append(u64(e.Seq), e.Hash...))
+}
+
+// ledgerHead is the last entry a batch view appended.
+type ledgerHead struct {
+	seq  uint64
+	hash string
 }
 
 // checkLedgerHead compares the ledger's last entry with the head recorded in

@@ -119,7 +119,7 @@ func (s *Store) migrate0to1(tx *bbolt.Tx) error {
 			}
 			continue
 		}
-		if err := putRecord(tx, *o.rec, seq); err != nil {
+		if err := s.putRecord(tx, *o.rec, seq); err != nil {
 			return err
 		}
 		if err := indexTargeted(tx, *o.rec); err != nil {

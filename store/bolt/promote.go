@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -74,8 +75,20 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 	var p store.Promotion
 	var found bool
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPromotions)
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		found = true
 		var err error
-		found, err = getJSON(tx.Bucket(bucketPromotions), id, &p)
+		p, err = s.cache.promotion(id, v, func(v []byte) (store.Promotion, error) {
+			var p store.Promotion
+			return p, json.Unmarshal(v, &p)
+		})
 		if err != nil {
 			return s.corrupt("promotion of %s does not decode: %v", id, err)
 		}

@@ -194,7 +194,7 @@ func (s *Store) applyApproval(tx *bbolt.Tx, p store.Proposal, actor store.Actor,
 		return err
 	}
 	if st.Rec.InvalidAt != before {
-		return putRecord(tx, st.Rec, st.Seq)
+		return s.putRecord(tx, st.Rec, st.Seq)
 	}
 	return nil
 }

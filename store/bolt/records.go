@@ -66,7 +66,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			if err != nil {
 				return err
 			}
-			if err := putRecord(tx, rec, seq); err != nil {
+			if err := s.putRecord(tx, rec, seq); err != nil {
 				return err
 			}
 			if err := indexTargeted(tx, rec); err != nil {
@@ -76,7 +76,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			if req.Supersedes != "" {
 				old := olds[i]
 				store.ApplySupersede(&old.Rec, id, now)
-				if err := putRecord(tx, old.Rec, old.Seq); err != nil {
+				if err := s.putRecord(tx, old.Rec, old.Seq); err != nil {
 					return err
 				}
 				entry.Op, entry.RecordID, entry.Reason = store.OpSupersede, old.Rec.ID, old.Rec.InvalidReason
@@ -143,7 +143,7 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 				if v == nil {
 					continue
 				}
-				st, ok := decodeRecord([]byte(id), v)
+				st, ok := s.decodeCached([]byte(id), v)
 				if !ok {
 					res.Skipped++
 					continue
@@ -187,7 +187,7 @@ func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.A
 		if !store.ApplyInvalidate(&st.Rec, now, reason) {
 			return nil
 		}
-		if err := putRecord(tx, st.Rec, st.Seq); err != nil {
+		if err := s.putRecord(tx, st.Rec, st.Seq); err != nil {
 			return err
 		}
 		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpInvalidate, RecordID: id, Actor: actor, Reason: reason})
@@ -244,7 +244,7 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 			return nil
 		}
 		counted = true
-		if err := putRecord(tx, st.Rec, st.Seq); err != nil {
+		if err := s.putRecord(tx, st.Rec, st.Seq); err != nil {
 			return err
 		}
 		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpCorroborate, RecordID: id, Actor: actor, Support: &sup})
@@ -321,7 +321,7 @@ func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor st
 			if err != nil {
 				return err
 			}
-			if err := putRecord(tx, r, seq); err != nil {
+			if err := s.putRecord(tx, r, seq); err != nil {
 				return err
 			}
 			if err := indexTargeted(tx, r); err != nil {
