@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -324,5 +326,129 @@ func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 			}
 			c.mu.Unlock()
 		})
+	}
+}
+
+// settledGoroutines polls runtime.NumGoroutine until ok accepts it or the
+// failsafe passes (a bound on failure, not a timing assertion), and
+// returns the last count.
+func settledGoroutines(ok func(n int) bool) (int, bool) {
+	deadline := time.Now().Add(failsafe)
+	for {
+		n := runtime.NumGoroutine()
+		if ok(n) {
+			return n, true
+		}
+		if time.Now().After(deadline) {
+			return n, false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// heapAfterGC is the live heap after two collections (the second frees what
+// the first's finalizers released).
+func heapAfterGC() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestDidChangeBurst: 1,000 didChange messages on one file (versions
+// 2..1001) sent back to back without waiting for any diagnostics, against a
+// real store and the lint engine. Every version's text carries its own
+// unknown key, so each publish shows which version's text it checked. The
+// last publish is of version 1001; versions never go backwards; every
+// publish of version v names v's key and no other; afterwards goroutines
+// come back to the count before the burst (within 2) and the live heap to
+// within 1 MiB of it. The server's in-process, so runtime.NumGoroutine and
+// the heap include its goroutines and allocations; the client's record of
+// the notifications is dropped before the heap is measured.
+//
+// The heap tolerance: the burst sends 1,000 texts of ~3.7 KB, and each run
+// parses the text into a document of several times that, so keeping one
+// text per change would hold ~3.7 MB and one parse per change far more; 1
+// MiB is GC and allocator noise (measured below 300 KB here) with room, and
+// still fails a leak of ~1 KB per change.
+func TestDidChangeBurst(t *testing.T) {
+	const burst = 1000
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := string(data)
+	textOf := func(v int) string { return base + fmt.Sprintf("unknownKey%04d: x\n", v) }
+	path := env.write(t, "deploy.agent.yaml", textOf(1))
+	agentSave(t, env, base, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+	// Warnings only: a debug log of every message would dominate the heap.
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine(), Logger: logger})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, textOf(1), 1)
+	c.awaitDiagnostics(uri, 1)
+	// Warm up (lazy caches, pools, the store's first open), then measure.
+	for v := 2; v <= 11; v++ {
+		c.change(uri, textOf(v), v)
+		c.awaitDiagnostics(uri, int32(v))
+	}
+	// Settled: the same count on consecutive polls.
+	prev := -1
+	baseG, ok := settledGoroutines(func(n int) bool { same := n == prev; prev = n; return same })
+	if !ok {
+		t.Fatalf("goroutines never settled before the burst (%d)", baseG)
+	}
+	c.mu.Lock()
+	c.notes = nil
+	c.mu.Unlock()
+	baseHeap := heapAfterGC()
+
+	first := 12
+	last := first + burst - 1
+	for v := first; v <= last; v++ {
+		c.change(uri, textOf(v), v)
+	}
+	c.awaitDiagnostics(uri, int32(last))
+	// The last run's lint pass and status follow its quick publish: wait
+	// for the goroutines to come back before reading the record.
+	n, _ := settledGoroutines(func(n int) bool { return n <= baseG })
+	if n > baseG+2 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d before the burst, %d after it settled; stacks:\n%s", baseG, n, buf[:runtime.Stack(buf, true)])
+	}
+	ds := c.diagnostics(uri)
+	if len(ds) == 0 || ds[len(ds)-1].Version != int32(last) {
+		t.Fatalf("last publish is not of v%d: %d publishes", last, len(ds))
+	}
+	maxV := int32(0)
+	for i, d := range ds {
+		if d.Version < maxV {
+			t.Fatalf("publish %d is of v%d after a publish of v%d", i, d.Version, maxV)
+		}
+		maxV = d.Version
+		want := fmt.Sprintf(`"unknownKey%04d"`, d.Version)
+		found := false
+		for _, dg := range d.Diagnostics {
+			if strings.Contains(dg.Message, "unknownKey") {
+				if !strings.Contains(dg.Message, want) {
+					t.Fatalf("publish of v%d has %q", d.Version, dg.Message)
+				}
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("publish of v%d lacks its own unknown key: %+v", d.Version, d.Diagnostics)
+		}
+	}
+	c.mu.Lock()
+	c.notes = nil
+	c.mu.Unlock()
+	heap := heapAfterGC()
+	grew := int64(heap) - int64(baseHeap)
+	t.Logf("%d changes: %d publishes; goroutines %d -> %d; live heap %d -> %d bytes (%+d)", burst, len(ds), baseG, n, baseHeap, heap, grew)
+	if grew > 1<<20 {
+		t.Errorf("live heap grew by %d bytes over the burst (tolerance 1 MiB)", grew)
 	}
 }
