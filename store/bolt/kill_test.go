@@ -52,6 +52,10 @@ var killer = store.Actor{Kind: store.ActorSystem, Name: "kill-test"}
 //	                            when K is odd, delete record 3; record 0 of the
 //	                            next batch supersedes record 4; print
 //	                            "STEP TAG" after each step, "done TAG" last
+//	killwriter PATH ITER SEED batch
+//	                            the same steps, each batch K's in one
+//	                            Store.Batch: print "begin TAG" before it and
+//	                            every "STEP TAG" after it committed
 //	migrate PATH                print "ready", open PATH (migrating a version-0
 //	                            file), print "migrated"
 //	soaker PATH N SHARED DUR    see soakChild
@@ -86,21 +90,50 @@ func TestReliabilityHelper(t *testing.T) {
 func killWriter(args []string) error {
 	path, iter := args[0], args[1]
 	seed, _ := strconv.ParseInt(args[2], 10, 64)
+	inBatch := len(args) > 3 && args[3] == "batch"
 	rng := rand.New(rand.NewSource(seed))
-	s, err := Open(path, store.Options{LockTimeout: 5 * time.Second})
+	st, err := Open(path, store.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer st.Close()
 	ctx := context.Background()
 	out := bufio.NewWriter(os.Stdout)
-	say := func(format string, a ...any) {
+	emit := func(format string, a ...any) {
 		fmt.Fprintf(out, format+"\n", a...)
 		_ = out.Flush()
 	}
-	say("ready")
+	emit("ready")
 	prev := "" // the previous batch's record 4, which the next batch's record 0 supersedes
 	for k := 0; ; k++ {
+		if !inBatch {
+			if err := killSteps(ctx, st, iter, k, rng, &prev, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		var acks []string
+		tag := fmt.Sprintf("batch:%s-%d", iter, k)
+		emit("begin %s", tag)
+		next := prev
+		err := st.Batch(ctx, func(tx store.Store) error {
+			acks = acks[:0]
+			return killSteps(ctx, tx, iter, k, rng, &next, func(format string, a ...any) { acks = append(acks, fmt.Sprintf(format, a...)) })
+		})
+		if err != nil {
+			return err
+		}
+		prev = next
+		for _, a := range acks {
+			emit("%s", a)
+		}
+	}
+}
+
+// killSteps is batch k of the killwriter role on s; say acknowledges each
+// step, prev carries the record the next batch supersedes.
+func killSteps(ctx context.Context, s store.Store, iter string, k int, rng *rand.Rand, prev *string, say func(string, ...any)) error {
+	{
 		tag := fmt.Sprintf("batch:%s-%d", iter, k)
 		n := 1 + rng.Intn(maxBatch)
 		batch := make([]store.WriteRequest, n)
@@ -110,15 +143,15 @@ func killWriter(args []string) error {
 			batch[i] = store.WriteRequest{Kind: schema.KindFact, Content: fmt.Sprintf("%s record %d %s", tag, i, pad),
 				Tags: []string{tag, "size:" + strconv.Itoa(n)}, Scope: map[string]string{"iter": iter}}
 		}
-		batch[0].Supersedes = prev
+		batch[0].Supersedes = *prev
 		recs, err := s.Write(ctx, batch, killer)
 		if err != nil {
 			return err
 		}
 		say("wrote %s", tag)
-		prev = ""
+		*prev = ""
 		if n >= 5 {
-			prev = recs[4].ID
+			*prev = recs[4].ID
 		}
 		if _, err := s.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: killer,
 			Evidence: store.Evidence{Note: tag}}); err != nil {
@@ -161,6 +194,7 @@ func killWriter(args []string) error {
 		}
 		say("done %s", tag)
 	}
+	return nil
 }
 
 // lockedBuffer collects a child's output; ready is closed at the first
@@ -214,7 +248,15 @@ func envInt(t *testing.T, name string, def int) int {
 // verifies, every batch is entirely present or entirely absent, the records,
 // promotion rows and proposals are exactly what the ledger says, and every
 // step the child saw succeed is there (checkAfterKill).
-func TestSIGKILLWriter(t *testing.T) {
+func TestSIGKILLWriter(t *testing.T) { sigkillWriter(t, false) }
+
+// TestSIGKILLBatchWriter is TestSIGKILLWriter with each batch's steps in one
+// Store.Batch: besides every check of TestSIGKILLWriter, a batch in the
+// file has all its steps (checkBatchSteps), and some kills land inside a
+// batch (after its "begin" line).
+func TestSIGKILLBatchWriter(t *testing.T) { sigkillWriter(t, true) }
+
+func sigkillWriter(t *testing.T, inBatch bool) {
 	kills := envInt(t, killsEnv, defaultKills)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d, %d kills", seed, kills)
@@ -232,7 +274,11 @@ func TestSIGKILLWriter(t *testing.T) {
 			acked = map[string]bool{}
 		}
 		out := &lockedBuffer{ready: make(chan struct{})}
-		cmd := reliabilityCmd(fmt.Sprintf("killwriter %s %d %d", path, iter, rng.Int63()))
+		role := fmt.Sprintf("killwriter %s %d %d", path, iter, rng.Int63())
+		if inBatch {
+			role += " batch"
+		}
+		cmd := reliabilityCmd(role)
 		cmd.Stdout = out
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -259,19 +305,21 @@ func TestSIGKILLWriter(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		for _, l := range lines[1:] {
-			acked[l] = true
+			if !strings.HasPrefix(l, "begin ") {
+				acked[l] = true
+			}
 		}
 		// The step after the last one reported is where the kill landed.
 		last, _, _ := strings.Cut(lines[len(lines)-1], " ")
 		after[last]++
-		ops = checkAfterKill(t, iter, path, acked)
+		ops = checkAfterKill(t, iter, path, acked, inBatch)
 		if t.Failed() {
 			t.Fatalf("after kill %d (seed %d)", iter, seed)
 		}
 	}
 	t.Logf("kills by the last step done before them: %v", after)
 	t.Logf("ledger entries by op: %v", ops)
-	if after["done"] == kills {
+	if after["done"] == kills || (inBatch && after["begin"] == 0) {
 		t.Errorf("all %d kills landed between batches, none inside one", kills)
 	}
 }
@@ -287,7 +335,7 @@ func TestSIGKILLWriter(t *testing.T) {
 //   - every step the child acknowledged (acked) is in the file.
 //
 // It returns the ledger's entry count per op.
-func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) (ops map[store.Op]int) {
+func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool, inBatch bool) (ops map[store.Op]int) {
 	t.Helper()
 	ctx := context.Background()
 	s, err := Open(path, store.Options{LockTimeout: 5 * time.Second})
@@ -453,6 +501,33 @@ func checkAfterKill(t *testing.T, iter int, path string, acked map[string]bool) 
 	for id, st := range proposals {
 		if (st == store.ProposalApproved) != approved[id] {
 			t.Errorf("kill %d: proposal %s is %s; approve entry: %v", iter, id, st, approved[id])
+		}
+	}
+
+	if inBatch {
+		// Each batch in the file has every step the killwriter takes.
+		for tag, b := range batches {
+			var k int
+			if _, err := fmt.Sscanf(tag[strings.LastIndex(tag, "-")+1:], "%d", &k); err != nil {
+				t.Errorf("kill %d: batch tag %q", iter, tag)
+				continue
+			}
+			steps := []struct {
+				want bool
+				ok   bool
+				what string
+			}{
+				{true, count[store.OpPromote][b.ids[0]] == 1 && count[store.OpCorroborate][b.ids[0]] == 1, "promote and corroborate record 0"},
+				{b.want >= 2, count[store.OpApprove][b.ids[1]] == 1, "approve record 1"},
+				{b.want >= 3, count[store.OpInvalidate][b.ids[2]] == 1, "invalidate record 2"},
+				{k%2 == 1, count[store.OpDemote][b.ids[0]] == 1, "demote record 0"},
+				{b.want >= 4, count[store.OpDelete][b.ids[3]] == 1, "delete record 3"},
+			}
+			for _, st := range steps {
+				if st.want && !st.ok {
+					t.Errorf("kill %d: batch %s is in the file without its step %q: a batch is not all-or-nothing", iter, tag, st.what)
+				}
+			}
 		}
 	}
 
