@@ -130,15 +130,19 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		// One ledger scan for every record's promotion and history instead
 		// of a store operation per record.
 		keep := func(e store.LedgerEntry) error {
+			// A history line shows when, what, who and why
+			// (provenanceMarkdown): the view keeps only that of an entry,
+			// not the record, proposal and hashes it carries.
+			h := historyOf(e)
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
 			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
-				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], e)
+				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], h)
 			}
 			if e.RecordID == "" || !wanted[e.RecordID] {
 				return nil
 			}
-			sd.history[e.RecordID] = append(sd.history[e.RecordID], e)
+			sd.history[e.RecordID] = append(sd.history[e.RecordID], h)
 			if e.Op != store.OpPromote && e.Op != store.OpApprove {
 				return nil
 			}
@@ -153,8 +157,12 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			sd.promotions[e.RecordID] = p
 			return nil
 		}
-		// A store that streams its ledger (bolt) is read without holding
+		// A store that streams the entries of some records (bolt) decodes
+		// only those; one that streams its ledger is read without holding
 		// every entry: with 100k records the whole ledger is hundreds of MB.
+		if ls, ok := st.(ledgerOfStreamer); ok {
+			return ls.EachLedgerOf(ctx, func(id string) bool { return wanted[id] }, keep)
+		}
 		if ls, ok := st.(ledgerStreamer); ok {
 			return ls.EachLedger(ctx, keep)
 		}
@@ -176,6 +184,17 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 // (store/bolt.Store.EachLedger).
 type ledgerStreamer interface {
 	EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error
+}
+
+// ledgerOfStreamer is a store that passes the ledger entries of the
+// records want selects, one at a time (store/bolt.Store.EachLedgerOf).
+type ledgerOfStreamer interface {
+	EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error
+}
+
+// historyOf is the part of e a history line shows (provenanceMarkdown).
+func historyOf(e store.LedgerEntry) store.LedgerEntry {
+	return store.LedgerEntry{Seq: e.Seq, At: e.At, Op: e.Op, RecordID: e.RecordID, Actor: e.Actor, Reason: e.Reason}
 }
 
 // promotedOnly serves compose the promoted records already read; compose

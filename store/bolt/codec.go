@@ -332,6 +332,42 @@ func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error
 	})
 }
 
+// ledgerIDs is the part of a ledger entry that says whose it is: its record
+// and the record it carries.
+type ledgerIDs struct {
+	RecordID string `json:"recordId"`
+	Record   *struct {
+		ID string `json:"id"`
+	} `json:"record"`
+}
+
+// eachLedgerOf is eachLedger for the entries whose record id, or carried
+// record's id, satisfies want; the others are decoded only as far as those
+// two ids (a value that is not JSON is still a store.ErrCorrupt error).
+func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(store.LedgerEntry) error) error {
+	b := tx.Bucket(bucketLedger)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return s.corrupt("ledger key %x is not a sequence", k)
+		}
+		var ids ledgerIDs
+		if err := json.Unmarshal(v, &ids); err != nil {
+			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
+		}
+		if !(ids.RecordID != "" && want(ids.RecordID)) && !(ids.Record != nil && ids.Record.ID != "" && want(ids.Record.ID)) {
+			return nil
+		}
+		var e store.LedgerEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
+		}
+		return fn(e)
+	})
+}
+
 func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {
 	if b == nil {
 		return false, nil

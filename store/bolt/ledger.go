@@ -33,6 +33,19 @@ func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error
 	return nil
 }
 
+// EachLedgerOf is EachLedger for the entries of some records: fn gets,
+// oldest first, the entries whose record id or carried record's id (the
+// rule of store.MatchLedger) satisfies want. Only those are decoded in full:
+// the history of one agent's records in a ledger of 100k entries does not
+// cost a decode of every other record the ledger carries.
+func (s *Store) EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error {
+	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedgerOf(tx, want, fn) })
+	if err != nil && !errors.Is(err, errNoFile) {
+		return err
+	}
+	return nil
+}
+
 // Verify checks the ledger's hash chain; the error names the first bad entry
 // and wraps store.ErrCorrupt.
 // A head recorded in the file's meta bucket at every append also catches
