@@ -383,6 +383,10 @@ func ruleMissingPayload(c *runCtx) []Finding {
 
 func ruleContradiction(c *runCtx) []Finding {
 	var out []Finding
+	// Every text is analysed once (lexical.Analyze), not once per pair: a
+	// store with thousands of candidates meets hundreds of authored lines.
+	authored := map[int][2][]*lexical.Text{} // judgment -> heuristics, constraints
+	promoted := map[int]*lexical.Text{}      // index in Facts.Promoted
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
@@ -391,15 +395,21 @@ func ruleContradiction(c *runCtx) []Finding {
 		if c.stopped() {
 			break
 		}
+		rt := lexical.Analyze(r.Content)
 		j := c.cfg.JudgmentByDomain(r.Target.Domain)
 		if j >= 0 {
 			jd := c.cfg.RoleTemplate.Judgments[j]
-			for _, s := range []struct {
+			texts, ok := authored[j]
+			if !ok {
+				texts = [2][]*lexical.Text{analyzeAll(jd.Heuristics), analyzeAll(jd.Constraints)}
+				authored[j] = texts
+			}
+			for n, s := range []struct {
 				slot  string
 				lines []string
 			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
-				for k, line := range s.lines {
-					if ok, why := lexical.Contradicts(r.Content, line); ok {
+				for k := range s.lines {
+					if ok, why := lexical.TextContradicts(rt, texts[n][k]); ok {
 						ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, k)
 						f := c.finding(ptr, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(s.slot, "s"), why))
 						f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
@@ -416,12 +426,26 @@ func ruleContradiction(c *runCtx) []Finding {
 			if p.Target.Slot != schema.SlotHeuristics && p.Target.Slot != schema.SlotConstraints {
 				continue
 			}
-			if ok, why := lexical.Contradicts(r.Content, p.Content); ok {
+			pt, ok := promoted[k]
+			if !ok {
+				pt = lexical.Analyze(p.Content)
+				promoted[k] = pt
+			}
+			if ok, why := lexical.TextContradicts(rt, pt); ok {
 				f := c.finding(c.recordPointer(p), fmt.Sprintf("candidate %s %q contradicts promoted memory %s %q: %s", r.ID, r.Content, p.ID, p.Content, why))
 				f.Related = []Related{{RecordID: r.ID, Message: "candidate"}, {RecordID: p.ID, Message: "promoted"}}
 				out = append(out, f)
 			}
 		}
+	}
+	return out
+}
+
+// analyzeAll is lexical.Analyze of each line.
+func analyzeAll(lines []string) []*lexical.Text {
+	out := make([]*lexical.Text, len(lines))
+	for i, l := range lines {
+		out[i] = lexical.Analyze(l)
 	}
 	return out
 }
@@ -557,20 +581,30 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		if len(g) > MaxPairwise {
 			g = g[len(g)-MaxPairwise:]
 		}
+		texts := make([]*lexical.Text, len(g))
+		for i, r := range g {
+			texts[i] = lexical.Analyze(r.Content)
+		}
 		for i := 0; i < len(g) && !c.stopped(); i++ {
 			for j := i + 1; j < len(g); j++ {
 				a, b := g[i], g[j]
-				if !lexical.NearDuplicate(a.Content, b.Content) {
+				if !lexical.TextNearDuplicate(texts[i], texts[j]) {
 					continue
 				}
 				f := c.finding(c.recordPointer(b), fmt.Sprintf("%s %s near-duplicates %s %s on %s (similarity %.2f): keep one",
-					kindOf(c.isCand[b.ID]), b.ID, kindOf(c.isCand[a.ID]), a.ID, k, lexical.Similarity(a.Content, b.Content)))
+					kindOf(c.isCand[b.ID]), b.ID, kindOf(c.isCand[a.ID]), a.ID, k, lexical.TextSimilarity(texts[i], texts[j])))
 				f.Related = []Related{{RecordID: a.ID, Message: "older"}, {RecordID: b.ID, Message: "newer"}}
 				out = append(out, f)
 			}
 		}
 	}
-	// Candidates restating an authored line of their slot.
+	// Candidates restating an authored line of their slot; each text
+	// analysed once.
+	type slotKey struct {
+		judgment int
+		slot     string
+	}
+	authored := map[slotKey][]*lexical.Text{}
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
@@ -593,10 +627,17 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		case schema.SlotEscalationTriggers:
 			lines = jd.EscalationTriggers
 		}
-		for k, line := range lines {
-			if lexical.NearDuplicate(r.Content, line) {
+		key := slotKey{j, r.Target.Slot}
+		texts, ok := authored[key]
+		if !ok {
+			texts = analyzeAll(lines)
+			authored[key] = texts
+		}
+		rt := lexical.Analyze(r.Content)
+		for k := range lines {
+			if lexical.TextNearDuplicate(rt, texts[k]) {
 				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
-				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.Similarity(r.Content, line)))
+				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.TextSimilarity(rt, texts[k])))
 				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
 				out = append(out, f)
 			}
