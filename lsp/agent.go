@@ -65,12 +65,34 @@ func (f *agentFile) requireAgent() error {
 	return nil
 }
 
+// foreignAgent refuses an agent actor the memories of an agent file that is
+// not its own (as the CLI and the MCP tools do): an agent reads and acts on
+// its own records and shared ones only. A file with schema errors names no
+// agent, so an agent actor gets nothing from it either. Humans and the
+// system may work on any agent's file.
+func foreignAgent(ws *workspaceInfo, agent *schema.AgentConfig) error {
+	if ws.Actor.Kind != store.ActorAgent {
+		return nil
+	}
+	if agent == nil {
+		return fmt.Errorf("%w: %s cannot use the memories of a file with schema errors (it names no agent)", store.ErrForbidden, ws.Actor)
+	}
+	if name := agent.RoleTemplate.Name; name != ws.Actor.Name {
+		return fmt.Errorf("%w: %s cannot act on or read agent %q's memories", store.ErrForbidden, ws.Actor, name)
+	}
+	return nil
+}
+
 // errNoStore is returned by withStore when the store file does not exist.
 var errNoStore = errors.New("no memory store")
 
 // withStore opens f's store for one operation (read-only unless write) and
-// closes it. A missing store is errNoStore for reads; writes create it.
+// closes it. A missing store is errNoStore for reads; writes create it. An
+// agent actor is refused any other agent's file (foreignAgent).
 func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Store) error) error {
+	if err := foreignAgent(f.ws, f.agent); err != nil {
+		return err
+	}
 	open := s.opts.OpenStore
 	if !write && s.opts.OpenStoreReadOnly != nil {
 		open = s.opts.OpenStoreReadOnly

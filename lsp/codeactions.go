@@ -110,10 +110,22 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := f.requireAgent(); err != nil {
 		return nil, err
 	}
+	// Adopting edits the authored file, which no gate guards: a learned line
+	// would reach the agent's behaviour without its tier's gate.
+	if f.ws.Actor.Kind == store.ActorAgent {
+		return nil, jsonrpc2.NewError(codeRefused, fmt.Sprintf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", f.ws.Actor))
+	}
 	var rec schema.MemoryRecord
 	err := s.withStore(ctx, f, false, func(st store.Store) error {
 		var err error
 		rec, err = st.Get(ctx, id)
+		if err == nil {
+			// Another agent's record is not this file's to adopt, and its
+			// text must not reach the editor.
+			if a := rec.Scope[store.AgentKey]; a != "" && a != f.agent.RoleTemplate.Name {
+				return fmt.Errorf("record %s: %w", id, store.ErrNotFound)
+			}
+		}
 		return err
 	})
 	if err != nil {

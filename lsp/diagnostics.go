@@ -92,10 +92,19 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	if a.agent != nil {
 		agentName = a.agent.RoleTemplate.Name
 	}
+	// An agent actor gets schema-only service on another agent's file: its
+	// records reach neither the lint findings nor the pending count.
+	foreign := foreignAgent(ws, a.agent) != nil
+	if foreign {
+		agentName = ws.Actor.Name
+	}
 	var lint []schema.Problem
 	state, msg, pending := s.stores.use(ctx, ws, agentName, func(st store.Store) {
 		if s.opts.Lint == nil || a.doc == nil {
 			return
+		}
+		if foreign {
+			st = nil
 		}
 		ps, err := s.opts.Lint(ctx, LintInput{
 			URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,

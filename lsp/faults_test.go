@@ -17,6 +17,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -451,4 +452,329 @@ func TestDidChangeBurst(t *testing.T) {
 	if grew > 1<<20 {
 		t.Errorf("live heap grew by %d bytes over the burst (tolerance 1 MiB)", grew)
 	}
+}
+
+// storeState is what a refused command must leave alone: each agent's
+// promoted records and the ledger.
+type storeState struct {
+	promoted map[string][]string // agent -> promoted record ids
+	ops      []store.Op          // the ledger's operations, oldest first
+	pending  int                 // pending proposals
+}
+
+func stateOf(t *testing.T, env *testEnv, agents ...string) storeState {
+	t.Helper()
+	s := storeState{promoted: map[string][]string{}}
+	withBolt(t, env, func(st store.Store) {
+		ctx := context.Background()
+		for _, a := range agents {
+			recs, err := st.Promoted(ctx, nil, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				s.promoted[a] = append(s.promoted[a], r.ID)
+			}
+		}
+		es, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			s.ops = append(s.ops, e.Op)
+		}
+		ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.pending = len(ps)
+	})
+	return s
+}
+
+// TestAgentActorThroughLSP: a workspace whose .agent-ls.yaml makes the
+// actor agent:deploy-ops runs every command on its agent's file against a
+// store that also holds agent spy-ops's records. Approving or rejecting
+// is refused; promoting an earned candidate without support or a guarded
+// one, and demoting, invalidating, superseding or adopting a promoted
+// guarded record, is refused or only opens a proposal (no promotion
+// changes; the ledger gains nothing but propose entries); commands on
+// spy-ops's records answer "not found" and change nothing, and adopt never
+// sends its text to the editor. No response about deploy-ops's file (hints,
+// resolved hints, hover on every line, code actions, code lenses, composed
+// prompt, proposals, learnings, diagnostics) contains spy-ops's content;
+// opening spy-ops's own file as agent:deploy-ops shows none of it either and
+// its requests are refused. There is no delete command.
+func TestAgentActorThroughLSP(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	spyText := strings.Replace(text, "name: deploy-ops", "name: spy-ops", 1)
+	env.write(t, ".agent-ls.yaml", "actor: agent:deploy-ops\n")
+	path := env.write(t, "deploy.agent.yaml", text)
+	spyPath := env.write(t, "spy.agent.yaml", spyText)
+
+	fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+	cand := agentSave(t, env, text, "Pause the rollout when the queue doubles", "judgment.deploy.heuristics", "conv-2")
+	pend := agentSave(t, env, text, "Ask before a schema migration", "judgment.deploy.escalationTriggers", "conv-3")
+	guard := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-4")
+	if cand.State != evolve.StateCandidate || pend.ProposalID == "" || guard.ProposalID == "" {
+		t.Fatalf("setup: candidate %+v, pending %+v, guarded %+v", cand, pend, guard)
+	}
+	_, cfg, _, err := schema.LoadAgent(path, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBolt(t, env, func(st store.Store) {
+		if _, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Approve(context.Background(), guard.ProposalID, store.Actor{Kind: store.ActorHuman, Name: "ana"}, "ok"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	const secret = "SPYSECRET"
+	spyFact := agentSave(t, env, spyText, secret+" fact", "background.projectContext.spy_window", "conv-5")
+	spyCand := agentSave(t, env, spyText, secret+" lesson", "judgment.deploy.heuristics", "conv-6")
+	spyPend := agentSave(t, env, spyText, secret+" trigger", "judgment.deploy.escalationTriggers", "conv-7")
+	if spyFact.State != evolve.StatePromoted || spyPend.ProposalID == "" {
+		t.Fatalf("setup spy: %+v %+v", spyFact, spyPend)
+	}
+	agents := []string{"deploy-ops", "spy-ops"}
+
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+	c.initializeResolving(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+
+	exec := func(command string, args map[string]any) (CommandResult, error) {
+		args["uri"] = uri
+		var out CommandResult
+		err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": command, "arguments": []any{args}}, &out)
+		return out, err
+	}
+	codeOf := func(err error) jsonrpc2.Code {
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) {
+			return je.Code
+		}
+		return 0
+	}
+	const (
+		refused           = "refused"
+		refusedOrProposal = "refused or a proposal"
+		notFound          = "not found"
+	)
+	for _, tt := range []struct {
+		name    string
+		command string
+		args    map[string]any
+		want    string
+	}{
+		{"approve", CommandApprove, map[string]any{"proposalId": pend.ProposalID}, refused},
+		{"reject", CommandReject, map[string]any{"proposalId": pend.ProposalID, "reason": "no"}, refused},
+		{"promote earned without support", CommandPromote, map[string]any{"recordId": cand.Record.ID}, refusedOrProposal},
+		{"promote guarded", CommandPromote, map[string]any{"recordId": pend.Record.ID}, refusedOrProposal},
+		{"demote guarded", CommandDemote, map[string]any{"recordId": guard.Record.ID, "reason": "r"}, refusedOrProposal},
+		{"invalidate guarded", CommandInvalidate, map[string]any{"recordId": guard.Record.ID, "reason": "r"}, refusedOrProposal},
+		{"supersede guarded", CommandSupersede, map[string]any{"keepId": fact.Record.ID, "dropId": guard.Record.ID}, refusedOrProposal},
+		{"adopt guarded", CommandAdopt, map[string]any{"recordId": guard.Record.ID}, refused},
+		{"approve another agent's proposal", CommandApprove, map[string]any{"proposalId": spyPend.ProposalID}, refused},
+		{"reject another agent's proposal", CommandReject, map[string]any{"proposalId": spyPend.ProposalID, "reason": "no"}, refused},
+		{"promote another agent's candidate", CommandPromote, map[string]any{"recordId": spyCand.Record.ID}, notFound},
+		{"demote another agent's record", CommandDemote, map[string]any{"recordId": spyFact.Record.ID, "reason": "r"}, notFound},
+		{"invalidate another agent's record", CommandInvalidate, map[string]any{"recordId": spyFact.Record.ID, "reason": "r"}, notFound},
+		{"supersede another agent's record", CommandSupersede, map[string]any{"keepId": fact.Record.ID, "dropId": spyFact.Record.ID}, notFound},
+		{"adopt another agent's record", CommandAdopt, map[string]any{"recordId": spyFact.Record.ID}, refused},
+		{"adopt own auto fact", CommandAdopt, map[string]any{"recordId": fact.Record.ID}, refused},
+		{"delete", "agent-ls.delete", map[string]any{"recordId": fact.Record.ID}, "no such command"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := stateOf(t, env, agents...)
+			edits := len(callsOf(c, methodApplyEdit))
+			out, err := exec(tt.command, tt.args)
+			after := stateOf(t, env, agents...)
+			for _, a := range agents {
+				if fmt.Sprint(before.promoted[a]) != fmt.Sprint(after.promoted[a]) {
+					t.Errorf("%s's promoted records changed: %v -> %v", a, before.promoted[a], after.promoted[a])
+				}
+			}
+			added := after.ops[len(before.ops):]
+			switch tt.want {
+			case refused:
+				if codeOf(err) != codeRefused {
+					t.Errorf("answer %+v, %v; want refused (%d)", out, err, codeRefused)
+				}
+			case refusedOrProposal:
+				// Blocked (a gate not passed) is a refusal that is not an error.
+				if err == nil && out.Status != evolve.StatusPending && out.Status != evolve.StatusBlocked {
+					t.Errorf("answer %+v; want refused, blocked or pending", out)
+				}
+				if err != nil && codeOf(err) != codeRefused {
+					t.Errorf("error %v; want refused (%d)", err, codeRefused)
+				}
+				// Pending: a proposal is open (a new one, or the one already
+				// waiting for the same change).
+				if err == nil && out.Status == evolve.StatusPending && (after.pending < before.pending || after.pending == 0 || !strings.Contains(out.Message, "proposal")) {
+					t.Errorf("answered pending but no proposal is open: %+v", out)
+				}
+			case notFound:
+				if codeOf(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "not found") {
+					t.Errorf("answer %+v, %v; want InvalidParams not found", out, err)
+				}
+			default:
+				if codeOf(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "unknown command") {
+					t.Errorf("answer %+v, %v; want InvalidParams unknown command", out, err)
+				}
+			}
+			for _, op := range added {
+				if err != nil || op != store.OpPropose {
+					t.Errorf("the ledger gained %v (answer %+v, %v)", added, out, err)
+					break
+				}
+			}
+			for _, call := range callsOf(c, methodApplyEdit)[edits:] {
+				if strings.Contains(string(call), secret) {
+					t.Errorf("adopt sent another agent's content to the editor: %s", call)
+				}
+			}
+		})
+	}
+
+	// Nothing of spy-ops's shows in deploy-ops's file.
+	leaks := func(what string, v any) {
+		t.Helper()
+		b, _ := json.Marshal(v)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s shows another agent's records: %s", what, b)
+		}
+	}
+	c.change(uri, text, 2)
+	c.awaitDiagnostics(uri, 2)
+	hs := c.hints(uri)
+	if hintWith(hs, "Tuesdays") == nil || hintWith(hs, trigger) == nil {
+		t.Errorf("own records missing from the hints: %+v", hs)
+	}
+	leaks("inlay hints", hs)
+	for i := range hs {
+		leaks("resolved hint", c.resolve(&hs[i]))
+	}
+	for line := range strings.Count(text, "\n") {
+		var hover *protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": line, "character": 6}}, &hover)
+		leaks(fmt.Sprintf("hover on line %d", line), hover)
+	}
+	whole := map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}}
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": whole, "context": map[string]any{"diagnostics": []any{}}}, &actions)
+	leaks("code actions", actions)
+	var lenses []protocol.CodeLens
+	c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": uri}}, &lenses)
+	leaks("code lenses", lenses)
+	var prompt ComposedPrompt
+	c.call(methodComposedPrompt, map[string]any{"uri": uri}, &prompt)
+	if !strings.Contains(prompt.Text, "Tuesdays") {
+		t.Errorf("composed prompt lacks the agent's own fact:\n%s", prompt.Text)
+	}
+	leaks("composed prompt", prompt)
+	c.call(methodComposedPrompt, map[string]any{"uri": uri, "scope": map[string]string{store.AgentKey: "spy-ops"}}, &prompt)
+	leaks("composed prompt with the other agent's name as scope", prompt)
+	var props json.RawMessage
+	c.call(methodProposals, map[string]any{"uri": uri}, &props)
+	leaks("proposals", props)
+	var learned json.RawMessage
+	c.call(methodLearnings, map[string]any{"uri": uri, "since": "30d"}, &learned)
+	leaks("learnings", learned)
+	leaks("notifications", c.notesOf(protocol.MethodTextDocumentPublishDiagnostics))
+
+	// spy-ops's own file, opened as agent:deploy-ops: no memory of it shows,
+	// and its memory requests are refused.
+	spyURI := c.open(spyPath, spyText, 1)
+	c.awaitDiagnostics(spyURI, 1)
+	leaks("hints of the other agent's file", c.hints(spyURI))
+	c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": spyURI}}, &lenses)
+	leaks("code lenses of the other agent's file", lenses)
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": spyURI},
+		"range": whole, "context": map[string]any{"diagnostics": []any{}}}, &actions)
+	leaks("code actions of the other agent's file", actions)
+	for line := range strings.Count(spyText, "\n") {
+		var hover *protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": spyURI},
+			"position": map[string]any{"line": line, "character": 6}}, &hover)
+		leaks(fmt.Sprintf("hover on line %d of the other agent's file", line), hover)
+	}
+	for _, req := range []struct {
+		method string
+		params map[string]any
+	}{
+		{methodComposedPrompt, map[string]any{"uri": spyURI}},
+		{methodProposals, map[string]any{"uri": spyURI}},
+		{methodLearnings, map[string]any{"uri": spyURI, "since": "30d"}},
+	} {
+		var out json.RawMessage
+		err := c.callErr(req.method, req.params, &out)
+		if codeOf(err) != codeRefused {
+			t.Errorf("%s of the other agent's file: %s, %v; want refused", req.method, out, err)
+		}
+		leaks(req.method+" of the other agent's file", out)
+	}
+	before := stateOf(t, env, agents...)
+	var out CommandResult
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandDemote,
+		"arguments": []any{map[string]any{"uri": spyURI, "recordId": spyFact.Record.ID, "reason": "r"}}}, &out)
+	if codeOf(err) != codeRefused {
+		t.Errorf("demote through the other agent's file: %+v, %v; want refused", out, err)
+	}
+	if after := stateOf(t, env, agents...); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("demote through the other agent's file changed the store: %v -> %v", before, after)
+	}
+	leaks("notifications", c.notesOf(protocol.MethodTextDocumentPublishDiagnostics))
+}
+
+// callsOf returns the params of every server->client request of method.
+func callsOf(c *testClient, method string) []json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []json.RawMessage
+	for _, n := range c.calls {
+		if n.method == method {
+			out = append(out, n.params)
+		}
+	}
+	return out
+}
+
+// TestAdoptAnotherAgentsRecord: a human adopting, into one agent's file, a
+// record of another agent (by its id) gets "not found", the editor is
+// asked for no edit, and the record stays valid.
+func TestAdoptAnotherAgentsRecord(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	spy := agentSave(t, env, strings.Replace(text, "name: deploy-ops", "name: spy-ops", 1), "SPYSECRET fact", "background.projectContext.spy_window", "conv-1")
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	var out CommandResult
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+		"arguments": []any{map[string]any{"recordId": spy.Record.ID, "uri": uri}}}, &out)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc2.InvalidParams || !strings.Contains(je.Message, "not found") {
+		t.Errorf("adopt of another agent's record: %+v, %v; want InvalidParams not found", out, err)
+	}
+	if calls := callsOf(c, methodApplyEdit); len(calls) != 0 {
+		t.Errorf("the editor was asked to apply %s", calls)
+	}
+	withBolt(t, env, func(st store.Store) {
+		if rec, err := st.Get(context.Background(), spy.Record.ID); err != nil || rec.InvalidAt != "" {
+			t.Errorf("record after the refused adopt: %+v, %v", rec, err)
+		}
+	})
 }
