@@ -28,7 +28,7 @@ type factsFile struct {
 	Proposals  json.RawMessage       `json:"proposals"`
 }
 
-func loadFixture(t *testing.T, path string) fixture {
+func loadFixture(t testing.TB, path string) fixture {
 	t.Helper()
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
@@ -144,7 +144,7 @@ func TestEveryRuleHasFixtures(t *testing.T) {
 	}
 }
 
-func fixtureInput(t *testing.T, rule, kind string) lint.Input {
+func fixtureInput(t testing.TB, rule, kind string) lint.Input {
 	t.Helper()
 	return loadFixture(t, filepath.Join("../testdata/lint", rule, kind+".txtar")).in
 }
