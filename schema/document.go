@@ -245,7 +245,10 @@ func (d *Document) Locate(p Position) (ptr string, onKey bool) {
 		var next *node
 		for _, c := range n.children {
 			if c.aliased {
-				break
+				// An alias's expansion, or the members a "<<" merge key
+				// brought in: their ranges are the anchor's text. The
+				// mapping's own members may follow them.
+				continue
 			}
 			if n.kind == kindObject && c.key.Contains(p) {
 				return c.ptr, true

@@ -25,7 +25,7 @@ func parseYAML(d *Document) (root *node, err error) {
 	dec := yaml.NewDecoder(bytes.NewReader(d.src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
-		return &node{kind: kindScalar}, nil // an empty document is null
+		return &node{kind: kindScalar, val: d.lines.rng(0, 0)}, nil // an empty document is null (at the start of its text, after a BOM)
 	} else if err != nil {
 		return nil, d.yamlError(err)
 	}
@@ -36,7 +36,7 @@ func parseYAML(d *Document) (root *node, err error) {
 		return nil, d.yamlError(err)
 	}
 	if len(doc.Content) == 0 {
-		return &node{kind: kindScalar}, nil
+		return &node{kind: kindScalar, val: d.lines.rng(0, 0)}, nil
 	}
 	b := &yamlBuilder{d: d, src: d.src, expanding: map[*yaml.Node]bool{}, ranges: map[*yaml.Node]Range{}, itemKeys: map[*yaml.Node]Range{}}
 	return b.build(doc.Content[0], "", 0, false, -1)
@@ -200,7 +200,24 @@ func (b *yamlBuilder) build(y *yaml.Node, ptr string, depth int, aliased bool, i
 
 // start is the offset of a node's content, after its anchor and tag.
 func (b *yamlBuilder) start(y *yaml.Node) int {
-	return b.skipProps(b.d.lines.offsetOfRune(y.Line, y.Column))
+	off := b.d.lines.offsetOfRune(y.Line, y.Column)
+	if y.Kind == yaml.ScalarNode && y.Value == "" && y.Style&^yaml.TaggedStyle == 0 {
+		// An empty value after an anchor or tag ("k: &a" then a line
+		// break) is just after them: skipping the blanks that follow
+		// would put it on the next line, over the next key.
+		end := off
+		for off < len(b.src) && (b.src[off] == '&' || b.src[off] == '!') {
+			for off < len(b.src) && !isBlank(b.src[off]) {
+				off++
+			}
+			end = off
+			for off < len(b.src) && (b.src[off] == ' ' || b.src[off] == '\t') {
+				off++
+			}
+		}
+		return end
+	}
+	return b.skipProps(off)
 }
 
 // memo returns y's range from the cache, computing it once. Only nodes
@@ -479,16 +496,19 @@ func (b *yamlBuilder) plainEnd(val string, start int) int {
 	i, j := start, 0
 	for j < len(val) && i < len(src) {
 		switch {
-		case src[i] == val[j]:
-			i++
-			j++
-		case isBlank(src[i]) && (val[j] == ' ' || val[j] == '\n'):
+		// Blanks first: "0 \n0" is the value "0 0", whose space stands for
+		// the whole run " \n" (matching it to the source's space alone
+		// would end the range before the second line).
+		case isBlank(src[i]) && (val[j] == ' ' || val[j] == '\t' || val[j] == '\n'):
 			for i < len(src) && isBlank(src[i]) {
 				i++
 			}
-			for j < len(val) && (val[j] == ' ' || val[j] == '\n') {
+			for j < len(val) && (val[j] == ' ' || val[j] == '\t' || val[j] == '\n') {
 				j++
 			}
+		case src[i] == val[j]:
+			i++
+			j++
 		default:
 			return max(i, start)
 		}
