@@ -296,10 +296,10 @@ func (e *Engine) live(ctx context.Context, t schema.MemoryTarget) ([]schema.Memo
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", t, err)
 	}
-	var out []schema.MemoryRecord
-	for _, r := range res.Records {
-		if e.visible(&r) {
-			out = append(out, r)
+	out := res.Records[:0]
+	for i := range res.Records {
+		if e.visible(&res.Records[i]) {
+			out = append(out, res.Records[i])
 		}
 	}
 	return out, nil

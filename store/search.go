@@ -100,7 +100,7 @@ func Rank(cands []Stored, q Query, now string) []schema.MemoryRecord {
 		s     *Stored
 		score int
 	}
-	var hits []hit
+	hits := make([]hit, 0, len(cands))
 	for i := range cands {
 		s := &cands[i]
 		if !Match(&s.Rec, q, now) {

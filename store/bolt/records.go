@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -138,6 +139,7 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 			} else {
 				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
 			}
+			cands = make([]store.Stored, 0, len(ids))
 			for _, id := range ids {
 				v := b.Get([]byte(id))
 				if v == nil {
@@ -150,6 +152,10 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 				}
 				cands = append(cands, st)
 			}
+			// Newest first is mostly the reverse of id order: hand Rank
+			// its candidates nearly sorted (the order is total, so the
+			// result is the same).
+			slices.Reverse(cands)
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
