@@ -26,6 +26,15 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	if f.agent == nil {
 		return out, nil
 	}
+	if hasCode(p.Context.Diagnostics, "unknown-domain") {
+		_ = s.withStore(ctx, f, false, func(st store.Store) error {
+			out = append(out, retargetFixes(f, p, func(id string) (schema.MemoryRecord, bool) {
+				rec, err := st.Get(ctx, id)
+				return rec, err == nil
+			})...)
+			return nil
+		})
+	}
 	v, err := s.memoryView(ctx, f)
 	if err != nil {
 		return out, nil
@@ -193,3 +202,13 @@ func yamlScalar(s string) string {
 }
 
 func yamlKey(k string) string { return yamlScalar(k) }
+
+// hasCode reports whether one of ds has the code.
+func hasCode(ds []protocol.Diagnostic, code string) bool {
+	for _, d := range ds {
+		if fmt.Sprint(d.Code) == code {
+			return true
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -22,6 +23,22 @@ type commandArgs struct {
 	KeepID     string               `json:"keepId,omitempty"`
 	DropID     string               `json:"dropId,omitempty"`
 	Reason     string               `json:"reason,omitempty"`
+	// Target is agent-ls.retarget's new target: the compact form
+	// ("judgment.deploy.heuristics") or the object form.
+	Target json.RawMessage `json:"target,omitempty"`
+}
+
+// target decodes the target argument.
+func (a commandArgs) target() (schema.MemoryTarget, error) {
+	var s string
+	if err := json.Unmarshal(a.Target, &s); err == nil {
+		return schema.ParseTarget(s)
+	}
+	var t schema.MemoryTarget
+	if err := json.Unmarshal(a.Target, &t); err != nil {
+		return t, err
+	}
+	return t, t.Validate()
 }
 
 // CommandResult is what every command answers.
@@ -78,6 +95,16 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		if check == nil {
 			check = need("uri", string(a.URI))
 		}
+	case CommandRetarget:
+		check = need("recordId", a.RecordID)
+		if check == nil && (len(a.Target) == 0 || string(a.Target) == "null") {
+			check = need("target", "")
+		}
+		if check == nil {
+			if _, err := a.target(); err != nil {
+				check = jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument \"target\": %v", p.Command, err))
+			}
+		}
 	case CommandShowComposedPrompt:
 		check = need("uri", string(a.URI))
 		if check == nil {
@@ -99,6 +126,10 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	}
 	if p.Command == CommandAdopt {
 		return s.adopt(ctx, f, a.RecordID)
+	}
+	if p.Command == CommandRetarget {
+		to, _ := a.target()
+		return s.retarget(ctx, f, a.RecordID, to)
 	}
 	var out evolve.Outcome
 	err = s.withStore(ctx, f, true, func(st store.Store) error {
@@ -151,4 +182,32 @@ func (s *server) commandFile(uri protocol.DocumentURI) (*agentFile, error) {
 		uri = open[0]
 	}
 	return s.loadAgentFile(uri)
+}
+
+// retarget moves a record to another target through the engine (a new
+// record superseding it, its supports carried; evolve.Engine.Retarget) as
+// the configured actor. Anything but a save is refused with the engine's
+// guidance; a missing record is InvalidParams.
+func (s *server) retarget(ctx context.Context, f *agentFile, id string, to schema.MemoryTarget) (*CommandResult, error) {
+	if err := f.requireAgent(); err != nil {
+		return nil, err
+	}
+	var res evolve.SaveResult
+	err := s.withStore(ctx, f, true, func(st store.Store) error {
+		var err error
+		res, err = s.engine(f, st).Retarget(ctx, id, to, f.ws.Actor)
+		return err
+	})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	switch res.Status {
+	case evolve.SaveSaved:
+	case evolve.SaveNotFound:
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, CommandRetarget+": "+res.Guidance)
+	default:
+		return nil, jsonrpc2.NewError(codeRefused, CommandRetarget+": "+res.Guidance)
+	}
+	s.rerunAll()
+	return &CommandResult{OK: true, Message: res.Guidance, Status: res.State}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -15,7 +16,10 @@ var (
 	unknownPropRE   = regexp.MustCompile(`^unknown property "([^"]+)"$`)
 	missingPropRE   = regexp.MustCompile(`^missing required property "([^"]+)"$`)
 	unknownDomainRE = regexp.MustCompile(`targets judgment domain "([^"]+)", which the agent does not define`)
-	objectValuedKey = map[string]bool{"roleTemplate": true, "persona": true, "mission": true, "background": true, "awareness": true}
+	// unknownDomainRecordRE reads the record id of lint's unknown-domain
+	// message ("memory ID targets judgment domain ..." or "candidate ID ...").
+	unknownDomainRecordRE = regexp.MustCompile(`^(?:memory|candidate) (\S+) targets judgment domain "([^"]+)"`)
+	objectValuedKey       = map[string]bool{"roleTemplate": true, "persona": true, "mission": true, "background": true, "awareness": true}
 )
 
 // quickFixes answers the schema diagnostics in the request's context with
@@ -118,8 +122,8 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 
 // addJudgmentFix answers a memory that targets an undefined judgment domain
 // with a new judgment of that domain after the last one, so the memory
-// applies. (Moving the memory to an existing domain is a store change no
-// command offers yet.)
+// applies. (retargetFixes offers moving the memory to an existing domain
+// instead.)
 func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protocol.CodeAction {
 	const list = "/roleTemplate/judgments"
 	kids := f.doc.Children(list)
@@ -226,4 +230,49 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// retargetFixes answers each unknown-domain diagnostic in the request with
+// one action per judgment domain the agent has, nearest to the unknown
+// domain (edit distance) first: "Retarget memory to judgment domain Y"
+// runs agent-ls.retarget with the record's target moved to Y. The record's
+// target is read from the store (the message names the record).
+func retargetFixes(f *agentFile, p *protocol.CodeActionParams, get func(id string) (schema.MemoryRecord, bool)) []protocol.CodeAction {
+	var out []protocol.CodeAction
+	for _, d := range p.Context.Diagnostics {
+		if fmt.Sprint(d.Code) != "unknown-domain" {
+			continue
+		}
+		m := unknownDomainRecordRE.FindStringSubmatch(d.Message)
+		if m == nil {
+			continue
+		}
+		rec, ok := get(m[1])
+		if !ok || rec.Target == nil {
+			continue
+		}
+		domains := judgmentDomains(f.doc, f.path)
+		unknown := m[2]
+		sort.SliceStable(domains, func(i, j int) bool {
+			return editDistance(strings.ToLower(unknown), strings.ToLower(domains[i])) < editDistance(strings.ToLower(unknown), strings.ToLower(domains[j]))
+		})
+		for _, dom := range domains {
+			to := *rec.Target
+			switch to.Primitive {
+			case schema.PrimitiveJudgment:
+				to.Domain = dom
+			case schema.PrimitiveExample:
+				to.JudgmentDomain = dom
+			default:
+				continue
+			}
+			title := fmt.Sprintf("Retarget memory to judgment domain %q", dom)
+			out = append(out, protocol.CodeAction{
+				Title: title, Kind: protocol.QuickFix, Diagnostics: []protocol.Diagnostic{d},
+				Command: &protocol.Command{Title: title, Command: CommandRetarget, Arguments: []any{map[string]any{
+					"uri": f.uri, "recordId": rec.ID, "target": to.String()}}},
+			})
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // applyEdits applies one document's text edits (ranges in UTF-16 columns of
@@ -171,5 +174,117 @@ func TestUnknownDomainQuickFix(t *testing.T) {
 	}
 	if a.agent.JudgmentByDomain("incident") != 2 {
 		t.Errorf("judgments after the fix: %+v", a.agent.RoleTemplate.Judgments)
+	}
+}
+
+// TestRetargetQuickFix: over the wire, a memory stranded on a removed
+// judgment domain is offered one retarget per existing domain, the nearest
+// (edit distance) first; running the nearest moves the record in the store
+// through the engine as the configured actor (a new record superseding the
+// old, in the ledger) and the unknown-domain diagnostic goes away.
+func TestRetargetQuickFix(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lesson := "Page the database owner for replication lag"
+	saved := agentSave(t, env, string(data), lesson, "judgment.incident.heuristics", "conv-3")
+	if saved.Record == nil {
+		t.Fatalf("save: %+v", saved)
+	}
+	text := strings.Replace(string(data), "    - domain: incident\n", "    - domain: incidents\n", 1)
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(env.write(t, "deploy.agent.yaml", text), text, 1)
+	unknown := func(ns []note) *protocol.Diagnostic {
+		ds := diagsOf(ns, uri)
+		if len(ds) == 0 {
+			return nil
+		}
+		last := ds[len(ds)-1]
+		for i := range last.Diagnostics {
+			if last.Diagnostics[i].Code == "unknown-domain" {
+				return &last.Diagnostics[i]
+			}
+		}
+		return nil
+	}
+	var diag *protocol.Diagnostic
+	c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool { diag = unknown(ns); return diag != nil })
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
+		"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+	var retargets []protocol.CodeAction
+	for _, a := range actions {
+		if strings.HasPrefix(a.Title, "Retarget memory") {
+			retargets = append(retargets, a)
+		}
+	}
+	var titles []string
+	for _, a := range retargets {
+		titles = append(titles, a.Title)
+	}
+	if got := strings.Join(titles, " | "); got != `Retarget memory to judgment domain "incidents" | Retarget memory to judgment domain "deploy"` {
+		t.Fatalf("retarget actions: %s (all: %+v)", got, actions)
+	}
+	cmd := retargets[0].Command
+	if cmd == nil || cmd.Command != CommandRetarget {
+		t.Fatalf("command %+v", cmd)
+	}
+	var res CommandResult
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.Command, "arguments": cmd.Arguments}, &res)
+	if !res.OK || !strings.Contains(res.Message, "retargeted "+saved.Record.ID) {
+		t.Fatalf("retarget answered %+v", res)
+	}
+	// The lint pass after the change: the retargeted candidate now applies
+	// (its progress hint) and nothing targets an unknown domain.
+	c.waitFor("the unknown-domain diagnostic to go", func(ns, _ []note) bool {
+		ds := diagsOf(ns, uri)
+		if len(ds) <= 2 || unknown(ns) != nil {
+			return false
+		}
+		for _, d := range ds[len(ds)-1].Diagnostics {
+			if d.Code == "candidate-progress" {
+				return true
+			}
+		}
+		return false
+	})
+	withBolt(t, env, func(st store.Store) {
+		ctx := context.Background()
+		old, err := st.Get(ctx, saved.Record.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if old.SupersededBy == "" || old.InvalidAt == "" {
+			t.Fatalf("old record not superseded: %+v", old)
+		}
+		nw, err := st.Get(ctx, old.SupersededBy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nw.Target == nil || nw.Target.String() != "judgment.incidents.heuristics" || nw.Content != lesson {
+			t.Errorf("new record %+v", nw)
+		}
+		ents, err := st.Ledger(ctx, store.LedgerFilter{RecordID: nw.ID})
+		if err != nil || len(ents) == 0 {
+			t.Fatalf("ledger of %s: %v %v", nw.ID, ents, err)
+		}
+		if ents[0].Op != store.OpSupersede || ents[0].Actor.String() != "human:ana" {
+			t.Errorf("first ledger entry of the new record: %s by %s", ents[0].Op, ents[0].Actor)
+		}
+	})
+	// The same command again: the old record is retired, so it is refused.
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.Command, "arguments": cmd.Arguments}, &res)
+	if err == nil || !strings.Contains(err.Error(), "already invalidated") {
+		t.Errorf("second retarget: %v", err)
+	}
+	// Bad arguments are InvalidParams.
+	for _, args := range []map[string]any{{"recordId": saved.Record.ID}, {"recordId": saved.Record.ID, "target": "judgment.x.nope"}} {
+		if err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRetarget, "arguments": []any{args}}, &res); err == nil ||
+			!strings.Contains(err.Error(), "target") {
+			t.Errorf("retarget %v: %v", args, err)
+		}
 	}
 }

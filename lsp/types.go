@@ -30,6 +30,7 @@ const (
 	CommandApprove            = "agent-ls.approve"
 	CommandReject             = "agent-ls.reject"
 	CommandAdopt              = "agent-ls.adopt"
+	CommandRetarget           = "agent-ls.retarget"
 	CommandShowComposedPrompt = "agent-ls.showComposedPrompt"
 )
 
@@ -37,7 +38,7 @@ const (
 // executeCommandProvider.
 var Commands = []string{
 	CommandPromote, CommandDemote, CommandInvalidate, CommandSupersede,
-	CommandApprove, CommandReject, CommandAdopt, CommandShowComposedPrompt,
+	CommandApprove, CommandReject, CommandAdopt, CommandRetarget, CommandShowComposedPrompt,
 }
 
 // initializeParams is the part of initialize's params read raw: 3.17 client

@@ -18,6 +18,7 @@ export const ServerCommands = {
   approve: "agent-ls.approve",
   reject: "agent-ls.reject",
   adopt: "agent-ls.adopt",
+  retarget: "agent-ls.retarget",
   showComposedPrompt: "agent-ls.showComposedPrompt",
 } as const;
 
