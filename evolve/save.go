@@ -314,6 +314,13 @@ func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
 // corroborations, promotions and proposals, with their ledger entries, are
 // committed together, or none of them when a request is invalid or a store
 // operation fails (the error names the request; no results are returned).
+//
+// The batch holds the store's writer lock, so it never runs the eval gate
+// (a suite may take minutes): where Save would run it — an agent
+// superseding an earned promoted record with an evaluator configured — a
+// batch save opens the demotion proposal (or demotes on accumulated
+// contradiction), as Save does without an evaluator. Otherwise the answers
+// are those of a loop of Save.
 func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult, error) {
 	if len(rs) == 0 {
 		return nil, nil
@@ -321,6 +328,7 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 	var out []SaveResult
 	err := e.st.Batch(ctx, func(tx store.Store) error {
 		be := e.withStore(tx)
+		be.eval = nil
 		out = make([]SaveResult, 0, len(rs))
 		for i, r := range rs {
 			res, err := be.Save(ctx, r)

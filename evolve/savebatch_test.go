@@ -247,3 +247,57 @@ func TestSaveBatchAllOrNothing(t *testing.T) {
 		})
 	}
 }
+
+// countingEvaluator counts its runs and always reports a regression.
+type countingEvaluator struct{ runs int }
+
+func (c *countingEvaluator) Evaluate(context.Context, *schema.AgentConfig, *schema.AgentConfig) (EvalOutcome, error) {
+	c.runs++
+	return EvalOutcome{Regressed: true, Reason: "worse"}, nil
+}
+
+// TestSaveBatchRunsNoEval: an agent superseding an earned promoted record
+// makes Save run the eval gate (a regression demotes the old record at
+// once); SaveBatch, which holds the writer lock, never runs it and opens the
+// demotion proposal instead.
+func TestSaveBatchRunsNoEval(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			for _, batched := range []bool{false, true} {
+				w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
+				ev := &countingEvaluator{}
+				w.eng.eval = ev
+				reviewerScript(t, w) // writes the prior records, among them an earned promoted heuristic
+				recs, err := w.st.Search(ctx, store.Query{Target: tgt(t, "judgment.code-review.heuristics"), Limit: store.Limit(store.Unlimited)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var earned string
+				for _, r := range recs.Records {
+					if r.Content == "Flag missing error checks on deferred Close calls" {
+						earned = r.ID
+					}
+				}
+				req := SaveRequest{Content: "Flag unchecked errors everywhere", Target: tgt(t, "judgment.code-review.heuristics"),
+					Supersedes: earned, Actor: agentKind, Provenance: schema.Provenance{ConversationID: "conv-8"}}
+				var res SaveResult
+				if batched {
+					out, err := w.eng.SaveBatch(ctx, []SaveRequest{req})
+					if err != nil {
+						t.Fatal(err)
+					}
+					res = out[0]
+				} else if res, err = w.eng.Save(ctx, req); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case !batched && (ev.runs != 1 || res.SupersededID != earned || res.DemotionProposalID != ""):
+					t.Errorf("Save: %d eval runs, result %+v; want one run and the old record demoted", ev.runs, res)
+				case batched && (ev.runs != 0 || res.DemotionProposalID == "" || res.SupersededID != ""):
+					t.Errorf("SaveBatch: %d eval runs, result %+v; want no run and a demotion proposal", ev.runs, res)
+				}
+			}
+		})
+	}
+}
