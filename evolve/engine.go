@@ -44,9 +44,12 @@
 //
 // # Limits
 //
-// Reconciliation and the write are two store operations: two processes
-// saving the same lesson at the same instant can mint two records; Garden
-// reports the duplicate (and proposes retiring a promoted one). Contradiction detection
+// Save's reconciliation and write are separate store operations: two
+// processes saving the same lesson at the same instant can mint two records;
+// Garden reports the duplicate (and proposes retiring a promoted one).
+// SaveBatch reconciles and writes a whole batch in one store transaction
+// (store.Store.Batch), so it has no such window and one durable commit per
+// batch. Contradiction detection
 // is lexical (see evolve/lexical). A human's approval is not re-checked for
 // contradictions: the human decides.
 package evolve
