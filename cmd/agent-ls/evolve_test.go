@@ -468,3 +468,60 @@ func TestEvolutionAllThroughCLI(t *testing.T) {
 		t.Errorf("after the approved invalidation the prompt is not byte-identical to before:\n%s", got)
 	}
 }
+
+// TestRetargetThroughCLI: `agent-ls memory retarget` moves a memory
+// stranded on a removed judgment domain to an existing one (the editor's
+// quick fix), with its evidence; refusals exit 1, bad targets 2.
+func TestRetargetThroughCLI(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	eng := w.engine("deploy-ops", nil)
+	lesson := "Page the database owner when replication lag passes a minute"
+	first := w.save(eng, lesson, "judgment.incident.heuristics", "conv-1", "")
+	if first.Record == nil {
+		t.Fatalf("save: %+v", first)
+	}
+	id := first.Record.ID
+	wantCode(t, w.cli("memory", "corroborate", id, "--conversation", "conv-2"), 0, "corroborate")
+	// The author renames the domain: the memory no longer applies.
+	path := filepath.Join(w.dir, "deploy.agent.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := []byte(strings.Replace(string(data), "- domain: incident\n", "- domain: incidents\n", 1))
+	if err := os.WriteFile(path, renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, w.cfgs["deploy-ops"], _, err = schema.LoadAgent(path, renamed); err != nil || w.cfgs["deploy-ops"].JudgmentByDomain("incidents") < 0 {
+		t.Fatalf("renamed agent: %v", err)
+	}
+	r := w.cli("memory", "retarget", id, "judgment.nope.heuristics")
+	wantCode(t, r, exitFindings, "retarget to an unknown domain")
+	if !strings.Contains(r.stderr, "no judgment domain \"nope\"") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	wantCode(t, w.cli("memory", "retarget", id, "judgment.incidents"), exitUsage, "retarget to a malformed target")
+	var res evolve.SaveResult
+	r = w.cliJSON(&res, "memory", "retarget", id, "judgment.incidents.heuristics")
+	wantCode(t, r, 0, "retarget")
+	if res.SupersededID != id || res.Record == nil || res.Record.Target.String() != "judgment.incidents.heuristics" || res.State != evolve.StatePromoted {
+		t.Fatalf("retarget answered %+v", res)
+	}
+	if p := w.prompt("deploy-ops"); !strings.Contains(p, "- "+lesson) {
+		t.Errorf("the retargeted lesson (two conversations) is not in the composition:\n%s", p)
+	}
+	var ents []store.LedgerEntry
+	w.cliJSON(&ents, "memory", "ledger", "--record", res.Record.ID)
+	var ops []string
+	for _, e := range ents {
+		ops = append(ops, string(e.Op)+" by "+e.Actor.String())
+	}
+	if got := strings.Join(ops, ", "); !strings.HasPrefix(got, "supersede by human:ana, corroborate by human:ana, promote") {
+		t.Errorf("ledger of the new record: %s", got)
+	}
+	r = w.cli("memory", "retarget", id, "judgment.deploy.heuristics")
+	wantCode(t, r, exitFindings, "retarget of the retired record")
+	if !strings.Contains(r.stderr, "already invalidated") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}

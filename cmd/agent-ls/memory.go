@@ -38,6 +38,7 @@ func memorySubs() []memorySub {
 		{"import", "FILE.jsonl", "import records (one JSON record per line), all or nothing", memImport},
 		{"export", "", "write every readable record as JSON lines to stdout", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify]", "list or verify the hash-chained ledger", memLedger},
+		{"retarget", "ID TARGET [--actor A] [--agent FILE]", "move a record to another target (a new record supersedes it, its supports carried)", memRetarget},
 	}
 }
 
@@ -1113,4 +1114,65 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// memRetarget moves a record to another target through the engine
+// (evolve.Engine.Retarget): the editor's "Retarget memory" quick fix.
+func memRetarget(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[9])
+	var actor, agentFile string
+	fs.StringVar(&actor, "actor", "", "who retargets, `kind:name` (default: the workspace actor or human:$USER)")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 2 {
+		m.errorf("want a record ID and a target (compact form, e.g. judgment.deploy.heuristics)")
+		return exitUsage
+	}
+	id := pos[0]
+	to, err := schema.ParseTarget(pos[1])
+	if err != nil {
+		m.errorf("target %q: %v", pos[1], err)
+		return exitUsage
+	}
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	rec, err := getVisible(ctx, s, id, agentView(a))
+	if errors.Is(err, store.ErrNotFound) {
+		m.errorf("no record %s", id)
+		return exitFindings
+	}
+	if err != nil {
+		return m.storeError(err)
+	}
+	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	if err != nil {
+		return m.storeError(err)
+	}
+	res, err := eng.Retarget(ctx, id, to, a)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if m.format == "json" {
+		if c := m.writeJSON(res); c != exitOK {
+			return c
+		}
+	}
+	if res.Status != evolve.SaveSaved {
+		m.errorf("%s: %s", res.Status, res.Guidance)
+		return exitFindings
+	}
+	if m.format != "json" {
+		fmt.Fprintf(m.e.stdout, "%s: %s\n", res.State, res.Guidance)
+	}
+	return exitOK
 }
