@@ -27,9 +27,9 @@ type agentFile struct {
 
 // loadAgentFile resolves uri to its current text, parse and workspace.
 func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
-	path := uriToPath(uri)
-	if path == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("uri %q: want a file:// URI", uri))
+	path, err := s.confinedPath(uri)
+	if err != nil {
+		return nil, err
 	}
 	var text []byte
 	var a *analysis

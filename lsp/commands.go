@@ -67,6 +67,9 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		if strings.TrimSpace(v) == "" {
 			return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %q is required", p.Command, name))
 		}
+		if strings.HasSuffix(name, "Id") {
+			return checkID(p.Command, name, v)
+		}
 		return nil
 	}
 	var check error

@@ -59,7 +59,7 @@ type workspaceInfo struct {
 }
 
 // workspaceFor resolves the workspace of a file or directory: the nearest
-// .agent-ls.yaml walking up (stopping at the workspace root's parent), then
+// .agent-ls.yaml walking up (never above the workspace folder holding it), then
 // initializationOptions on top. Results are cached until a config changes.
 func (s *server) workspaceFor(path string) *workspaceInfo {
 	dir := path
@@ -69,7 +69,11 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	s.mu.Lock()
 	root, init := s.root, s.init
 	s.mu.Unlock()
-	cfgPath := findConfig(dir)
+	// The config is looked for up to the workspace folder holding the file,
+	// never above it (a .agent-ls.yaml outside the workspace could point
+	// the store anywhere).
+	folder, _ := s.folderOf(dir)
+	cfgPath := findConfig(dir, folder)
 	key := cfgPath
 	if key == "" {
 		key = "root:" + root
@@ -152,15 +156,16 @@ func (s *server) forgetWorkspaces() {
 	s.mu.Unlock()
 }
 
-// findConfig walks up from dir to the nearest .agent-ls.yaml.
-func findConfig(dir string) string {
+// findConfig walks up from dir to the nearest .agent-ls.yaml, stopping
+// after stop when it is set (the workspace folder).
+func findConfig(dir, stop string) string {
 	for d := dir; ; {
 		p := filepath.Join(d, schema.WorkspaceConfigName)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p
 		}
 		parent := filepath.Dir(d)
-		if parent == d {
+		if parent == d || stop != "" && d == stop {
 			return ""
 		}
 		d = parent

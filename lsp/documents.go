@@ -46,6 +46,12 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	if path == "" || !schema.IsAgentFile(path) && !isWorkspaceConfig(path) {
 		return nil
 	}
+	// A file outside the workspace folders is not served: no diagnostics,
+	// no store, no watch (a notification has no answer: it is logged).
+	if _, err := s.confinedPath(uri); err != nil {
+		s.log.Warn("not serving a file outside the workspace", "err", err)
+		return nil
+	}
 	s.mu.Lock()
 	if old := s.docs[uri]; old != nil && old.cancel != nil {
 		old.cancel()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -777,4 +778,181 @@ func TestAdoptAnotherAgentsRecord(t *testing.T) {
 			t.Errorf("record after the refused adopt: %+v, %v", rec, err)
 		}
 	})
+}
+
+// TestWorkspaceConfinement: the server serves only files inside its
+// workspace folders and opens only the workspace's store. Next to the
+// workspace lies another directory with its own agent file, config and
+// store (holding a record), and above it a .agent-ls.yaml pointing the
+// store elsewhere. Opening the outside file is ignored (not tracked, no
+// diagnostics, no store opened, one log message); every request and
+// command naming it, a symlink inside the workspace leading to it, or a URI
+// that escapes the root with "..", is not file://, is relative, names a
+// host or holds a NUL byte, answers InvalidParams; ids with NUL bytes,
+// spaces or 300 bytes answer InvalidParams. The config above the workspace
+// is never read: the only store ever opened is the workspace's own.
+func TestWorkspaceConfinement(t *testing.T) {
+	parent := t.TempDir()
+	env := &testEnv{root: filepath.Join(parent, "ws")}
+	env.storePath = filepath.Join(env.root, ".agent-memory", "memory.db")
+	outside := &testEnv{root: filepath.Join(parent, "outside")}
+	outside.storePath = filepath.Join(outside.root, ".agent-memory", "memory.db")
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if err := os.WriteFile(filepath.Join(parent, ".agent-ls.yaml"), []byte("store: "+filepath.Join(parent, "above.db")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := env.write(t, "deploy.agent.yaml", text)
+	agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+	outPath := outside.write(t, "deploy.agent.yaml", text)
+	outside.write(t, ".agent-ls.yaml", "actor: human:mallory\n")
+	secret := agentSave(t, outside, text, "OUTSIDESECRET fact", "background.projectContext.secret", "conv-2")
+	link := filepath.Join(env.root, "link.agent.yaml")
+	if err := os.Symlink(outPath, link); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	var opened []string
+	open := boltOpener(time.Now)
+	var srv *server
+	c := startServer(t, Options{NoWatch: true, OpenStore: func(ctx context.Context, p string) (store.Store, error) {
+		mu.Lock()
+		opened = append(opened, p)
+		mu.Unlock()
+		return open(ctx, p)
+	}, testHook: func(s *server) { srv = s }})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	outURI := c.open(outPath, text, 1)
+	linkURI := c.open(link, text, 1)
+	if hs := c.hints(uri); hintWith(hs, "Tuesdays") == nil {
+		t.Errorf("the workspace's own store is not served: %+v", hs)
+	}
+	// The hints request was handled after both didOpens.
+	srv.mu.Lock()
+	_, outOpen := srv.docs[outURI]
+	_, linkOpen := srv.docs[linkURI]
+	srv.mu.Unlock()
+	if outOpen || linkOpen {
+		t.Errorf("files outside the workspace are tracked: outside %v, symlink %v", outOpen, linkOpen)
+	}
+
+	escape := protocol.DocumentURI(string(pathToURI(env.root)) + "/../outside/deploy.agent.yaml")
+	badURIs := []struct {
+		name string
+		uri  protocol.DocumentURI
+		msg  string
+	}{
+		{"outside the folders", outURI, "outside the workspace folders"},
+		{"symlink leading outside", linkURI, "outside the workspace folders"},
+		{"dot-dot escaping the root", escape, "outside the workspace folders"},
+		{"not file://", "untitled:Untitled-1", "want a file:// URI"},
+		{"https", "https://example.com/deploy.agent.yaml", "want a file:// URI"},
+		{"relative (opaque)", "file:deploy.agent.yaml", "not an absolute file path"},
+		{"relative (no scheme)", "deploy.agent.yaml", "want a file:// URI"},
+		{"a host", protocol.DocumentURI("file://elsewhere" + filepath.ToSlash(path)), "names the host"},
+		{"percent-encoded NUL", protocol.DocumentURI(string(uri) + "%00.yaml"), "NUL byte"},
+		{"raw NUL", protocol.DocumentURI(string(uri) + "\x00.yaml"), "NUL byte"},
+	}
+	invalid := func(what string, err error, msg string) {
+		t.Helper()
+		var je *jsonrpc2.Error
+		if !errors.As(err, &je) || je.Code != jsonrpc2.InvalidParams || !strings.Contains(je.Message, msg) {
+			t.Errorf("%s: %v; want InvalidParams with %q", what, err, msg)
+		}
+	}
+	commands := []struct {
+		command string
+		args    map[string]any
+	}{
+		{CommandPromote, map[string]any{"recordId": secret.Record.ID}},
+		{CommandDemote, map[string]any{"recordId": secret.Record.ID, "reason": "r"}},
+		{CommandInvalidate, map[string]any{"recordId": secret.Record.ID, "reason": "r"}},
+		{CommandSupersede, map[string]any{"keepId": secret.Record.ID, "dropId": secret.Record.ID}},
+		{CommandApprove, map[string]any{"proposalId": secret.Record.ID}},
+		{CommandReject, map[string]any{"proposalId": secret.Record.ID, "reason": "r"}},
+		{CommandAdopt, map[string]any{"recordId": secret.Record.ID}},
+		{CommandShowComposedPrompt, map[string]any{}},
+	}
+	pos := map[string]any{"line": 4, "character": 4}
+	whole := map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 999, "character": 0}}
+	for _, b := range badURIs {
+		t.Run(b.name, func(t *testing.T) {
+			doc := map[string]any{"uri": b.uri}
+			var out json.RawMessage
+			for _, req := range []struct {
+				method string
+				params map[string]any
+			}{
+				{methodComposedPrompt, map[string]any{"uri": b.uri}},
+				{methodProposals, map[string]any{"uri": b.uri}},
+				{methodLearnings, map[string]any{"uri": b.uri, "since": "7d"}},
+				{protocol.MethodTextDocumentHover, map[string]any{"textDocument": doc, "position": pos}},
+				{methodInlayHint, map[string]any{"textDocument": doc, "range": whole}},
+				{protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": doc, "range": whole, "context": map[string]any{"diagnostics": []any{}}}},
+			} {
+				invalid(req.method, c.callErr(req.method, req.params, &out), b.msg)
+				if strings.Contains(string(out), "OUTSIDESECRET") {
+					t.Errorf("%s answered the outside store's record: %s", req.method, out)
+				}
+			}
+			for _, cmd := range commands {
+				args := map[string]any{"uri": b.uri}
+				for k, v := range cmd.args {
+					args[k] = v
+				}
+				invalid(cmd.command, c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.command, "arguments": []any{args}}, &out), b.msg)
+			}
+		})
+	}
+	for _, id := range []string{"01ABC\x00DEF", "01ABC DEF", "01ABC\nDEF", strings.Repeat("0", 300)} {
+		for _, arg := range []struct{ command, name string }{
+			{CommandPromote, "recordId"}, {CommandApprove, "proposalId"}, {CommandSupersede, "keepId"}, {CommandSupersede, "dropId"},
+		} {
+			args := map[string]any{"uri": uri, "recordId": "01M8X9RPMQX06KX1GRV8247EY2", "proposalId": "01M8X9RPMQX06KX1GRV8247EY2",
+				"keepId": "01M8X9RPMQX06KX1GRV8247EY2", "dropId": "01M8X9RPMQX06KX1GRV8247EY3", "reason": "r"}
+			args[arg.name] = id
+			var out CommandResult
+			invalid(fmt.Sprintf("%s with %s %q", arg.command, arg.name, id),
+				c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": arg.command, "arguments": []any{args}}, &out), arg.name)
+		}
+	}
+	var lenses []protocol.CodeLens
+	c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": outURI}}, &lenses)
+	if len(lenses) != 0 {
+		t.Errorf("code lenses of a file outside the workspace: %+v", lenses)
+	}
+
+	// Served files still work, and only the workspace's store was opened.
+	c.change(uri, text, 2)
+	c.awaitDiagnostics(uri, 2)
+	for _, u := range []protocol.DocumentURI{outURI, linkURI, escape} {
+		if ds := c.diagnostics(u); len(ds) != 0 {
+			t.Errorf("diagnostics published for %s: %+v", u, ds)
+		}
+	}
+	mu.Lock()
+	for _, p := range opened {
+		if p != env.storePath {
+			t.Errorf("opened the store %s; only %s may be opened", p, env.storePath)
+		}
+	}
+	mu.Unlock()
+	logs := ""
+	for _, m := range c.notesOf(protocol.MethodWindowLogMessage) {
+		logs += string(m)
+	}
+	if !strings.Contains(logs, "not serving a file outside the workspace") {
+		t.Errorf("no log message for the ignored didOpen: %s", logs)
+	}
+	for _, p := range []string{filepath.Join(parent, "above.db")} {
+		if fileExists(p) {
+			t.Errorf("%s was created", p)
+		}
+	}
 }

@@ -155,6 +155,7 @@ type server struct {
 	// (inlayHint/resolve), so hints are sent without them.
 	resolveTooltip bool
 	root           string
+	folders        []string // workspace folders: the files the server serves (confine.go)
 	init           initOptions
 	workspaces     map[string]*workspaceInfo // config file (or root) -> resolved workspace
 	docs           map[protocol.DocumentURI]*document
@@ -294,8 +295,12 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 		return nil, invalidParams(protocol.MethodInitialize, err)
 	}
 	root := ""
-	if len(p.WorkspaceFolders) > 0 {
-		root = uriToPath(protocol.DocumentURI(p.WorkspaceFolders[0].URI))
+	var folders []string
+	for _, f := range p.WorkspaceFolders {
+		folders = append(folders, uriToPath(protocol.DocumentURI(f.URI)))
+	}
+	if len(folders) > 0 {
+		root = folders[0]
 	}
 	//lint:ignore SA1019 older clients send only rootUri
 	if rootURI := p.RootURI; root == "" && rootURI != "" {
@@ -305,6 +310,10 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 		//lint:ignore SA1019 the oldest clients send only rootPath
 		root = p.RootPath
 	}
+	if len(folders) == 0 {
+		folders = []string{root}
+	}
+	s.setFolders(folders)
 	s.mu.Lock()
 	s.initialized = true
 	s.root = root

@@ -1,0 +1,139 @@
+package lsp
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// Workspace confinement (docs/LSP-PROTOCOL.md, "Workspace confinement"):
+// the server reads agent files and resolves workspaces only under the
+// workspace folders of initialize (rootUri when the client sends no
+// folders); a client that names neither gets no confinement.
+
+// setFolders records the workspace folders' paths, cleaned.
+func (s *server) setFolders(paths []string) {
+	var out []string
+	for _, p := range paths {
+		if p != "" && filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	s.mu.Lock()
+	s.folders = out
+	s.mu.Unlock()
+}
+
+// folderOf returns the workspace folder holding path ("" when none does, or
+// when there are no folders: ok reports whether path is allowed).
+func (s *server) folderOf(path string) (folder string, ok bool) {
+	s.mu.Lock()
+	folders := s.folders
+	s.mu.Unlock()
+	if len(folders) == 0 {
+		return "", true
+	}
+	// The longest folder holding path (nested folders).
+	for _, f := range folders {
+		if within(path, f) && len(f) > len(folder) {
+			folder = f
+		}
+	}
+	if folder == "" {
+		return "", false
+	}
+	// A symlink inside the folder must not lead outside it (for a file not
+	// on disk yet, its directory's).
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		if dir, derr := filepath.EvalSymlinks(filepath.Dir(path)); derr == nil {
+			real, err = filepath.Join(dir, filepath.Base(path)), nil
+		}
+	}
+	if err == nil {
+		rf, err := filepath.EvalSymlinks(folder)
+		if err != nil {
+			rf = folder
+		}
+		if !within(real, rf) {
+			return "", false
+		}
+	}
+	return folder, true
+}
+
+// within reports whether path is dir or lies under it (both clean).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// confinedPath checks a client's document URI: a file:// URI of an absolute
+// path without NUL bytes or a host, inside a workspace folder. The error is
+// InvalidParams saying which.
+func (s *server) confinedPath(uri protocol.DocumentURI) (string, error) {
+	bad := func(format string, args ...any) (string, error) {
+		return "", jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("uri %q: ", string(uri))+fmt.Sprintf(format, args...))
+	}
+	raw := string(uri)
+	if raw == "" {
+		return bad("is empty")
+	}
+	if strings.ContainsRune(raw, 0) || strings.Contains(strings.ToLower(raw), "%00") {
+		return bad("contains a NUL byte")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if u.Scheme != "file" {
+		return bad("want a file:// URI")
+	}
+	if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return bad("not an absolute file path")
+	}
+	if u.Host != "" && u.Host != "localhost" {
+		return bad("names the host %q; only local files are served", u.Host)
+	}
+	path := uriToPath(uri)
+	if path == "" || !filepath.IsAbs(path) {
+		return bad("not an absolute file path")
+	}
+	path = filepath.Clean(path)
+	if _, ok := s.folderOf(path); !ok {
+		s.mu.Lock()
+		folders := strings.Join(s.folders, ", ")
+		s.mu.Unlock()
+		return bad("%s is outside the workspace folders (%s)", path, folders)
+	}
+	return path, nil
+}
+
+// maxIDLen bounds a record or proposal id argument.
+const maxIDLen = 256
+
+// checkID validates an id argument's shape: ids are minted (ULIDs) or
+// imported, so any printable text without spaces, up to maxIDLen bytes.
+func checkID(command, name, v string) error {
+	bad := func(why string) error {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %q (%q) %s", command, name, v, why))
+	}
+	switch {
+	case len(v) > maxIDLen:
+		return bad(fmt.Sprintf("is longer than %d bytes", maxIDLen))
+	case !utf8.ValidString(v):
+		return bad("is not valid UTF-8")
+	}
+	for _, r := range v {
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return bad("is not an id: it contains a control or space character")
+		}
+	}
+	return nil
+}
