@@ -261,3 +261,32 @@ func TestApplySupport(t *testing.T) {
 		t.Errorf("supports %v", r.Supports)
 	}
 }
+
+// TestSealEntryJSON: the bytes SealEntryJSON derives from its hash input
+// are exactly json.Marshal of the entry SealEntry seals, for entries of
+// every shape the backends store.
+func TestSealEntryJSON(t *testing.T) {
+	r := rec("a", "2026-01-01T00:00:00.000Z", `quotes " and \ and "hash":"" inside`)
+	r.Payload = json.RawMessage(`{ "b": 1,  "a": [1, 2] }`)
+	p := Proposal{ID: "p", Kind: ProposePromote, RecordID: "a", State: ProposalPending}
+	sup := schema.Support{ConversationID: "c", At: r.CreatedAt}
+	for i, e := range []LedgerEntry{
+		{At: r.CreatedAt, Op: OpWrite, RecordID: "a", Record: &r},
+		{At: r.CreatedAt, Op: OpCorroborate, RecordID: "a", Support: &sup, Actor: Actor{Kind: ActorAgent, Name: "x"}},
+		{At: r.CreatedAt, Op: OpPropose, ProposalID: "p", Proposal: &p, Reason: `why "hash":""`},
+		{},
+	} {
+		want := SealEntry(e, uint64(i+7), "prev")
+		wantJSON, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotJSON, err := SealEntryJSON(e, uint64(i+7), "prev")
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		if got.Hash != want.Hash || string(gotJSON) != string(wantJSON) {
+			t.Errorf("entry %d:\n got %s %s\nwant %s %s", i, got.Hash, gotJSON, want.Hash, wantJSON)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,6 +39,35 @@ func SealEntry(e LedgerEntry, seq uint64, prevHash string) LedgerEntry {
 	e.PrevHash = prevHash
 	e.Hash = HashEntry(e)
 	return e
+}
+
+// SealEntryJSON is SealEntry that also returns the sealed entry's
+// encoding/json bytes, derived from the bytes it hashed (the entry with an
+// empty Hash, which is its last field) instead of encoding the entry a
+// second time: a backend storing entries as JSON stores exactly
+// json.Marshal of the sealed entry.
+func SealEntryJSON(e LedgerEntry, seq uint64, prevHash string) (LedgerEntry, []byte, error) {
+	e.Seq, e.PrevHash, e.Hash = seq, prevHash, ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return e, nil, fmt.Errorf("encode ledger entry: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	e.Hash = hex.EncodeToString(sum[:])
+	const empty = `"hash":""}`
+	if !bytes.HasSuffix(b, []byte(empty)) {
+		// Not the layout this relies on: encode the sealed entry.
+		b, err = json.Marshal(e)
+		if err != nil {
+			return e, nil, fmt.Errorf("encode ledger entry: %w", err)
+		}
+		return e, b, nil
+	}
+	out := make([]byte, 0, len(b)+len(e.Hash))
+	out = append(out, b[:len(b)-2]...)
+	out = append(out, e.Hash...)
+	out = append(out, `"}`...)
+	return e, out, nil
 }
 
 // LedgerError names the first ledger entry that fails verification. It

@@ -258,10 +258,9 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 		}
 		seq, prev = binary.BigEndian.Uint64(k)+1, last.Hash
 	}
-	e = store.SealEntry(e, seq, prev)
-	data, err := json.Marshal(e)
+	e, data, err := store.SealEntryJSON(e, seq, prev)
 	if err != nil {
-		return fmt.Errorf("encode ledger entry: %w", err)
+		return err
 	}
 	if err := b.Put(u64(e.Seq), data); err != nil {
 		return err
