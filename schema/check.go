@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -66,8 +67,8 @@ func parseProblem(err error) Problem {
 // checkRecords validates a JSONL file of memory records line by line; blank
 // lines are skipped.
 func checkRecords(filename string, data []byte) []Problem {
-	if len(data) > MaxDocumentSize*8 {
-		return []Problem{{Rule: RuleParse, Severity: SeverityError, Message: "record file over the 64 MiB limit"}}
+	if ps := TooLarge(filename, int64(len(data))); ps != nil {
+		return ps
 	}
 	var out []Problem
 	off := 0
@@ -100,4 +101,36 @@ func shiftRange(r Range, line, off int) Range {
 		return Position{Line: p.Line + line, Character: p.Character, Offset: p.Offset + off}
 	}
 	return Range{Start: shift(r.Start), End: shift(r.End)}
+}
+
+// maxRecordFileSize is the largest JSONL record file Check accepts.
+const maxRecordFileSize = MaxDocumentSize * 8
+
+// SizeLimit is the largest file Check accepts under filename, in bytes:
+// 64 MiB for a JSONL record file, MaxDocumentSize for anything else.
+func SizeLimit(filename string) int64 {
+	if KindOf(filename) == FileRecords {
+		return maxRecordFileSize
+	}
+	return MaxDocumentSize
+}
+
+// TooLarge is the problem Check reports for a file of size bytes over
+// SizeLimit(filename), and nil within it. A caller that knows the size (a
+// stat, or a read of at most the limit plus one byte) can refuse a huge file
+// with the real size without reading it whole.
+func TooLarge(filename string, size int64) []Problem {
+	if size <= SizeLimit(filename) {
+		return nil
+	}
+	if KindOf(filename) == FileRecords {
+		return []Problem{{Rule: RuleParse, Severity: SeverityError, Message: fmt.Sprintf("record file over the %d MiB limit", maxRecordFileSize>>20)}}
+	}
+	return []Problem{parseProblem(sizeError(filename, size))}
+}
+
+// sizeError is the error for an agent or config file over MaxDocumentSize.
+func sizeError(filename string, size int64) *ParseError {
+	return &ParseError{File: filename, Line: 1, Col: 1,
+		Msg: fmt.Sprintf("file is %.1f MiB, over the %d MiB limit", float64(size)/(1<<20), MaxDocumentSize>>20)}
 }

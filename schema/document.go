@@ -73,8 +73,7 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 // values, not yet indexed. Only d.root may be read until finish returns.
 func parseTree(filename string, data []byte) (*Document, error) {
 	if len(data) > MaxDocumentSize {
-		return nil, &ParseError{File: filename, Line: 1, Col: 1,
-			Msg: fmt.Sprintf("file is %.1f MiB, over the %d MiB limit", float64(len(data))/(1<<20), MaxDocumentSize>>20)}
+		return nil, sizeError(filename, int64(len(data)))
 	}
 	d := &Document{filename: filename, src: data, lines: newLineIndex(data)}
 	if !utf8.Valid(data) {

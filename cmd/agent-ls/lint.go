@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -184,10 +183,17 @@ func runLint(ctx context.Context, e *env, args []string) int {
 func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Finding, bool) {
 	e := c.e
 	path := resolve(e.cwd, file)
-	data, err := os.ReadFile(path)
+	data, size, err := readChecked(path, file)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", pathError(err, file))
 		return nil, nil, false
+	}
+	if ps := schema.TooLarge(file, size); ps != nil {
+		var out []lint.Finding
+		for _, p := range ps {
+			out = append(out, lint.Finding{Rule: p.Rule, Severity: p.Severity, Message: p.Message, Pointer: p.Pointer, Range: p.Range})
+		}
+		return nil, out, true
 	}
 	if schema.KindOf(file) != schema.FileAgent {
 		var out []lint.Finding

@@ -97,13 +97,17 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 			continue
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(resolve(e.cwd, f))
+			data, size, err := readChecked(resolve(e.cwd, f), f)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "agent-ls validate: %v\n", pathError(err, f))
 				code = exitUsage
 				continue
 			}
-			for _, p := range schema.Check(f, data) {
+			problems := schema.TooLarge(f, size)
+			if problems == nil {
+				problems = schema.Check(f, data)
+			}
+			for _, p := range problems {
 				r := p.Range
 				findings = append(findings, finding{
 					File: f, Line: r.Start.Line + 1, Column: r.Start.Character + 1,
