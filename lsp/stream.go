@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// maxMessageSize bounds one message body; a client sending more is broken.
+// maxMessageSize bounds one message body: a bigger frame is skipped unread
+// and refused (refuseFrame), and the server keeps serving.
 const maxMessageSize = 64 << 20
 
 // stream is a jsonrpc2.Stream over LSP base-protocol framing
@@ -44,6 +46,15 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		}
 		body, n, err := s.readFrame()
 		total += n
+		var big *frameTooLarge
+		if errors.As(err, &big) {
+			n, err := s.refuseFrame(big.length)
+			total += n
+			if err != nil {
+				return nil, total, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, total, err
 		}
@@ -88,11 +99,14 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 		}
 		if strings.EqualFold(strings.TrimSpace(name), jsonrpc2.HdrContentLength) {
 			length, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-			if err != nil || length <= 0 || length > maxMessageSize {
+			if err != nil || length <= 0 {
 				return nil, total, fmt.Errorf("invalid %s %q", jsonrpc2.HdrContentLength, value)
 			}
 			sawLength = true
 		}
+	}
+	if length > maxMessageSize {
+		return nil, total, &frameTooLarge{length}
 	}
 	body := make([]byte, length)
 	n, err := io.ReadFull(s.in, body)
@@ -101,6 +115,95 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 		return nil, total, fmt.Errorf("read body of %d bytes: %w", length, err)
 	}
 	return body, total, nil
+}
+
+// frameTooLarge is readFrame's error for a frame whose body is over
+// maxMessageSize; its header has been read, its body has not.
+type frameTooLarge struct{ length int64 }
+
+func (e *frameTooLarge) Error() string {
+	return fmt.Sprintf("message of %d bytes is over the %d MiB limit", e.length, maxMessageSize>>20)
+}
+
+// probeSize is how much of a refused frame's body is kept to find its id
+// and method.
+const probeSize = 64 << 10
+
+// refuseFrame skips the body of an oversized frame without holding it (its
+// first probeSize bytes are read to find the request's id and method) and
+// tells the client: a request gets an InvalidRequest error with its id; a
+// notification (a didOpen of a huge file), or a body whose id cannot be
+// read, a window/showMessage error naming the method and the size, since
+// it has no reply. The stream stays in step, so the server keeps serving.
+func (s *stream) refuseFrame(length int64) (int64, error) {
+	head := make([]byte, min(length, probeSize))
+	n, err := io.ReadFull(s.in, head)
+	total := int64(n)
+	if err != nil {
+		return total, fmt.Errorf("read body of %d bytes: %w", length, err)
+	}
+	for rest := length - total; rest > 0; {
+		d, err := s.in.Discard(int(min(rest, 1<<30)))
+		total += int64(d)
+		rest -= int64(d)
+		if err != nil {
+			return total, fmt.Errorf("read body of %d bytes: %w", length, err)
+		}
+	}
+	id, method := probeMessage(head)
+	msg := (&frameTooLarge{length}).Error()
+	s.log.Warn("oversized message refused", "bytes", length, "method", method)
+	var data []byte
+	if method != "" && id != nil && validID(id) {
+		data, err = json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   any             `json:"error"`
+		}{"2.0", id, map[string]any{"code": jsonrpc2.InvalidRequest, "message": "request refused: " + msg}})
+	} else {
+		what := "a message"
+		if method != "" {
+			what = "a " + method + " message"
+		}
+		data, err = json.Marshal(map[string]any{
+			"jsonrpc": "2.0", "method": "window/showMessage",
+			"params": map[string]any{"type": 1, "message": fmt.Sprintf("agent-ls refused %s of %d bytes: over the %d MiB message limit", what, length, maxMessageSize>>20)},
+		})
+	}
+	if err != nil {
+		return total, fmt.Errorf("encode refusal: %w", err)
+	}
+	return total, s.writeBody(data)
+}
+
+// probeMessage reads the top-level "id" and "method" of a JSON-RPC message
+// from the start of its body (which may be cut anywhere): what it found
+// before the text ends or stops being JSON.
+func probeMessage(head []byte) (id json.RawMessage, method string) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, ""
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return id, method
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return id, method
+		}
+		switch key {
+		case "id":
+			id = raw
+		case "method":
+			if err := json.Unmarshal(raw, &method); err != nil {
+				method = ""
+			}
+		}
+	}
+	return id, method
 }
 
 // replyMalformed answers a body that is not a valid JSON-RPC message: a
