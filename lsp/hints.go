@@ -23,10 +23,10 @@ import (
 
 // memoryLine is one memory-derived (or would-be) line of an agent file.
 type memoryLine struct {
-	rec       schema.MemoryRecord
-	kind      string // "promoted", "spilled" or "candidate"
-	pointer   string // where it lands (or would land) in config′
-	container string // the authored section it belongs to
+	rec       *schema.MemoryRecord // shared with the view's inputs: never modify it
+	kind      string               // "promoted", "spilled" or "candidate"
+	pointer   string               // where it lands (or would land) in config′
+	container string               // the authored section it belongs to
 	promotion *store.Promotion
 }
 
@@ -35,8 +35,8 @@ type memoryLine struct {
 type memoryView struct {
 	res   *compose.Result
 	lines []memoryLine
-	// history is each memory line's ledger entries, oldest first.
-	history map[string][]store.LedgerEntry
+	// history is each memory line's ledger history, oldest first.
+	history map[string][]historyEntry
 
 	hintsOnce sync.Once
 	hints     []InlayHint // every hint of the file, in position order, without tooltips
@@ -108,7 +108,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 // needs from its store: promoted records, candidates, and from one ledger
 // scan their promotions and histories.
 func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) (*storeData, error) {
-	sd := &storeData{promotions: map[string]*store.Promotion{}, history: map[string][]store.LedgerEntry{}}
+	sd := &storeData{promotions: map[string]*store.Promotion{}, history: map[string][]historyEntry{}}
 	err := s.withStore(ctx, f, false, func(st store.Store) error {
 		var err error
 		if sd.promoted, err = st.Promoted(ctx, f.ws.Config.Scope, agent); err != nil {
@@ -116,6 +116,12 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		}
 		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("candidates: %w", err)
+		}
+		// A view never reads a candidate's scope (the store matched it):
+		// with thousands of candidates per agent the maps are most of what
+		// the cached data would hold.
+		for i := range sd.candidates {
+			sd.candidates[i].Scope = nil
 		}
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
@@ -129,11 +135,12 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		}
 		// One ledger scan for every record's promotion and history instead
 		// of a store operation per record.
+		var in interner
 		keep := func(e store.LedgerEntry) error {
 			// A history line shows when, what, who and why
 			// (provenanceMarkdown): the view keeps only that of an entry,
 			// not the record, proposal and hashes it carries.
-			h := historyOf(e)
+			h := in.history(e)
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
 			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
@@ -192,9 +199,34 @@ type ledgerOfStreamer interface {
 	EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error
 }
 
-// historyOf is the part of e a history line shows (provenanceMarkdown).
-func historyOf(e store.LedgerEntry) store.LedgerEntry {
-	return store.LedgerEntry{Seq: e.Seq, At: e.At, Op: e.Op, RecordID: e.RecordID, Actor: e.Actor, Reason: e.Reason}
+// historyEntry is what a history line shows of a ledger entry
+// (provenanceMarkdown).
+type historyEntry struct {
+	At     string
+	Op     store.Op
+	Actor  store.Actor
+	Reason string
+}
+
+// interner shares equal strings of the history entries of one read: the
+// entries of a batch share their time, most share a few actors.
+type interner map[string]string
+
+func (in *interner) str(s string) string {
+	if *in == nil {
+		*in = interner{}
+	}
+	if t, ok := (*in)[s]; ok {
+		return t
+	}
+	(*in)[s] = s
+	return s
+}
+
+// history is the history entry of e, its strings shared through in.
+func (in *interner) history(e store.LedgerEntry) historyEntry {
+	return historyEntry{At: in.str(e.At), Op: store.Op(in.str(string(e.Op))),
+		Actor: store.Actor{Kind: store.ActorKind(in.str(string(e.Actor.Kind))), Name: in.str(e.Actor.Name)}, Reason: in.str(e.Reason)}
 }
 
 // promotedOnly serves compose the promoted records already read; compose
@@ -218,9 +250,9 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		return nil, err
 	}
 	v := &memoryView{res: res, history: sd.history}
-	byID := make(map[string]schema.MemoryRecord, len(res.Records))
-	for _, r := range res.Records {
-		byID[r.ID] = r
+	byID := make(map[string]*schema.MemoryRecord, len(res.Records))
+	for i := range res.Records {
+		byID[res.Records[i].ID] = &res.Records[i]
 	}
 	for _, o := range res.Report.Records {
 		rec, ok := byID[o.ID]
@@ -241,7 +273,8 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer,
 			container: containerOf(f.doc, o.Pointer, rec.Target), promotion: sd.promotions[rec.ID]})
 	}
-	for _, c := range sd.candidates {
+	for i := range sd.candidates {
+		c := &sd.candidates[i]
 		v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: containerOf(f.doc, "", c.Target)})
 	}
 	return v, nil
@@ -587,7 +620,7 @@ func shortProvenance(ml memoryLine) string {
 
 // provenanceMarkdown is a memory line's full story: record, provenance,
 // supports, promotion evidence and approver, then ledger history.
-func provenanceMarkdown(ml memoryLine, history []store.LedgerEntry) string {
+func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
 	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind), r.ID, r.Content)

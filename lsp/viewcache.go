@@ -87,15 +87,14 @@ func (c *viewCache) get(uri protocol.DocumentURI, key viewKey, now string) *memo
 // put remembers v for uri, valid until the first time one of its records
 // changes validity after now.
 func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *memoryView) {
-	var recs []schema.MemoryRecord
-	for _, ml := range v.lines {
-		recs = append(recs, ml.rec)
-	}
 	var composed []schema.MemoryRecord
 	if v.res != nil {
 		composed = v.res.Records
 	}
-	until := untilOf(now, recs, composed)
+	until := untilOf(now, composed)
+	for _, ml := range v.lines {
+		until = firstAfter(now, until, ml.rec)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[uri]; c.m == nil || !ok && len(c.m) >= maxCachedViews {
@@ -111,7 +110,7 @@ type storeData struct {
 	promoted   []schema.MemoryRecord
 	candidates []schema.MemoryRecord
 	promotions map[string]*store.Promotion
-	history    map[string][]store.LedgerEntry // by record, oldest first
+	history    map[string][]historyEntry // by record, oldest first
 }
 
 // storeKey is what storeData depends on: the workspace (its scope and
@@ -159,12 +158,19 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 func untilOf(now string, recs ...[]schema.MemoryRecord) string {
 	until := ""
 	for _, rs := range recs {
-		for _, r := range rs {
-			for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
-				if t != "" && t > now && (until == "" || t < until) {
-					until = t
-				}
-			}
+		for i := range rs {
+			until = firstAfter(now, until, &rs[i])
+		}
+	}
+	return until
+}
+
+// firstAfter is until, or r's expiry or invalidation when that comes
+// after now and before until ("" = none).
+func firstAfter(now, until string, r *schema.MemoryRecord) string {
+	for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
+		if t != "" && t > now && (until == "" || t < until) {
+			until = t
 		}
 	}
 	return until

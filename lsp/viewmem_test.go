@@ -1,0 +1,168 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// countingStore counts the ledger entries a composition gets decoded in
+// full from the real bolt store.
+type countingStore struct {
+	*bolt.Store
+	passed *atomic.Int64
+}
+
+func (c countingStore) EachLedgerOf(ctx context.Context, want func(string) bool, fn func(store.LedgerEntry) error) error {
+	return c.Store.EachLedgerOf(ctx, want, func(e store.LedgerEntry) error {
+		c.passed.Add(1)
+		return fn(e)
+	})
+}
+
+// TestViewRetainsItsAgentOnly: a composition over a store where another
+// agent has many records decodes and keeps what its own records need, not
+// O(store): the ledger entries decoded in full are exactly its records'
+// entries (the other agent's hundreds are skipped), the cached view shares
+// its candidates with the cached store data (one copy of each record,
+// without its scope map), and its history holds its records' entries only.
+func TestViewRetainsItsAgentOnly(t *testing.T) {
+	const others = 400
+	ctx := context.Background()
+	env := newTestEnv(t)
+	text := "roleTemplate:\n  name: bot\n  persona:\n    identity: a test agent\n  judgments:\n    - domain: ops\n      heuristics:\n        - Keep deploys small\nmission:\n  objective: test the view\n"
+	path := env.write(t, "bot.agent.yaml", text)
+	heuristic := &schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: "ops", Slot: schema.SlotHeuristics}
+	var mine []string
+	withBolt(t, env, func(st store.Store) {
+		write := func(agent string, n int, promote bool) []schema.MemoryRecord {
+			var reqs []store.WriteRequest
+			for i := 0; i < n; i++ {
+				reqs = append(reqs, store.WriteRequest{Scope: map[string]string{store.AgentKey: agent}, Kind: schema.KindFact, Target: heuristic,
+					Content: fmt.Sprintf("%s lesson %d about queue depth number %d", agent, i, i*7), Provenance: schema.Provenance{ConversationID: fmt.Sprintf("%s-c%d", agent, i)}})
+			}
+			actor := store.Actor{Kind: store.ActorAgent, Name: agent}
+			recs, err := st.Write(ctx, reqs, actor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if promote {
+				for _, r := range recs {
+					if _, err := st.Promote(ctx, r.ID, store.PromoteRequest{Tier: schema.TierOf(*r.Target), Actor: actor}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			return recs
+		}
+		for _, r := range append(write("bot", 2, true), write("bot", 3, false)...) {
+			mine = append(mine, r.ID)
+		}
+		write("other", others/4, true)
+		write("other", others*3/4, false)
+	})
+	// The entries of bot's records, as store.MatchLedger selects them.
+	want := 0
+	var ledgerLen int
+	withBolt(t, env, func(st store.Store) {
+		all, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledgerLen = len(all)
+		for _, e := range all {
+			for _, id := range mine {
+				if store.MatchLedger(e, store.LedgerFilter{RecordID: id}) {
+					want++
+					break
+				}
+			}
+		}
+	})
+	if want == 0 || ledgerLen < others {
+		t.Fatalf("setup: %d entries of bot's records in a ledger of %d", want, ledgerLen)
+	}
+	old := time.Now().Add(-time.Hour) // cacheable: not written within the racy window
+	if err := os.Chtimes(env.storePath, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	var passed atomic.Int64
+	srv := make(chan *server, 1)
+	c := startServer(t, Options{NoWatch: true, testHook: func(s *server) { srv <- s },
+		OpenStore: func(_ context.Context, p string) (store.Store, error) {
+			st, err := bolt.Open(p, store.Options{LockTimeout: time.Second})
+			if err != nil {
+				return nil, err
+			}
+			return countingStore{Store: st, passed: &passed}, nil
+		}})
+	s := <-srv
+	c.initialize(env.root, nil, false)
+	uri := c.open(filepath.Clean(path), text, 1)
+	if d := c.awaitDiagnostics(uri, 1); len(d.Diagnostics) > 0 {
+		t.Logf("diagnostics: %+v", d.Diagnostics)
+	}
+	if hs := c.hints(uri); len(hs) != len(mine) {
+		t.Fatalf("%d hints, want one per record of bot (%d)", len(hs), len(mine))
+	}
+	if got := passed.Load(); got != int64(want) {
+		t.Errorf("the composition decoded %d ledger entries in full, want the %d of bot's records (ledger: %d entries)", got, want, ledgerLen)
+	}
+
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	cv, ok := s.views.m[uri]
+	if !ok {
+		t.Fatal("no cached view of the file")
+	}
+	var sd *storeData
+	for k, e := range s.views.stores {
+		if k.agent == "bot" {
+			sd = e.data
+		}
+	}
+	if sd == nil {
+		t.Fatal("no cached store data of bot")
+	}
+	v := cv.view
+	shared := map[*schema.MemoryRecord]bool{}
+	for i := range sd.candidates {
+		shared[&sd.candidates[i]] = true
+	}
+	lines := map[string]int{}
+	for _, ml := range v.lines {
+		lines[ml.kind]++
+		if ml.kind == "candidate" && !shared[ml.rec] {
+			t.Errorf("candidate line %s holds its own copy of the record, not the cached store data's", ml.rec.ID)
+		}
+		if ml.kind == "candidate" && ml.rec.Scope != nil {
+			t.Errorf("candidate line %s keeps its scope map %v", ml.rec.ID, ml.rec.Scope)
+		}
+	}
+	if lines["promoted"] != 2 || lines["candidate"] != 3 || len(v.lines) != len(mine) {
+		t.Errorf("view lines %v, want 2 promoted and 3 candidates", lines)
+	}
+	held := 0
+	for id, h := range v.history {
+		held += len(h)
+		found := false
+		for _, m := range mine {
+			found = found || m == id
+		}
+		if !found {
+			t.Errorf("the view keeps the history of %s, not a record of bot", id)
+		}
+	}
+	if held != want {
+		t.Errorf("the view holds %d history entries, want the %d of bot's records", held, want)
+	}
+}
