@@ -67,7 +67,17 @@ type Result struct {
 // file, a bad At and store failures are errors; memories that cannot apply
 // are not (they are in the report).
 func Instantiate(ctx context.Context, req Request) (*Result, error) {
+	at, atErr := "", error(nil)
+	if req.At != "" {
+		t, err := schema.ParseTime(req.At)
+		if err != nil {
+			atErr = fmt.Errorf("--at: %w", err)
+		} else {
+			at = schema.FormatTime(t)
+		}
+	}
 	cfg := req.Agent
+	var early *earlyRead
 	if cfg == nil {
 		read := req.ReadFile
 		if read == nil {
@@ -77,20 +87,34 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read agent file: %w", err)
 		}
-		if cfg, err = LoadAgent(req.AgentFile, data); err != nil {
+		// The memories are read while the file is validated and decoded,
+		// for the agent name the parse found (checked below).
+		parsed := func(name string) {
+			if req.Store != nil && name != "" && atErr == nil {
+				early = startRead(ctx, req.Store, req.Scope, name, at)
+			}
+		}
+		cfg, err = loadAgentEarly(req.AgentFile, data, parsed)
+		early.wait()
+		if err != nil {
 			return nil, err
 		}
+		if early != nil && early.agent != cfg.RoleTemplate.Name {
+			early = nil
+		}
+	}
+	if atErr != nil {
+		return nil, atErr
 	}
 	var err error
-	res := &Result{Agent: cfg.RoleTemplate.Name, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
-	if req.At != "" {
-		t, err := schema.ParseTime(req.At)
-		if err != nil {
-			return nil, fmt.Errorf("--at: %w", err)
+	res := &Result{Agent: cfg.RoleTemplate.Name, At: at, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
+	switch {
+	case early != nil:
+		if early.err != nil {
+			return nil, early.err
 		}
-		res.At = schema.FormatTime(t)
-	}
-	if req.Store != nil {
+		res.Records = early.recs
+	case req.Store != nil:
 		res.Records, err = promoted(ctx, req.Store, req.Scope, res.Agent, res.At)
 		if err != nil {
 			return nil, err
@@ -110,6 +134,30 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		res.Summary = &s
 	}
 	return res, nil
+}
+
+// earlyRead is promoted running on its own goroutine for an agent name.
+type earlyRead struct {
+	agent string
+	done  chan struct{}
+	recs  []schema.MemoryRecord
+	err   error
+}
+
+func startRead(ctx context.Context, s store.Store, scope map[string]string, agent, at string) *earlyRead {
+	r := &earlyRead{agent: agent, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.recs, r.err = promoted(ctx, s, scope, agent, at)
+	}()
+	return r
+}
+
+// wait waits for the read to end (nil: none started).
+func (r *earlyRead) wait() {
+	if r != nil {
+		<-r.done
+	}
 }
 
 // promoted returns the agent's valid, promoted records of scope: now, or

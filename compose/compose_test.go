@@ -389,3 +389,53 @@ func TestInstantiateLoadedAgent(t *testing.T) {
 		t.Errorf("Instantiate modified the given agent config (%v)", err)
 	}
 }
+
+// TestInstantiateWithStoreErrors: the memories are read while the file is
+// validated; with a store, a file that parses but is invalid, a bad At and
+// a store that cannot be read are still the errors, in that order, and the
+// records composed are the agent's.
+func TestInstantiateWithStoreErrors(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		r := e.write("background.projectContext.deploy_window", "Thursdays after 14:00 ET", "")
+		e.promote(r.ID, schema.TierAuto)
+		invalid := filepath.Join(t.TempDir(), "invalid.agent.yaml")
+		if err := os.WriteFile(invalid, []byte("roleTemplate:\n  name: deploy-ops\nmission:\n  objective: o\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			name, file, at string
+			closed         bool
+			want           string // error substring; "" for success
+		}{
+			{"valid", deployAgent, "", false, ""},
+			{"valid at now", deployAgent, e.mark(), false, ""},
+			{"invalid file", invalid, "", false, "persona"},
+			{"invalid file and bad at", invalid, "last tuesday", false, "persona"},
+			{"bad at", deployAgent, "last tuesday", false, "RFC 3339"},
+			{"closed store", deployAgent, "", true, "closed"},
+		}
+		if last := tests[len(tests)-1]; !last.closed {
+			t.Fatal("the closed-store case must come last")
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if tt.closed {
+					e.s.Close() // the last case
+				}
+				res, err := compose.Instantiate(e.ctx, compose.Request{AgentFile: tt.file, Store: e.s, Scope: scope, At: tt.at, Now: e.clk.Now})
+				if tt.want != "" {
+					if err == nil || !strings.Contains(err.Error(), tt.want) {
+						t.Fatalf("err %v, want one containing %q", err, tt.want)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Records) != 1 || res.Records[0].ID != r.ID {
+					t.Errorf("records %v, want [%s]", res.Records, r.ID)
+				}
+			})
+		}
+	})
+}

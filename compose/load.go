@@ -10,7 +10,12 @@ import (
 // A malformed file or one with schema errors is an error naming the first
 // problem as file:line:col; warnings do not stop composition.
 func LoadAgent(filename string, data []byte) (*schema.AgentConfig, error) {
-	_, cfg, ps, err := schema.LoadAgent(filename, data)
+	return loadAgentEarly(filename, data, nil)
+}
+
+// loadAgentEarly is LoadAgent calling parsed as schema.LoadAgentEarly does.
+func loadAgentEarly(filename string, data []byte, parsed func(name string)) (*schema.AgentConfig, error) {
+	_, cfg, ps, err := schema.LoadAgentEarly(filename, data, parsed)
 	if err != nil {
 		return nil, err
 	}

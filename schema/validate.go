@@ -155,11 +155,23 @@ func DecodeAgent(d *Document) (*AgentConfig, error) {
 // the file is parsed, and the schema validation of the parsed values runs
 // on one while the document's pointer index and line tables are built.
 func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
+	return LoadAgentEarly(filename, data, nil)
+}
+
+// LoadAgentEarly is LoadAgent that calls parsed (when not nil) as soon as
+// the file has parsed, before it is validated, with its roleTemplate.name
+// as written ("" when that is missing or not a string): a caller may start
+// work that needs only the agent's name, such as reading its memories, and
+// must check the name against the decoded config before using that work.
+func LoadAgentEarly(filename string, data []byte, parsed func(name string)) (*Document, *AgentConfig, []Problem, error) {
 	schemaReady := make(chan compiled, 1)
 	go func() { schemaReady <- agentSchema() }()
 	d, err := parseTree(filename, data)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if parsed != nil {
+		parsed(rawAgentName(d.root.value))
 	}
 	c := <-schemaReady
 	done := make(chan error, 1)
@@ -181,6 +193,14 @@ func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem
 		return d, nil, ps, err
 	}
 	return d, cfg, ps, nil
+}
+
+// rawAgentName is roleTemplate.name of a parsed, unvalidated agent value.
+func rawAgentName(v any) string {
+	root, _ := v.(map[string]any)
+	rt, _ := root["roleTemplate"].(map[string]any)
+	name, _ := rt["name"].(string)
+	return name
 }
 
 func hasErrors(ps []Problem) bool {
