@@ -90,7 +90,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 				if name == "" {
 					name = "(no domain)"
 				}
-				j := symbolAt(d, jp, name, "", protocol.SymbolKindNamespace)
+				j := selectBy(d, symbolAt(d, jp, name, "", protocol.SymbolKindNamespace), jp+"/domain")
 				if j == nil {
 					continue
 				}
@@ -99,7 +99,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 				}
 				if ex := listSymbol(d, jp+"/examples", "examples"); ex != nil {
 					for _, ep := range d.Children(jp + "/examples") {
-						add(&ex.Children, symbolAt(d, ep, orDash(truncate(stringAt(d, ep+"/scenario"), 60)), "", protocol.SymbolKindEvent))
+						add(&ex.Children, selectBy(d, symbolAt(d, ep, orDash(truncate(stringAt(d, ep+"/scenario"), 60)), "", protocol.SymbolKindEvent), ep+"/scenario"))
 					}
 					j.Children = append(j.Children, *ex)
 				}
@@ -109,7 +109,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 		}
 		if rs := listSymbol(d, "/roleTemplate/responsibilities", "responsibilities"); rs != nil {
 			for _, rp := range d.Children("/roleTemplate/responsibilities") {
-				add(&rs.Children, symbolAt(d, rp, orDash(stringAt(d, rp+"/key")), stringAt(d, rp+"/name"), protocol.SymbolKindMethod))
+				add(&rs.Children, selectBy(d, symbolAt(d, rp, orDash(stringAt(d, rp+"/key")), stringAt(d, rp+"/name"), protocol.SymbolKindMethod), rp+"/key"))
 			}
 			rt.Children = append(rt.Children, *rs)
 		}
@@ -135,7 +135,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 	if aw := symbolAt(d, "/awareness", "awareness", "", protocol.SymbolKindModule); aw != nil {
 		if ds := listSymbol(d, "/awareness/domains", "domains"); ds != nil {
 			for _, dp := range d.Children("/awareness/domains") {
-				add(&ds.Children, symbolAt(d, dp, orDash(stringAt(d, dp+"/name")), truncate(stringAt(d, dp+"/description"), 60), protocol.SymbolKindProperty))
+				add(&ds.Children, selectBy(d, symbolAt(d, dp, orDash(stringAt(d, dp+"/name")), truncate(stringAt(d, dp+"/description"), 60), protocol.SymbolKindProperty), dp+"/name"))
 			}
 			aw.Children = append(aw.Children, *ds)
 		}
@@ -169,6 +169,26 @@ func symbolAt(d *schema.Document, ptr, name, detail string, kind protocol.Symbol
 		name = "-"
 	}
 	return &protocol.DocumentSymbol{Name: name, Detail: detail, Kind: kind, Range: toRange(full), SelectionRange: toRange(key)}
+}
+
+// selectBy makes the value of the field at ptr (a judgment's domain, a
+// responsibility's key) the selection range of a list item's symbol, whose
+// own "key" is only its dash: what breadcrumbs and reveal highlight.
+func selectBy(d *schema.Document, sym *protocol.DocumentSymbol, ptr string) *protocol.DocumentSymbol {
+	if sym == nil {
+		return nil
+	}
+	if r, ok := d.ValueRange(ptr); ok {
+		sel := toRange(r)
+		if !posBefore(sel.Start, sym.Range.Start) && !posBefore(sym.Range.End, sel.End) {
+			sym.SelectionRange = sel
+		}
+	}
+	return sym
+}
+
+func posBefore(a, b protocol.Position) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
 }
 
 // stringAt is the string value at ptr, "" when absent or not a string.

@@ -1,12 +1,14 @@
 // End-to-end test of `agent-ls serve` driven by vscode-jsonrpc and
 // vscode-languageserver-protocol, the protocol implementation VS Code uses.
 //
-//   node client.test.js AGENT_LS_BINARY WORKSPACE_DIR
+//   node client.test.js AGENT_LS_BINARY WORKSPACE_DIR [OUTLINE_OUT]
 //
 // WORKSPACE_DIR holds deploy.agent.yaml and a store with one promoted fact
 // ("Deploys go out Tuesdays ...") and one pending proposal (the escalation
 // trigger "Ask before deleting any resource in prod"); test/e2e/e2e_test.go
-// prepares it. Exits 0 when every check passes, 1 otherwise.
+// prepares it; it compares the outline written to OUTLINE_OUT (the raw
+// documentSymbol answer) with its golden file. Exits 0 when every check
+// passes, 1 otherwise.
 'use strict';
 
 const { spawn } = require('node:child_process');
@@ -16,7 +18,7 @@ const { pathToFileURL } = require('node:url');
 const rpc = require('vscode-jsonrpc/node');
 const lsp = require('vscode-languageserver-protocol');
 
-const [bin, root] = process.argv.slice(2);
+const [bin, root, outlineOut] = process.argv.slice(2);
 if (!bin || !root) {
   console.error('usage: node client.test.js AGENT_LS_BINARY WORKSPACE_DIR');
   process.exit(2);
@@ -69,6 +71,18 @@ conn.onRequest(lsp.InlayHintRefreshRequest.type, () => { refreshes++; wake(); re
 conn.onRequest(lsp.ApplyWorkspaceEditRequest.type, (p) => { applyEdits.push(p); wake(); return { applied: true }; });
 conn.listen();
 
+// applyTextEdits applies one document's edits (LSP ranges, UTF-16 columns)
+// from last to first, as an editor applies a workspace edit.
+function applyTextEdits(doc, edits) {
+  const starts = [0];
+  for (let i = 0; i < doc.length; i++) if (doc[i] === '\n') starts.push(i + 1);
+  const off = (p) => starts[p.line] + p.character;
+  const sorted = [...edits].sort((a, b) => off(b.range.start) - off(a.range.start));
+  let out = doc;
+  for (const e of sorted) out = out.slice(0, off(e.range.start)) + e.newText + out.slice(off(e.range.end));
+  return out;
+}
+
 function diagsAt(version) {
   return diagnostics.find((d) => d.uri === uri && d.version === version);
 }
@@ -117,7 +131,9 @@ async function main() {
   const fixEdit = fix && fix.edit.changes[uri] && fix.edit.changes[uri][0];
   check(fixEdit && fixEdit.newText === 'methodology' && fixEdit.range.start.line === line && fixEdit.range.start.character === 2,
     'quick fix renames the misspelled key as a workspace edit (' + (fix && fix.title) + ')');
-  await conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 3 }, contentChanges: [{ text }] });
+  const applied = applyTextEdits(broken, fix.edit.changes[uri]);
+  check(applied === text, 'the quick fix applied to the text gives back the fixture');
+  await conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 3 }, contentChanges: [{ text: applied }] });
   const d3 = await until('diagnostics v3', () => diagsAt(3));
   check(d3.diagnostics.length === 0, 'fixed text publishes [] at version 3');
 
@@ -130,7 +146,34 @@ async function main() {
   const labels = items.map((i) => i.label);
   check(labels.includes('constraints') && labels.includes('examples') && !labels.includes('heuristics') && !labels.includes('domain'),
     'completion offers the incident judgment\'s missing keys: ' + labels.join(', '));
+  const keys = items.filter((i) => i.kind === lsp.CompletionItemKind.Property).map((i) => i.label).sort();
+  check(keys.join(',') === 'constraints,examples', 'the keys offered at the key column are exactly the unwritten ones: ' + keys.join(','));
+  const constraints = items.find((i) => i.label === 'constraints');
+  check(constraints.textEdit && constraints.textEdit.newText === 'constraints: ' && constraints.detail === 'optional' &&
+    constraints.documentation && constraints.documentation.value.length > 0, 'a key item inserts "key: " with its schema description');
+
+  // JSON that does not parse yet: the key being typed.
+  const jsonUri = pathToFileURL(path.join(root, 'typing.agent.json')).href;
+  const typing = '{"roleTemplate": {"name": "t", "persona": {"identity": "i", "';
+  await conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri: jsonUri, languageId: 'json', version: 1, text: typing } });
+  const jc = await conn.sendRequest(lsp.CompletionRequest.type, { textDocument: { uri: jsonUri }, position: { line: 0, character: typing.length } });
+  const jl = (Array.isArray(jc) ? jc : jc.items).map((i) => i.label);
+  check(jl.includes('tone') && jl.includes('priorities') && !jl.includes('identity') && !jl.includes('name'),
+    'completion in unparsable JSON offers the persona\'s unwritten keys: ' + jl.join(', '));
+  await conn.sendNotification(lsp.DidCloseTextDocumentNotification.type, { textDocument: { uri: jsonUri } });
+
+  // The workspace config completes from its own schema.
+  const cfgUri = pathToFileURL(path.join(root, '.agent-ls.yaml')).href;
+  await conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri: cfgUri, languageId: 'yaml', version: 1, text: 'eval:\n  \n' } });
+  const cc = await conn.sendRequest(lsp.CompletionRequest.type, { textDocument: { uri: cfgUri }, position: { line: 1, character: 2 } });
+  const ci = Array.isArray(cc) ? cc : cc.items;
+  const cl = ci.map((i) => i.label).sort();
+  check(cl.join(',') === 'command,require,timeout' && ci.find((i) => i.label === 'command').detail === 'required',
+    'completion in .agent-ls.yaml offers eval\'s keys, command required: ' + cl.join(','));
+  await conn.sendNotification(lsp.DidCloseTextDocumentNotification.type, { textDocument: { uri: cfgUri } });
+
   const symbols = await conn.sendRequest(lsp.DocumentSymbolRequest.type, { textDocument: { uri } });
+  if (outlineOut) fs.writeFileSync(outlineOut, JSON.stringify(symbols));
   const role = symbols.find((s) => s.name === 'roleTemplate');
   const judgments = role && role.children.find((s) => s.name === 'judgments');
   check(judgments && judgments.children.map((j) => j.name).join(',') === 'deploy,incident', 'outline lists the judgments by domain');

@@ -1,6 +1,8 @@
 // Package e2e drives the built agent-ls binary over stdio with real LSP
 // clients: a Node script on vscode-jsonrpc (client.test.js) and headless
-// Neovim 0.7 (nvim_test.lua). Under CI=true a missing prerequisite (node,
+// Neovim 0.7 (nvim_test.lua). Both write the fixture's outline
+// (documentSymbol) to a file compared with testdata/deploy.outline.golden
+// (go test ./test/e2e/ -update rewrites it). Under CI=true a missing prerequisite (node,
 // node_modules, nvim) fails the test; elsewhere it skips with the command
 // that installs it (make deps).
 package e2e
@@ -131,11 +133,13 @@ func TestNodeClient(t *testing.T) {
 	require(t, err == nil, "node")
 	_, err = os.Stat("node_modules/vscode-languageserver-protocol/package.json")
 	require(t, err == nil, "test/e2e/node_modules (npm ci in test/e2e)")
-	out := run(t, exec.Command(node, "client.test.js", binary, workspace(t)))
+	outline := filepath.Join(t.TempDir(), "outline.json")
+	out := run(t, exec.Command(node, "client.test.js", binary, workspace(t), outline))
 	t.Log(out)
 	if !strings.Contains(out, "ok - server exited 0 after shutdown/exit") {
 		t.Fatalf("node client did not finish:\n%s", out)
 	}
+	checkOutline(t, "node", outline)
 }
 
 // TestNeovim runs nvim_test.lua in headless Neovim 0.7+ with no user config.
@@ -144,12 +148,15 @@ func TestNeovim(t *testing.T) {
 	require(t, err == nil, "nvim (apt-get install neovim)")
 	root := workspace(t)
 	cmd := exec.Command(nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", "luafile nvim_test.lua", "-c", "cquit 3")
-	cmd.Env = append(os.Environ(), "AGENT_LS_BIN="+binary, "AGENT_LS_ROOT="+root, "USER=e2e", "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	outline := filepath.Join(t.TempDir(), "outline.json")
+	cmd.Env = append(os.Environ(), "AGENT_LS_BIN="+binary, "AGENT_LS_ROOT="+root, "OUTLINE_OUT="+outline, "USER=e2e",
+		"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	out := run(t, cmd)
 	t.Log(out)
 	if !strings.Contains(out, "ok - client stopped") {
 		t.Fatalf("neovim test did not finish:\n%s", out)
 	}
+	checkOutline(t, "neovim", outline)
 }
 
 // TestServeStdio: the binary ends cleanly on stdin EOF with nothing on

@@ -171,6 +171,32 @@ local function hint_with(hints, prefix)
   return nil
 end
 
+-- Completion at a position: the incident judgment's unwritten keys.
+local incident
+for i, l in ipairs(lines) do
+  if l == '    - domain: incident' then incident = i end
+end
+local at_key
+for i = incident + 1, #lines do
+  if lines[i] == '      escalationTriggers:' then at_key = i - 1; break end
+end
+check(at_key ~= nil, 'fixture has the incident judgment\'s escalationTriggers key')
+local completion = request('textDocument/completion', { textDocument = { uri = uri }, position = { line = at_key, character = 6 } })
+local keys = {}
+for _, it in ipairs((completion and (completion.items or completion)) or {}) do
+  if it.kind == 10 then table.insert(keys, it.label) end -- CompletionItemKind.Property
+end
+table.sort(keys)
+check(table.concat(keys, ',') == 'constraints,examples', 'completion offers the unwritten keys: ' .. table.concat(keys, ','))
+
+-- The outline, compared with the golden file by e2e_test.go.
+local symbols, serr = request('textDocument/documentSymbol', { textDocument = { uri = uri } })
+check(serr == nil and type(symbols) == 'table' and #symbols > 0, 'documentSymbol answered')
+local out = os.getenv('OUTLINE_OUT')
+if out then
+  vim.fn.writefile({ vim.fn.json_encode(symbols) }, out)
+end
+
 local hints, err = request('textDocument/inlayHint', { textDocument = { uri = uri }, range = full })
 check(err == nil, 'inlay hints answered')
 local cand = hint_with(hints, '(candidate) ' .. TRIGGER)
