@@ -308,6 +308,18 @@ func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
 	return sec != nil && sec.Has(t.Key)
 }
 
+// BatchError is SaveBatch's error for the request at Index (nothing of the
+// batch was saved).
+type BatchError struct {
+	Index int
+	Err   error
+}
+
+func (e *BatchError) Error() string { return fmt.Sprintf("save batch[%d]: %v", e.Index, e.Err) }
+
+// Unwrap returns the request's error.
+func (e *BatchError) Unwrap() error { return e.Err }
+
 // SaveBatch saves rs in order, each answered as Save answers it; later
 // requests are reconciled against the earlier ones of the batch. The batch
 // is one store transaction (store.Store.Batch): every save's reads, writes,
@@ -333,7 +345,7 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 		for i, r := range rs {
 			res, err := be.Save(ctx, r)
 			if err != nil {
-				return fmt.Errorf("save batch[%d]: %w", i, err)
+				return &BatchError{Index: i, Err: err}
 			}
 			out = append(out, res)
 		}

@@ -39,6 +39,7 @@ func memorySubs() []memorySub {
 		{"export", "", "write every readable record as JSON lines to stdout", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify]", "list or verify the hash-chained ledger", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE]", "move a record to another target (a new record supersedes it, its supports carried)", memRetarget},
+		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE]", "save the memories of a JSONL file (one save request per line) in one transaction", memSaveBatch},
 	}
 }
 
@@ -217,9 +218,19 @@ type saveInput struct {
 // reconciling save (corroborate a near-duplicate, report a key conflict,
 // refuse a locked target, apply the target's tier at save).
 func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
+	eng, err := saveEngine(e, s, in)
+	if err != nil {
+		return evolve.SaveResult{}, err
+	}
+	return eng.Save(ctx, in.Request)
+}
+
+// saveEngine is the engine a save of in runs on: an agent actor (in.View)
+// saves only into its own agent.
+func saveEngine(e *env, s store.Store, in saveInput) (*evolve.Engine, error) {
 	if in.View != "" {
 		if a := in.Scope[store.AgentKey]; a != "" && a != in.View {
-			return evolve.SaveResult{}, errForeignAgent(in.Request.Actor.String(), a)
+			return nil, errForeignAgent(in.Request.Actor.String(), a)
 		}
 		in.Scope = maps.Clone(in.Scope)
 		if in.Scope == nil {
@@ -229,12 +240,12 @@ func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolv
 	}
 	eng, err := newEngine(e, s, in.Scope, in.AgentFile)
 	if err != nil {
-		return evolve.SaveResult{}, err
+		return nil, err
 	}
 	if in.View != "" && eng.AgentName() != in.View {
-		return evolve.SaveResult{}, errForeignAgent(in.Request.Actor.String(), eng.AgentName())
+		return nil, errForeignAgent(in.Request.Actor.String(), eng.AgentName())
 	}
-	return eng.Save(ctx, in.Request)
+	return eng, nil
 }
 
 func memSave(ctx context.Context, m *memCmd, args []string) int {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// batchLine is one line of a `memory save-batch` file: the flags of
+// `memory save` as JSON fields.
+type batchLine struct {
+	Kind         schema.Kind     `json:"kind"`
+	Content      string          `json:"content"`
+	Tags         []string        `json:"tags"`
+	Target       string          `json:"target"`
+	Payload      json.RawMessage `json:"payload"`
+	Supersedes   string          `json:"supersedes"`
+	Conversation string          `json:"conversation"`
+	Run          string          `json:"run"`
+	Expires      string          `json:"expires"`
+}
+
+// batchAnswer is one line's answer in `memory save-batch --format json`.
+type batchAnswer struct {
+	Line int `json:"line"`
+	evolve.SaveResult
+}
+
+// memSaveBatch saves every line of a JSONL file with evolve.SaveBatch: each
+// line is reconciled like `memory save` (against the store and the earlier
+// lines), and the whole file is one store transaction. A malformed line or
+// an invalid request saves nothing; refusals, conflicts and unknown
+// supersedes are answers (exit 1 when any line was not saved).
+func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags(memorySubs()[10])
+	var scope, actor, agentFile string
+	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
+	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the scope's agent name)")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one FILE.jsonl (- for stdin): lines of {\"content\", \"kind\", \"tags\", \"target\", \"payload\", \"supersedes\", \"conversation\", \"run\", \"expires\"}")
+		return exitUsage
+	}
+	name := pos[0]
+	var in io.Reader = m.e.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+		defer f.Close()
+		in = f
+	}
+	reqs, lines, err := readSaveLines(name, in, m.e)
+	if err != nil {
+		m.errorf("%v; nothing saved", err)
+		return exitFindings
+	}
+	si := saveInput{AgentFile: agentFile}
+	if si.Scope, err = parseScope(scope); err != nil {
+		m.errorf("--scope: %v", err)
+		return exitUsage
+	}
+	if scope == "" {
+		ws, err := workspace.Find(m.e.cwd)
+		if err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+		si.Scope = maps.Clone(ws.Config.Scope)
+	}
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	for i := range reqs {
+		reqs[i].Actor = a
+	}
+	si.Request.Actor, si.View = a, agentView(a)
+	eng, err := saveEngine(m.e, s, si)
+	if err != nil {
+		return m.storeError(err)
+	}
+	res, err := eng.SaveBatch(ctx, reqs)
+	if err != nil {
+		var be *evolve.BatchError
+		if errors.As(err, &be) && be.Index < len(lines) {
+			err = fmt.Errorf("%s:%d: %w", name, lines[be.Index], be.Err)
+		}
+		return m.storeError(fmt.Errorf("%w; nothing saved", err))
+	}
+	notSaved := 0
+	answers := make([]batchAnswer, len(res))
+	for i, r := range res {
+		answers[i] = batchAnswer{Line: lines[i], SaveResult: r}
+		if r.Status != evolve.SaveSaved {
+			notSaved++
+		}
+	}
+	if m.format == "json" {
+		if c := m.writeJSON(answers); c != exitOK {
+			return c
+		}
+	} else {
+		for _, a := range answers {
+			switch {
+			case a.Status != evolve.SaveSaved:
+				fmt.Fprintf(m.e.stdout, "%s:%d: %s%s\n", name, a.Line, a.Status, prefixed(": ", a.Guidance))
+			default:
+				fmt.Fprintf(m.e.stdout, "%s:%d: saved %s%s\n", name, a.Line, a.Record.ID, prefixed(": ", a.Guidance))
+			}
+		}
+	}
+	if notSaved > 0 {
+		m.errorf("%d of %d line(s) not saved", notSaved, len(res))
+		return exitFindings
+	}
+	return exitOK
+}
+
+// readSaveLines decodes one save request per non-blank line, checking each
+// as `memory save` checks its flags.
+func readSaveLines(name string, r io.Reader, e *env) (reqs []evolve.SaveRequest, lines []int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxImportLine)
+	n := 1
+	for ; sc.Scan(); n++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var l batchLine
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d:%s %w", name, n, jsonErrorColumn(err), invalidf("%v", err))
+		}
+		if dec.More() {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
+		}
+		req, err := l.request(e)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		reqs = append(reqs, req)
+		lines = append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("line longer than the %d MiB limit", maxImportLine>>20))
+		}
+		return nil, nil, fmt.Errorf("read %s:%d: %w", name, n, err)
+	}
+	if len(reqs) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w", name, invalidf("no save requests"))
+	}
+	return reqs, lines, nil
+}
+
+func (l batchLine) request(e *env) (evolve.SaveRequest, error) {
+	if strings.TrimSpace(l.Content) == "" {
+		return evolve.SaveRequest{}, invalidf("no content")
+	}
+	if l.Kind == "" {
+		l.Kind = schema.KindFact
+	}
+	if !l.Kind.Valid() {
+		return evolve.SaveRequest{}, invalidf("kind %q: want fact, preference, episode or profile", l.Kind)
+	}
+	req := evolve.SaveRequest{Kind: l.Kind, Content: l.Content, Tags: l.Tags, Supersedes: l.Supersedes,
+		Provenance: schema.Provenance{ConversationID: l.Conversation, RunID: l.Run}}
+	if l.Target != "" {
+		t, err := schema.ParseTarget(l.Target)
+		if err != nil {
+			return req, invalidf("target: %v", err)
+		}
+		req.Target = &t
+	}
+	if len(l.Payload) > 0 && string(l.Payload) != "null" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, l.Payload); err != nil {
+			return req, invalidf("payload: %v", err)
+		}
+		req.Payload = buf.Bytes()
+	}
+	if l.Expires != "" {
+		t, err := parseExpiry(l.Expires, e.now())
+		if err != nil {
+			return req, invalidf("expires: %v", err)
+		}
+		req.ExpiresAt = schema.FormatTime(t)
+	}
+	return req, nil
+}

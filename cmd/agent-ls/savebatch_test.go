@@ -1,0 +1,71 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// TestMemorySaveBatch: save-batch reconciles each line like `memory save`
+// (later lines against earlier ones), answers per line, exits 1 when a
+// line was not saved, and a file with a bad line saves nothing.
+func TestMemorySaveBatch(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "memory.db")
+	lines := strings.Join([]string{
+		`{"content":"Deploys go out on Tuesdays","target":"background.projectContext.deploy_window","conversation":"c1"}`,
+		`{"content":"Deploys go out on Thursdays","target":"background.projectContext.deploy_window","conversation":"c2"}`,
+		`{"content":"Ask for a design doc before large changes","target":"judgment.code-review.heuristics","conversation":"c1"}`,
+		``,
+		`{"content":"Ask for a design doc before big changes","target":"judgment.code-review.heuristics","conversation":"c2"}`,
+		`{"kind":"preference","content":"an untargeted note","tags":["a"],"expires":"7d"}`,
+	}, "\n")
+	r := runBin(t, dir, lines, memEnv, "memory", "--store", db, "--format", "json", "save-batch", "--scope", "project=web", "--actor", "agent:bot", "-")
+	if r.code != exitFindings || !strings.Contains(r.stderr, "1 of 5 line(s) not saved") {
+		t.Fatalf("save-batch: exit %d, stderr %q; want 1 and one line not saved", r.code, r.stderr)
+	}
+	answers := decodeJSON[[]batchAnswer](t, r)
+	want := []struct {
+		line         int
+		status       string
+		corroborated bool
+	}{{1, evolve.SaveSaved, false}, {2, evolve.SaveConflict, false}, {3, evolve.SaveSaved, false}, {5, evolve.SaveSaved, true}, {6, evolve.SaveSaved, false}}
+	if len(answers) != len(want) {
+		t.Fatalf("answers %+v", answers)
+	}
+	for i, w := range want {
+		a := answers[i]
+		if a.Line != w.line || a.Status != w.status || a.Corroborated != w.corroborated {
+			t.Errorf("answer %d: line %d %s corroborated=%v, want line %d %s corroborated=%v (%s)", i, a.Line, a.Status, a.Corroborated, w.line, w.status, w.corroborated, a.Guidance)
+		}
+	}
+	if answers[1].Existing == nil || answers[1].Existing.ID != answers[0].Record.ID {
+		t.Errorf("line 2 conflicts with %+v, want line 1's record", answers[1].Existing)
+	}
+	if answers[3].Record.ID != answers[2].Record.ID {
+		t.Errorf("line 5 corroborated %s, want line 3's record %s", answers[3].Record.ID, answers[2].Record.ID)
+	}
+	l := listJSON(t, dir, db, "list", "--all", "--scope", "project=web")
+	if len(l.Records) != 3 {
+		t.Errorf("stored %d records, want 3 (the conflict and the corroboration mint none)", len(l.Records))
+	}
+	for _, rec := range l.Records {
+		if rec.Scope[store.AgentKey] != "bot" {
+			t.Errorf("record %s scope %v: an agent's saves carry its agent key", rec.ID, rec.Scope)
+		}
+	}
+	mustOK(t, mem(t, dir, db, "ledger", "--verify"), "ledger --verify")
+
+	// A bad line anywhere: nothing of the file is saved.
+	bad := `{"content":"fine","target":"judgment.code-review.heuristics"}` + "\n" + `{"content":"x","colour":"red"}`
+	r = runBin(t, dir, bad, memEnv, "memory", "--store", db, "save-batch", "--scope", "project=web", "--actor", "agent:bot", "-")
+	if r.code != exitFindings || !strings.Contains(r.stderr, "-:2:") || !strings.Contains(r.stderr, "nothing saved") {
+		t.Errorf("save-batch with a bad line: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if l2 := listJSON(t, dir, db, "list", "--all", "--scope", "project=web"); len(l2.Records) != 3 {
+		t.Errorf("a rejected file saved records: %d stored, want 3", len(l2.Records))
+	}
+}
