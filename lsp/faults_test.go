@@ -509,7 +509,8 @@ func stateOf(t *testing.T, env *testEnv, agents ...string) storeState {
 // spy-ops's records answer "not found" and change nothing, and adopt never
 // sends its text to the editor. No response about deploy-ops's file (hints,
 // resolved hints, hover on every line, code actions, code lenses, composed
-// prompt, proposals, learnings, diagnostics) contains spy-ops's content;
+// prompt, proposals, learnings, diagnostics) contains spy-ops's content,
+// and composing with another project's scope is refused;
 // opening spy-ops's own file as agent:deploy-ops shows none of it either and
 // its requests are refused. There is no delete command.
 func TestAgentActorThroughLSP(t *testing.T) {
@@ -704,6 +705,11 @@ func TestAgentActorThroughLSP(t *testing.T) {
 	leaks("composed prompt", prompt)
 	c.call(methodComposedPrompt, map[string]any{"uri": uri, "scope": map[string]string{store.AgentKey: "spy-ops"}}, &prompt)
 	leaks("composed prompt with the other agent's name as scope", prompt)
+	// Another project's scope is not the agent's to compose.
+	var other json.RawMessage
+	if err := c.callErr(methodComposedPrompt, map[string]any{"uri": uri, "scope": map[string]string{"project": "elsewhere"}}, &other); codeOf(err) != codeRefused {
+		t.Errorf("composed prompt with another project's scope: %s, %v; want refused", other, err)
+	}
 	var props json.RawMessage
 	c.call(methodProposals, map[string]any{"uri": uri}, &props)
 	leaks("proposals", props)

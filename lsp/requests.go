@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -54,6 +55,9 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	if err := f.requireAgent(); err != nil {
 		return nil, err
 	}
+	if err := agentScope(f.ws, p.Scope); err != nil {
+		return nil, rpcError(err)
+	}
 	res, err := s.compose(ctx, f, p.Scope, p.At)
 	if err != nil {
 		return nil, rpcError(err)
@@ -63,6 +67,27 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 		out.Sections = []overlay.Section{}
 	}
 	return out, nil
+}
+
+// agentScope refuses an agent actor a scope other than its workspace's: an
+// agent sees its own and shared records of its project only (the agent key
+// is never taken from a scope; other keys would reach another project's or
+// user's records).
+func agentScope(ws *workspaceInfo, scope map[string]string) error {
+	if ws.Actor.Kind != store.ActorAgent || len(scope) == 0 {
+		return nil
+	}
+	for k, v := range scope {
+		if k != store.AgentKey && ws.Config.Scope[k] != v {
+			return fmt.Errorf("%w: %s composes with its workspace scope only (scope key %q)", store.ErrForbidden, ws.Actor, k)
+		}
+	}
+	for k := range ws.Config.Scope {
+		if _, ok := scope[k]; !ok {
+			return fmt.Errorf("%w: %s composes with its workspace scope only (scope key %q missing)", store.ErrForbidden, ws.Actor, k)
+		}
+	}
+	return nil
 }
 
 // compose instantiates f's agent with the editor's text (scope overrides the
