@@ -99,7 +99,7 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 		}
 		if strings.EqualFold(strings.TrimSpace(name), jsonrpc2.HdrContentLength) {
 			length, err = strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-			if err != nil || length <= 0 {
+			if err != nil || length < 0 {
 				return nil, total, fmt.Errorf("invalid %s %q", jsonrpc2.HdrContentLength, value)
 			}
 			sawLength = true

@@ -108,6 +108,7 @@ func TestWireMalformed(t *testing.T) {
 	}{
 		{"not json", `{"jsonrpc":"2.0","id":2,"method":`, nil, -32700},
 		{"garbage", `hello`, nil, -32700},
+		{"empty body (Content-Length: 0)", ``, nil, -32700},
 		{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"shutdown"}`, float64(3), -32600},
 		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"textDocument/teleport","params":{}}`, float64(4), -32601},
 		{"unknown agent-ls method", `{"jsonrpc":"2.0","id":5,"method":"agent-ls/teleport","params":{}}`, float64(5), -32601},
