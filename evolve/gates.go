@@ -139,20 +139,19 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 
 // promotedLines returns the valid promoted heuristics and constraints of a
 // judgment domain in this engine's view, newest first (ties: the later id
-// first). It reads the two targets from the store's target index and checks
-// each hit's promotion row, so its cost grows with the domain's records, not
-// with every promoted record of the agent.
+// first). It asks the store for the two targets' promoted records only, so
+// its cost grows with the domain's promoted records, not with every
+// promoted record of the agent nor every candidate of the domain.
 func (e *Engine) promotedLines(ctx context.Context, domain string) ([]schema.MemoryRecord, error) {
 	var out []schema.MemoryRecord
 	for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
-		recs, err := e.live(ctx, schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot})
+		t := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot}
+		res, err := e.st.Search(ctx, store.Query{Scope: e.base, Target: &t, PromotedOnly: true, Limit: store.Limit(store.Unlimited)})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("search promoted %s: %w", t, err)
 		}
-		for _, r := range recs {
-			if _, ok, err := e.promotion(ctx, r.ID); err != nil {
-				return nil, err
-			} else if ok {
+		for _, r := range res.Records {
+			if e.visible(&r) {
 				out = append(out, r)
 			}
 		}

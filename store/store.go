@@ -97,6 +97,9 @@ type Query struct {
 	Target *schema.MemoryTarget
 	// TargetedOnly keeps records that carry a target.
 	TargetedOnly bool
+	// PromotedOnly keeps records that have a promotion row (backends drop
+	// the others before decoding them).
+	PromotedOnly bool
 	// Limit: nil is DefaultLimit, 0 returns nothing, Unlimited returns all.
 	Limit              *int
 	IncludeInvalidated bool

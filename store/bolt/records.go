@@ -140,7 +140,11 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
 			}
 			cands = make([]store.Stored, 0, len(ids))
+			proms := tx.Bucket(bucketPromotions)
 			for _, id := range ids {
+				if q.PromotedOnly && (proms == nil || proms.Get([]byte(id)) == nil) {
+					continue
+				}
 				v := b.Get([]byte(id))
 				if v == nil {
 					continue
@@ -158,7 +162,11 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 			slices.Reverse(cands)
 			return nil
 		}
+		proms := tx.Bucket(bucketPromotions)
 		return b.ForEach(func(k, v []byte) error {
+			if q.PromotedOnly && (proms == nil || proms.Get(k) == nil) {
+				return nil
+			}
 			st, ok := decodeRecord(k, v)
 			if !ok {
 				res.Skipped++

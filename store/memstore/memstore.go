@@ -161,7 +161,12 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	}
 	defer s.mu.Unlock()
 	cands := make([]store.Stored, 0, len(s.records))
-	for _, r := range s.records {
+	for id, r := range s.records {
+		if q.PromotedOnly {
+			if _, ok := s.promotions[id]; !ok {
+				continue
+			}
+		}
 		cands = append(cands, store.Stored{Rec: store.CloneRecord(r.Rec), Seq: r.Seq})
 	}
 	return store.Result{Records: store.Rank(cands, q, now)}, nil

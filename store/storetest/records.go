@@ -239,6 +239,36 @@ func (k kit) getTests() []test {
 
 func (k kit) searchTests() []test {
 	return []test{
+		{"PromotedOnly", func(t *testing.T) {
+			e := k.open(t)
+			recs := e.write(targeted("h1", "judgment.deploy.heuristics", "p", "1"), targeted("h2", "judgment.deploy.heuristics", "p", "1"),
+				targeted("c1", "judgment.deploy.constraints", "p", "1"), fact("note", "p", "1"))
+			e.promote(recs[0].ID, schema.TierEarned)
+			e.promote(recs[2].ID, schema.TierGuarded)
+			heur := recs[0].Target
+			all := store.Limit(store.Unlimited)
+			check := func(what string, q store.Query, want ...string) {
+				t.Helper()
+				if got := contents(e.search(q)); !equalStrings(got, append([]string{}, want...)) {
+					t.Errorf("%s: %v, want %v", what, got, want)
+				}
+			}
+			check("promoted only", store.Query{PromotedOnly: true, Limit: all}, "c1", "h1")
+			check("promoted only, one target", store.Query{PromotedOnly: true, Target: heur, Limit: all}, "h1")
+			check("promoted only, scope", store.Query{PromotedOnly: true, Scope: scopeOf("p", "2"), Limit: all})
+			check("promoted only, text", store.Query{PromotedOnly: true, Text: "h1 h2", Limit: all}, "h1")
+			e.tick()
+			if err := e.s.Invalidate(e.ctx, recs[0].ID, "old", Human); err != nil {
+				t.Fatal(err)
+			}
+			check("promoted only, invalidated", store.Query{PromotedOnly: true, Target: heur, Limit: all})
+			check("promoted only, invalidated included", store.Query{PromotedOnly: true, Target: heur, Limit: all, IncludeInvalidated: true}, "h1")
+			if err := e.s.Demote(e.ctx, recs[2].ID, "no", Human); err != nil {
+				t.Fatal(err)
+			}
+			check("promoted only, after a demote", store.Query{PromotedOnly: true, Limit: all})
+			check("without the filter", store.Query{Target: heur, Limit: all}, "h2")
+		}},
 		{"ScopeSubset", func(t *testing.T) {
 			e := k.open(t)
 			e.write(fact("none"), fact("a1", "a", "1"), fact("a1b2", "a", "1", "b", "2"), fact("a2", "a", "2"), fact("b2", "b", "2"))
