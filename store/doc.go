@@ -26,7 +26,8 @@
 // # Search
 //
 // Rank is the search: scope is a subset match (the empty filter matches
-// all), kinds any-of, tags all-of, Target equality, TargetedOnly; records
+// all), kinds any-of, tags all-of, Target equality, TargetedOnly,
+// PromotedOnly (the backend keeps only records with a promotion row); records
 // invalid at now are left out unless IncludeInvalidated; records expired at
 // now (expiresAt <= now) are never returned. Text is tokenized by Tokenize
 // (lowercase, Latin accents folded, split on every non letter/digit rune
@@ -36,6 +37,15 @@
 // newest first: createdAt descending, then the later write (higher write
 // sequence, see Stored) first. Text that yields no tokens matches nothing.
 // Limit: nil is DefaultLimit (10), 0 returns nothing, Unlimited all.
+//
+// # Batch
+//
+// Batch runs fn with a view of the store whose operations are one
+// all-or-nothing transaction: committed together when fn returns nil and no
+// operation failed, none of them otherwise (BatchGuard remembers a failed
+// mutation). Ledger entries are exactly those of the same operations one by
+// one. fn must use the view, not the store itself (the store is locked
+// while fn runs).
 //
 // # Promotion
 //
