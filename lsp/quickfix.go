@@ -19,7 +19,6 @@ var (
 	// unknownDomainRecordRE reads the record id of lint's unknown-domain
 	// message ("memory ID targets judgment domain ..." or "candidate ID ...").
 	unknownDomainRecordRE = regexp.MustCompile(`^(?:memory|candidate) (\S+) targets judgment domain "([^"]+)"`)
-	objectValuedKey       = map[string]bool{"roleTemplate": true, "persona": true, "mission": true, "background": true, "awareness": true}
 )
 
 // quickFixes answers the schema diagnostics in the request's context with
@@ -98,10 +97,25 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 	lastVal, _ := f.doc.ValueRange(last)
 	var text string
 	var at protocol.Position
+	// The placeholder has the property's type, so the fix leaves no type
+	// error behind (an object {}, a list of one TODO, a count of 1).
+	placeholder := "TODO"
+	switch schema.SchemaDocFor(schema.KindOf(f.path)).Type(schema.JoinPointer(ptr, prop)) {
+	case "object":
+		placeholder = "{}"
+	case "array":
+		placeholder = "[TODO]"
+	case "integer", "number":
+		placeholder = "1"
+	case "boolean":
+		placeholder = "false"
+	}
 	if strings.EqualFold(filepath.Ext(f.path), ".json") {
-		placeholder := `"TODO"`
-		if objectValuedKey[prop] {
-			placeholder = "{}"
+		switch placeholder {
+		case "TODO":
+			placeholder = `"TODO"`
+		case "[TODO]":
+			placeholder = `["TODO"]`
 		}
 		at = toPosition(lastVal.End)
 		text = fmt.Sprintf(", %q: %s", prop, placeholder)
@@ -109,10 +123,6 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 		objVal, _ := f.doc.ValueRange(ptr)
 		if objVal.Start.Offset < len(f.text) && f.text[objVal.Start.Offset] == '{' {
 			return nil // flow mapping: no block line to add
-		}
-		placeholder := "TODO"
-		if objectValuedKey[prop] {
-			placeholder = "{}"
 		}
 		at = lineEndBefore(f.text, lastVal.End)
 		text = "\n" + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder

@@ -38,6 +38,24 @@ func TestWorkspaceConfigFile(t *testing.T) {
 		t.Errorf("diagnostics after the fix = %+v", d.Diagnostics)
 	}
 
+	// A missing required property gets a placeholder of its type.
+	c.change(uri, "eval:\n  timeout: 5m\n", 3)
+	d3 := c.awaitDiagnostics(uri, 3)
+	if len(d3.Diagnostics) != 1 || d3.Diagnostics[0].Message != `missing required property "command"` {
+		t.Fatalf("diagnostics = %+v", d3.Diagnostics)
+	}
+	actions = nil
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": d3.Diagnostics[0].Range, "context": map[string]any{"diagnostics": d3.Diagnostics}}, &actions)
+	if len(actions) != 1 || actions[0].Edit == nil {
+		t.Fatalf("code actions = %+v", actions)
+	}
+	if got := applyEdits(t, "eval:\n  timeout: 5m\n", actions[0].Edit.Changes[uri]); got != "eval:\n  timeout: 5m\n  command: [TODO]\n" {
+		t.Errorf("fixed text %q", got)
+	} else if c.change(uri, got, 4); len(c.awaitDiagnostics(uri, 4).Diagnostics) != 0 {
+		t.Errorf("the fixed config still has problems")
+	}
+
 	tests := []struct {
 		name, text    string
 		want, notWant []string

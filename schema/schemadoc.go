@@ -143,6 +143,31 @@ func (sd *SchemaDoc) Enum(ptr string) []string {
 	return nil
 }
 
+// Type is the JSON type the schema gives the node at ptr (the first
+// non-null one of a type list: "object", "array", "string", "integer",
+// ...); "" when it names none.
+func (sd *SchemaDoc) Type(ptr string) string {
+	s, ok := sd.at(ptr)
+	if !ok {
+		return ""
+	}
+	for _, r := range sd.expand(s) {
+		switch t := r["type"].(type) {
+		case string:
+			if t != "null" {
+				return t
+			}
+		case []any:
+			for _, e := range t {
+				if e, ok := e.(string); ok && e != "null" {
+					return e
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // at walks the schema along ptr.
 func (sd *SchemaDoc) at(ptr string) (map[string]any, bool) {
 	s := sd.root

@@ -95,6 +95,14 @@ func TestWorkspaceSchemaDoc(t *testing.T) {
 			t.Errorf("Enum(%q) = %q, want %q", tt.ptr, got, tt.want)
 		}
 	}
+	for ptr, want := range map[string]string{"/eval": "object", "/eval/command": "array", "/ceiling": "integer", "/store": "string", "/nope": ""} {
+		if got := sd.Type(ptr); got != want {
+			t.Errorf("Type(%q) = %q, want %q", ptr, got, want)
+		}
+	}
+	if got := SchemaDocFor(FileAgent).Type("/roleTemplate/persona"); got != "object" {
+		t.Errorf("agent Type(/roleTemplate/persona) = %q", got)
+	}
 	if d, ok := sd.Describe("/promotion/proposalExpiry"); !ok || !strings.Contains(d, "guarded-tier proposal") {
 		t.Errorf("Describe(/promotion/proposalExpiry) = %q, %v", d, ok)
 	}
