@@ -117,12 +117,7 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("candidates: %w", err)
 		}
-		// A view never reads a candidate's scope (the store matched it):
-		// with thousands of candidates per agent the maps are most of what
-		// the cached data would hold.
-		for i := range sd.candidates {
-			sd.candidates[i].Scope = nil
-		}
+		compactCandidates(sd.candidates)
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
 		}
@@ -199,6 +194,31 @@ type ledgerOfStreamer interface {
 	EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error
 }
 
+// compactCandidates trims what the cached store data keeps of each
+// candidate: a view never reads a candidate's scope (the store matched it),
+// equal targets share one value and equal strings (the kind, the times of
+// one batch) one copy. With thousands of candidates per agent the scope
+// maps alone were most of what the cache held. Views never modify records.
+func compactCandidates(recs []schema.MemoryRecord) {
+	var in interner
+	targets := map[schema.MemoryTarget]*schema.MemoryTarget{}
+	for i := range recs {
+		r := &recs[i]
+		r.Scope = nil
+		r.Kind = schema.Kind(in.str(string(r.Kind)))
+		r.CreatedAt, r.UpdatedAt = in.str(r.CreatedAt), in.str(r.UpdatedAt)
+		r.Provenance.At, r.Provenance.RunID, r.Provenance.Author = in.str(r.Provenance.At), in.str(r.Provenance.RunID), in.str(r.Provenance.Author)
+		if r.Target != nil {
+			t, ok := targets[*r.Target]
+			if !ok {
+				t = r.Target
+				targets[*t] = t
+			}
+			r.Target = t
+		}
+	}
+}
+
 // historyEntry is what a history line shows of a ledger entry
 // (provenanceMarkdown).
 type historyEntry struct {
@@ -273,9 +293,18 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer,
 			container: containerOf(f.doc, o.Pointer, rec.Target), promotion: sd.promotions[rec.ID]})
 	}
+	containers := map[schema.MemoryTarget]string{} // one string per target
 	for i := range sd.candidates {
 		c := &sd.candidates[i]
-		v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: containerOf(f.doc, "", c.Target)})
+		container := ""
+		if c.Target != nil {
+			var ok bool
+			if container, ok = containers[*c.Target]; !ok {
+				container = containerOf(f.doc, "", c.Target)
+				containers[*c.Target] = container
+			}
+		}
+		v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: container})
 	}
 	return v, nil
 }

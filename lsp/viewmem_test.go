@@ -33,7 +33,7 @@ func (c countingStore) EachLedgerOf(ctx context.Context, want func(string) bool,
 // O(store): the ledger entries decoded in full are exactly its records'
 // entries (the other agent's hundreds are skipped), the cached view shares
 // its candidates with the cached store data (one copy of each record,
-// without its scope map), and its history holds its records' entries only.
+// without its scope map, equal targets shared), and its history holds its records' entries only.
 func TestViewRetainsItsAgentOnly(t *testing.T) {
 	const others = 400
 	ctx := context.Background()
@@ -139,7 +139,11 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 		shared[&sd.candidates[i]] = true
 	}
 	lines := map[string]int{}
+	targets := map[*schema.MemoryTarget]bool{}
 	for _, ml := range v.lines {
+		if ml.kind == "candidate" {
+			targets[ml.rec.Target] = true
+		}
 		lines[ml.kind]++
 		if ml.kind == "candidate" && !shared[ml.rec] {
 			t.Errorf("candidate line %s holds its own copy of the record, not the cached store data's", ml.rec.ID)
@@ -150,6 +154,9 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	}
 	if lines["promoted"] != 2 || lines["candidate"] != 3 || len(v.lines) != len(mine) {
 		t.Errorf("view lines %v, want 2 promoted and 3 candidates", lines)
+	}
+	if len(targets) != 1 {
+		t.Errorf("the 3 candidates of one target hold %d target values, want 1 shared", len(targets))
 	}
 	held := 0
 	for id, h := range v.history {
