@@ -1,11 +1,14 @@
 package lsp
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 	"testing"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
 )
 
 // TestJSONScanContext: the tolerant scan finds what the cursor (|) is typing
@@ -120,4 +123,36 @@ func FuzzJSONScanContext(f *testing.F) {
 			t.Fatalf("replace range %+v ends before the cursor %+v", r, at)
 		}
 	})
+}
+
+// BenchmarkJSONScanContext: the tolerant scan on the 2,000-line bench agent
+// as indented JSON with its last line cut (it does not parse), the cursor on
+// a new key of the first judgment: the scan reads the whole text before the
+// cursor and the judgment's rest after it.
+func BenchmarkJSONScanContext(b *testing.B) {
+	doc, err := schema.ParseDocument("bench.agent.yaml", []byte(benchAgent()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := json.MarshalIndent(doc.Value(), "", "  ")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(data)
+	text = text[:strings.LastIndex(text, "\n")] // unparsable: the closing brace cut
+	// A key being typed in the last judgment's object.
+	at := strings.LastIndex(text, `"domain": `)
+	if at < 0 {
+		b.Fatal("no judgment in the bench file")
+	}
+	text = text[:at] + `"he", ` + text[at:]
+	pos := positionOf([]byte(text), at+3)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cc, ok := jsonScanContext([]byte(text), pos)
+		if !ok || !strings.HasPrefix(cc.parent, "/roleTemplate/judgments/") || !cc.siblings["domain"] {
+			b.Fatalf("context %+v %v", cc, ok)
+		}
+	}
+	b.ReportMetric(float64(strings.Count(text, "\n")+1), "lines")
 }
