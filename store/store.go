@@ -356,9 +356,9 @@ type Store interface {
 	// transaction: fn's reads see fn's own writes, other readers see none of
 	// them until Batch returns, and they are committed together (one durable
 	// commit) when fn returns nil. Nothing is committed when fn returns an
-	// error or panics, or when an operation inside fn failed (even if fn
-	// ignored its error: a failed operation may have left part of its
-	// effects in the transaction). Each operation appends the ledger entries
+	// error or panics (the panic goes on to Batch's caller), or when an
+	// operation inside fn failed, even if fn ignored its error (a failed
+	// operation may have left part of its effects in the transaction). Each operation appends the ledger entries
 	// it appends on its own, chained in order. The Store given to fn is
 	// valid until fn returns (then ErrClosed); Batch on it runs in the same
 	// transaction. File backends hold the writer lock while fn runs: keep

@@ -376,17 +376,32 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	if s.tx != nil {
 		return fn(s)
 	}
-	return s.update(ctx, func(tx *bbolt.Tx) error {
+	// A panic in fn rolls the transaction back and goes on as fn's panic
+	// (withDB would report it as a corrupt file).
+	var panicked any
+	err := s.update(ctx, func(tx *bbolt.Tx) (err error) {
 		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
 			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx, cache: s.cache}
 		defer child.Close()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked, err = r, errBatchPanic
+			}
+		}()
 		g := &store.BatchGuard{Store: child}
 		if err := fn(g); err != nil {
 			return err
 		}
 		return g.Failed()
 	})
+	if panicked != nil {
+		panic(panicked)
+	}
+	return err
 }
+
+// errBatchPanic rolls back a batch whose fn panicked.
+var errBatchPanic = errors.New("batch function panicked")
 
 // inTx runs fn in the batch transaction. The transaction is not safe for
 // concurrent use, so operations of one batch run one at a time.

@@ -167,6 +167,29 @@ func (k kit) batchTests() []test {
 				t.Errorf("inner write survived the outer batch's failure: %v", contents(got))
 			}
 		}},
+		{"PanicCommitsNothing", func(t *testing.T) {
+			e := k.open(t)
+			got := func() (r any) {
+				defer func() { r = recover() }()
+				_ = e.s.Batch(e.ctx, func(tx store.Store) error {
+					if _, err := tx.Write(e.ctx, []store.WriteRequest{fact("a")}, Agent); err != nil {
+						return err
+					}
+					panic("boom")
+				})
+				return nil
+			}()
+			if got != "boom" {
+				t.Fatalf("Batch with a panicking fn: recovered %v, want fn's panic", got)
+			}
+			if recs := e.all(); len(recs) != 0 {
+				t.Errorf("records after a panicking batch: %v", contents(recs))
+			}
+			e.write1(fact("after"))
+			if err := e.s.Verify(e.ctx); err != nil {
+				t.Errorf("Verify after a panicking batch: %v", err)
+			}
+		}},
 		{"ViewEndsWithTheBatch", func(t *testing.T) {
 			e := k.open(t)
 			var kept store.Store
