@@ -177,6 +177,12 @@ func targetPrefix(t schema.MemoryTarget) []byte {
 	return p
 }
 
+// hasKey reports whether c's bucket holds key (moving c).
+func hasKey(c *bbolt.Cursor, key []byte) bool {
+	k, _ := c.Seek(key)
+	return k != nil && bytes.Equal(k, key)
+}
+
 func targetKey(t schema.MemoryTarget, id string) []byte { return append(targetPrefix(t), id...) }
 
 // targetIDs returns the ids tkey holds for target t, in id order.

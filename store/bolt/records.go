@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -140,16 +141,23 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
 			}
 			cands = make([]store.Stored, 0, len(ids))
-			proms := tx.Bucket(bucketPromotions)
+			// One cursor per bucket for all the ids (Bucket.Get makes a
+			// cursor per call).
+			rc := b.Cursor()
+			var pc *bbolt.Cursor
+			if proms := tx.Bucket(bucketPromotions); proms != nil {
+				pc = proms.Cursor()
+			}
 			for _, id := range ids {
-				if q.PromotedOnly && (proms == nil || proms.Get([]byte(id)) == nil) {
+				key := []byte(id)
+				if q.PromotedOnly && (pc == nil || !hasKey(pc, key)) {
 					continue
 				}
-				v := b.Get([]byte(id))
-				if v == nil {
+				k, v := rc.Seek(key)
+				if v == nil || !bytes.Equal(k, key) {
 					continue
 				}
-				st, ok := s.decodeCached([]byte(id), v)
+				st, ok := s.decodeCached(key, v)
 				if !ok {
 					res.Skipped++
 					continue
