@@ -275,7 +275,7 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 		}
 		items = append(items, it)
 	}
-	if !isJSON && !isWorkspaceConfig(path) {
+	if !isWorkspaceConfig(path) {
 		items = append(items, snippetItems(cc)...)
 	}
 	return items
@@ -288,15 +288,21 @@ func sortKey(required bool, name string) string {
 	return "1" + name
 }
 
-// snippet bodies, one line per entry; the first line follows the "- ".
+// snippet bodies: YAML one line per entry (the first line follows the
+// "- "), JSON one object.
 var snippets = map[string]struct {
 	label string
 	lines []string
+	json  string
 }{
-	"/roleTemplate/judgments":        {"new judgment", []string{"domain: ${1:domain}", "heuristics:", "  - ${2:heuristic}", "constraints:", "  - ${3:constraint}", "escalationTriggers:", "  - ${4:trigger}"}},
-	"examples":                       {"new example", []string{"scenario: ${1:scenario}", "good: ${2:good response}", "bad: ${3:bad response}", "reasoning: ${4:why}"}},
-	"/awareness/domains":             {"new awareness domain", []string{"name: ${1:name}", "description: ${2:what it holds}", "accessMethod: ${3:how the agent reads it}"}},
-	"/roleTemplate/responsibilities": {"new responsibility", []string{"key: ${1:key}", "name: ${2:name}", "description: ${3:what the duty is}"}},
+	"/roleTemplate/judgments": {"new judgment", []string{"domain: ${1:domain}", "heuristics:", "  - ${2:heuristic}", "constraints:", "  - ${3:constraint}", "escalationTriggers:", "  - ${4:trigger}"},
+		`{"domain": "${1:domain}", "heuristics": ["${2:heuristic}"], "constraints": ["${3:constraint}"], "escalationTriggers": ["${4:trigger}"]}`},
+	"examples": {"new example", []string{"scenario: ${1:scenario}", "good: ${2:good response}", "bad: ${3:bad response}", "reasoning: ${4:why}"},
+		`{"scenario": "${1:scenario}", "good": "${2:good response}", "bad": "${3:bad response}", "reasoning": "${4:why}"}`},
+	"/awareness/domains": {"new awareness domain", []string{"name: ${1:name}", "description: ${2:what it holds}", "accessMethod: ${3:how the agent reads it}"},
+		`{"name": "${1:name}", "description": "${2:what it holds}", "accessMethod": "${3:how the agent reads it}"}`},
+	"/roleTemplate/responsibilities": {"new responsibility", []string{"key: ${1:key}", "name: ${2:name}", "description: ${3:what the duty is}"},
+		`{"key": "${1:key}", "name": "${2:name}", "description": "${3:what the duty is}"}`},
 }
 
 // snippetItems offers the snippet of the array the cursor is in: on a "- "
@@ -313,6 +319,17 @@ func snippetItems(cc completionContext) []protocol.CompletionItem {
 	}
 	if !ok {
 		return nil
+	}
+	if cc.indent < 0 {
+		// JSON: an item position in the array gets the object.
+		if !cc.dash {
+			return nil
+		}
+		return []protocol.CompletionItem{{
+			Label: sn.label, Kind: protocol.CompletionItemKindSnippet, Detail: "snippet",
+			InsertTextFormat: protocol.InsertTextFormatSnippet, InsertTextMode: protocol.InsertTextModeAsIs,
+			TextEdit: &protocol.TextEdit{Range: cc.replace, NewText: sn.json},
+		}}
 	}
 	pad := strings.Repeat(" ", cc.indent+2)
 	body := make([]string, len(sn.lines))

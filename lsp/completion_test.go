@@ -1,12 +1,16 @@
 package lsp
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
 )
 
 // cursorText splits text at its "|" marker into the text and the position.
@@ -94,6 +98,11 @@ func TestCompletion(t *testing.T) {
 		{name: "json keys of the second judgment", file: "k5.agent.json",
 			text: `{"roleTemplate": {"judgments": [{"domain": "a"}, {"domain": "b", "he|`,
 			want: []string{"heuristics"}, notWant: []string{"domain"}, newText: map[string]string{"heuristics": `"heuristics"`}},
+		{name: "json judgment snippet at an item position", file: "k6.agent.json",
+			text: `{"roleTemplate": {"judgments": [{"domain": "a"}, |`, want: []string{"new judgment"}, notWant: []string{"domain", "new example"},
+			newText: map[string]string{"new judgment": `{"domain": "${1:domain}", "heuristics": ["${2:heuristic}"], "constraints": ["${3:constraint}"], "escalationTriggers": ["${4:trigger}"]}`}},
+		{name: "json example snippet", file: "k7.agent.json",
+			text: `{"roleTemplate": {"judgments": [{"domain": "a", "examples": [|]}]}}`, want: []string{"new example"}},
 		{name: "json keys", file: "j.agent.json", text: `{"roleTemplate": {"name": "r", "persona": {"identity": "i", "|tone": "t"}}}`,
 			want: []string{"priorities", "principles"}, notWant: []string{"identity"}},
 	}
@@ -199,4 +208,30 @@ func BenchmarkCompletion(b *testing.B) {
 		}
 	}
 	reportPercentiles(b, ds)
+}
+
+// TestJSONSnippetsAreValid: every JSON snippet, its placeholders at their
+// defaults, is a JSON object whose keys the schema allows on the item.
+func TestJSONSnippetsAreValid(t *testing.T) {
+	placeholder := regexp.MustCompile(`\$\{\d+:([^}]*)\}`)
+	items := map[string]string{
+		"/roleTemplate/judgments": "/roleTemplate/judgments/0", "examples": "/roleTemplate/judgments/0/examples/0",
+		"/awareness/domains": "/awareness/domains/0", "/roleTemplate/responsibilities": "/roleTemplate/responsibilities/0",
+	}
+	for array, sn := range snippets {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(placeholder.ReplaceAllString(sn.json, "$1")), &obj); err != nil {
+			t.Errorf("%s: %v in %s", sn.label, err, sn.json)
+			continue
+		}
+		allowed := map[string]bool{}
+		for _, p := range schema.AgentProperties(items[array]) {
+			allowed[p.Name] = true
+		}
+		for k := range obj {
+			if !allowed[k] {
+				t.Errorf("%s: key %q not allowed at %s", sn.label, k, items[array])
+			}
+		}
+	}
 }
