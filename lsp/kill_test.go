@@ -2,6 +2,8 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/bbolt"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
@@ -337,4 +340,131 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// lockChildEnv makes TestLockChild hold the bbolt lock of the named file.
+const lockChildEnv = "AGENT_LS_LOCK_CHILD"
+
+// TestLockChild is the child process of TestLockedStoreCommands: it opens
+// the store file with bbolt (an exclusive lock), says so, and holds it until
+// its stdin closes.
+func TestLockChild(t *testing.T) {
+	path := os.Getenv(lockChildEnv)
+	if path == "" {
+		t.Skip("the child process of TestLockedStoreCommands")
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("locked")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	_ = db.Close()
+	os.Exit(0)
+}
+
+// TestLockedStoreCommands: while another process holds the store's lock,
+// every command (promote, demote, invalidate, supersede, approve, reject,
+// adopt, retarget) and the composedPrompt, proposals and learnings
+// requests answer -32011 saying the store is locked and naming the file
+// (the opener's lock timeout is 200 ms; a hang would fail at the failsafe),
+// adopt asks the editor for no edit, and the file is unchanged; once the
+// other process lets go, the same promote succeeds.
+func TestLockedStoreCommands(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+	other := agentSave(t, env, text, "Deploys go out Thursdays", "background.projectContext.release_day", "conv-2")
+	cand := agentSave(t, env, text, uniqueText(0, 0, 0), "judgment.deploy.heuristics", "conv-3")
+	prop := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-4")
+	if cand.State != evolve.StateCandidate || prop.ProposalID == "" {
+		t.Fatalf("setup: %+v %+v", cand, prop)
+	}
+	before, err := os.ReadFile(env.storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	holder := exec.Command(os.Args[0], "-test.run=^TestLockChild$", "-test.count=1")
+	holder.Env = append(os.Environ(), lockChildEnv+"="+env.storePath)
+	release, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = release.Close(); _ = holder.Wait() })
+	line := make([]byte, len("locked\n"))
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "locked\n" {
+		t.Fatalf("lock holder: %q, %v", line, err)
+	}
+
+	// boltOpener's lock timeout is 200 ms.
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	locked := func(what string, err error) {
+		t.Helper()
+		var je *jsonrpc2.Error
+		if !errors.As(err, &je) || je.Code != codeStoreUnavailable || !strings.Contains(je.Message, "locked") || !strings.Contains(je.Message, env.storePath) {
+			t.Errorf("%s: %v; want -32011 saying %s is locked", what, err, env.storePath)
+		}
+	}
+	promote := map[string]any{"uri": uri, "recordId": cand.Record.ID}
+	for _, cmd := range []struct {
+		command string
+		args    map[string]any
+	}{
+		{CommandPromote, promote},
+		{CommandDemote, map[string]any{"uri": uri, "recordId": fact.Record.ID, "reason": "r"}},
+		{CommandInvalidate, map[string]any{"uri": uri, "recordId": fact.Record.ID, "reason": "r"}},
+		{CommandSupersede, map[string]any{"uri": uri, "keepId": other.Record.ID, "dropId": fact.Record.ID}},
+		{CommandApprove, map[string]any{"uri": uri, "proposalId": prop.ProposalID}},
+		{CommandReject, map[string]any{"uri": uri, "proposalId": prop.ProposalID, "reason": "no"}},
+		{CommandAdopt, map[string]any{"uri": uri, "recordId": fact.Record.ID}},
+		{CommandRetarget, map[string]any{"uri": uri, "recordId": cand.Record.ID, "target": "judgment.incident.heuristics"}},
+	} {
+		var res CommandResult
+		locked(cmd.command, c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.command, "arguments": []any{cmd.args}}, &res))
+	}
+	for _, req := range []struct {
+		method string
+		params map[string]any
+	}{
+		{methodComposedPrompt, map[string]any{"uri": uri}},
+		{methodProposals, map[string]any{"uri": uri}},
+		{methodLearnings, map[string]any{"uri": uri, "since": "30d"}},
+	} {
+		var res json.RawMessage
+		locked(req.method, c.callErr(req.method, req.params, &res))
+	}
+	if calls := callsOf(c, methodApplyEdit); len(calls) != 0 {
+		t.Errorf("adopt asked for an edit from a locked store: %s", calls)
+	}
+	if now, err := os.ReadFile(env.storePath); err != nil || string(now) != string(before) {
+		t.Errorf("the locked store changed (%v)", err)
+	}
+
+	if err := release.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Wait(); err != nil {
+		t.Fatalf("lock holder: %v", err)
+	}
+	var res CommandResult
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandPromote, "arguments": []any{promote}}, &res)
+	if !res.OK || res.Status != evolve.StatusPromoted {
+		t.Errorf("promote after the lock's release: %+v", res)
+	}
 }
