@@ -65,6 +65,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if base == nil {
 		base = slog.New(slog.DiscardHandler)
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -117,7 +118,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if exited && !shutdown {
 		return ErrExitWithoutShutdown
 	}
-	if err := s.conn.Err(); err != nil && !exited && !isEOF(err) && ctx.Err() == nil {
+	// ctx is cancelled by now: whether the host stopped the server is
+	// parent's to say.
+	if err := s.conn.Err(); err != nil && !exited && !isEOF(err) && parent.Err() == nil {
 		return fmt.Errorf("language server connection: %w", err)
 	}
 	return nil
