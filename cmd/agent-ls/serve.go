@@ -16,6 +16,15 @@ import (
 	"github.com/agent-ls/agent-ls/store/bolt"
 )
 
+// serveMemoryLimit is serve's soft memory limit (runtime/debug.SetMemoryLimit)
+// when GOMEMLIMIT is unset: the garbage collector then runs before the heap
+// reaches twice the live data (GOGC's default), which for a long-lived
+// editor process is what its resident memory shows. It is soft: a larger
+// live heap (a store much bigger than 100k records) is not refused, the
+// collector only runs more often (Go caps its CPU share at about half).
+// GOMEMLIMIT (also "off") overrides it.
+const serveMemoryLimit = 64 << 20
+
 // runServe runs the language server on stdin/stdout. Stdout carries protocol
 // messages only; logs go to stderr (and warnings to the client).
 func runServe(ctx context.Context, e *env, args []string) int {
@@ -56,6 +65,12 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	source := "GOMEMLIMIT"
+	if e.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(serveMemoryLimit)
+		source = "serve default"
+	}
+	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
 		return func(_ context.Context, path string) (store.Store, error) {
 			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
