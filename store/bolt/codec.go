@@ -92,7 +92,9 @@ func (s *Store) putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) err
 
 // decodeCached is decodeRecord through the store's decode cache.
 func (s *Store) decodeCached(key, v []byte) (store.Stored, bool) {
-	if s.cache == nil {
+	if s.tx == nil {
+		// Only batches (repeated reconciliation reads) use the cache: a
+		// long-lived reader such as the language server keeps no copies.
 		return decodeRecord(key, v)
 	}
 	return s.cache.record(key, v)

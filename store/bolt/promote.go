@@ -85,10 +85,15 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 		}
 		found = true
 		var err error
-		p, err = s.cache.promotion(id, v, func(v []byte) (store.Promotion, error) {
+		decode := func(v []byte) (store.Promotion, error) {
 			var p store.Promotion
 			return p, json.Unmarshal(v, &p)
-		})
+		}
+		if s.tx == nil {
+			p, err = decode(v)
+		} else {
+			p, err = s.cache.promotion(id, v, decode)
+		}
 		if err != nil {
 			return s.corrupt("promotion of %s does not decode: %v", id, err)
 		}
