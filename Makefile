@@ -4,7 +4,7 @@ BIN       := bin/agent-ls
 STATICCHECK_VERSION := 2026.2.2
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test test-go test-race test-e2e lint bench demo fuzz soak deps clean
+.PHONY: all build test test-go test-race test-fuzz test-e2e lint bench demo fuzz soak deps clean
 
 all: build
 
@@ -13,13 +13,18 @@ build:
 
 # All Go tests, the race detector on the concurrent packages, and (as they
 # appear) the end-to-end and editor tests. Installs its prerequisites.
-test: deps test-go test-race test-editors
+test: deps test-go test-race test-fuzz test-editors
 
 test-go:
 	$(GO) test -count=1 ./...
 
 test-race:
 	$(GO) test -count=1 -race ./store/... ./schema/... ./evolve/... ./mcp/... ./lsp/...
+
+# Every fuzz target for a short smoke run (2 s each; their seed corpora
+# already run in test-go). `make fuzz` is the longer campaign.
+test-fuzz:
+	@FUZZTIME=2s GO=$(GO) bash scripts/fuzz.sh
 
 deps:
 	@bash scripts/deps.sh
