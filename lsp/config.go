@@ -72,8 +72,12 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	// The config is looked for up to the workspace folder holding the file,
 	// never above it (a .agent-ls.yaml outside the workspace could point
 	// the store anywhere).
-	folder, _ := s.folderOf(dir)
-	cfgPath := findConfig(dir, folder)
+	// A path outside the folders (an event of a store directory elsewhere,
+	// a client's watched-file change) reads no config at all.
+	cfgPath := ""
+	if folder, ok := s.folderOf(dir); ok {
+		cfgPath = findConfig(dir, folder)
+	}
 	key := cfgPath
 	if key == "" {
 		key = "root:" + root

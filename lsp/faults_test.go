@@ -818,7 +818,8 @@ func TestAdoptAnotherAgentsRecord(t *testing.T) {
 // that escapes the root with "..", is not file://, is relative, names a
 // host or holds a NUL byte, answers InvalidParams; ids with NUL bytes,
 // spaces or 300 bytes answer InvalidParams. The config above the workspace
-// is never read: the only store ever opened is the workspace's own.
+// is never read, nor the outside one on a watched-file change of it (its
+// unknown key would warn): the only store ever opened is the workspace's.
 func TestWorkspaceConfinement(t *testing.T) {
 	parent := t.TempDir()
 	env := &testEnv{root: filepath.Join(parent, "ws")}
@@ -836,7 +837,8 @@ func TestWorkspaceConfinement(t *testing.T) {
 	path := env.write(t, "deploy.agent.yaml", text)
 	agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
 	outPath := outside.write(t, "deploy.agent.yaml", text)
-	outside.write(t, ".agent-ls.yaml", "actor: human:mallory\n")
+	// Its unknown key would make a warning if the server ever read it.
+	outside.write(t, ".agent-ls.yaml", "actor: human:mallory\nbogusKey: 1\n")
 	secret := agentSave(t, outside, text, "OUTSIDESECRET fact", "background.projectContext.secret", "conv-2")
 	link := filepath.Join(env.root, "link.agent.yaml")
 	if err := os.Symlink(outPath, link); err != nil {
@@ -847,7 +849,7 @@ func TestWorkspaceConfinement(t *testing.T) {
 	var opened []string
 	open := boltOpener(time.Now)
 	var srv *server
-	c := startServer(t, Options{NoWatch: true, OpenStore: func(ctx context.Context, p string) (store.Store, error) {
+	c := startServer(t, Options{OpenStore: func(ctx context.Context, p string) (store.Store, error) {
 		mu.Lock()
 		opened = append(opened, p)
 		mu.Unlock()
@@ -955,6 +957,16 @@ func TestWorkspaceConfinement(t *testing.T) {
 	c.call(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": outURI}}, &lenses)
 	if len(lenses) != 0 {
 		t.Errorf("code lenses of a file outside the workspace: %+v", lenses)
+	}
+
+	// A watched-file change of the outside config is not read.
+	c.notify(protocol.MethodWorkspaceDidChangeWatchedFiles, map[string]any{"changes": []any{
+		map[string]any{"uri": pathToURI(filepath.Join(outside.root, ".agent-ls.yaml")), "type": 2}}})
+	c.hints(uri) // handled after the notification
+	for _, m := range c.notesOf(protocol.MethodWindowShowMessage) {
+		if strings.Contains(string(m), outside.root) {
+			t.Errorf("the server read the config outside the workspace: %s", m)
+		}
 	}
 
 	// Served files still work, and only the workspace's store was opened.
