@@ -159,6 +159,8 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"overlay own agent", asAgent("overlay", "deploy.agent.yaml"), exitOK, "", "deploy-ops"},
 				{"diff own agent --with B's record", asAgent("diff", "deploy.agent.yaml", "--with", s.bAuto), exitFindings, "not found", ""},
 				{"diff B's agent", asAgent("diff", "code-review.agent.yaml", "--without", s.bAuto), exitFindings, "cannot act on or read", ""},
+				{"retarget B's record", asAgent("memory", "retarget", s.bAuto, "background.projectContext.other"), exitFindings, "no record " + s.bAuto, ""},
+				{"retarget own guarded record", asAgent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), exitOK, "", "keeps rendering until a human approves"},
 			}
 			bMarks := append([]string{s.bAuto, s.bCandidate, s.bProposal, "code-reviewer", "planted"}, s.bContent...)
 			for _, row := range rows {
@@ -456,6 +458,7 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 				{"memory", "ledger"}, {"memory", "ledger", "--verify"},
 				{"memory", "save", "--content", "new fact"}, {"memory", "save", "--target", "background.projectContext.a", "--agent", "deploy.agent.yaml", "a value"},
 				{"memory", "invalidate", anyID}, {"memory", "corroborate", anyID, "--conversation", "c9"},
+				{"memory", "retarget", anyID, "judgment.deploy.heuristics"},
 				{"memory", "import", filepath.Join(w.dir, "in.jsonl")},
 				{"promote", anyID}, {"demote", anyID, "--reason", "x"}, {"approve", anyID}, {"reject", anyID, "--reason", "x"},
 				{"proposals"}, {"garden"}, {"learnings"},
