@@ -70,10 +70,9 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	root, init := s.root, s.init
 	s.mu.Unlock()
 	// The config is looked for up to the workspace folder holding the file,
-	// never above it (a .agent-ls.yaml outside the workspace could point
-	// the store anywhere).
-	// A path outside the folders (an event of a store directory elsewhere,
-	// a client's watched-file change) reads no config at all.
+	// never above it, and not at all for a path outside the folders (an
+	// event in a store directory elsewhere, a client's watched-file change):
+	// a .agent-ls.yaml outside the workspace could point the store anywhere.
 	cfgPath := ""
 	if folder, ok := s.folderOf(dir); ok {
 		cfgPath = findConfig(dir, folder)
