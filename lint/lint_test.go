@@ -344,3 +344,69 @@ func TestDone(t *testing.T) {
 		})
 	}
 }
+
+// TestNearDuplicateGroups: near-duplicate pairs of one slot join into one
+// finding per group (a slot with n restatements of one lesson is not
+// n(n-1)/2 findings); a pair keeps its pair message; a message names at most
+// ten records and counts the rest, the related information lists them all.
+func TestNearDuplicateGroups(t *testing.T) {
+	in := fixtureInput(t, lint.RuleNearDuplicate, "positive")
+	base := in.Facts.Candidates[0]
+	cand := func(id, content, day string) schema.MemoryRecord {
+		r := base
+		r.ID, r.Content = id, content
+		r.Provenance.ConversationID = "conv-" + id
+		r.CreatedAt, r.UpdatedAt = "2026-11-"+day+"T10:00:00.000Z", "2026-11-"+day+"T10:00:00.000Z"
+		return r
+	}
+	in.Facts.Candidates = nil
+	for i := range 12 {
+		in.Facts.Candidates = append(in.Facts.Candidates, cand(fmt.Sprintf("g%02d", i), "Ask the customer for the order number before a refund", fmt.Sprintf("%02d", i+1)))
+	}
+	in.Facts.Candidates = append(in.Facts.Candidates,
+		cand("p1", "Escalate chargebacks from enterprise accounts to finance", "20"),
+		cand("p2", "Escalate chargebacks from enterprise accounts to the finance team", "21"),
+		cand("x1", "Quote the refund policy link in every reply", "22"))
+	fs := only(lint.Run(in), lint.RuleNearDuplicate)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want one for the group of 12 and one for the pair: %v", len(fs), messages(fs))
+	}
+	group, pair := fs[0], fs[1]
+	if !strings.HasPrefix(group.Message, "12 memories on judgment.refunds.heuristics restate one lesson") ||
+		!strings.Contains(group.Message, "newest first: g11, g10, g09, g08, g07, g06, g05, g04, g03, g02 and 2 more") {
+		t.Errorf("group message %q", group.Message)
+	}
+	if len(group.Related) != 12 || group.Related[0].RecordID != "g11" || group.Related[11].RecordID != "g00" {
+		t.Errorf("group related %v, want all 12, newest first", group.Related)
+	}
+	if !strings.HasPrefix(pair.Message, "candidate p2 near-duplicates candidate p1") {
+		t.Errorf("pair message %q", pair.Message)
+	}
+}
+
+// TestBudgetSpillListsTenIDs: a spill of many memories names ten of them in
+// the message and the count of the rest; the related information has all.
+func TestBudgetSpillListsTenIDs(t *testing.T) {
+	in := fixtureInput(t, lint.RuleBudgetSpill, "positive")
+	base := in.Facts.Promoted[0]
+	in.Facts.Promoted = nil
+	for i := range 15 {
+		r := base
+		r.ID = fmt.Sprintf("m%02d", i)
+		r.Content = fmt.Sprintf("Background fact number %d that takes up room", i)
+		tgt := *base.Target
+		tgt.Key = fmt.Sprintf("fact%02d", i)
+		r.Target = &tgt
+		in.Facts.Promoted = append(in.Facts.Promoted, r)
+	}
+	fs := only(lint.Run(in), lint.RuleBudgetSpill)
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want 1: %v", len(fs), messages(fs))
+	}
+	if !strings.HasSuffix(fs[0].Message, " and 4 more") || strings.Count(fs[0].Message, ", ") != 9 {
+		t.Errorf("message %q, want ten ids and 'and 4 more'", fs[0].Message)
+	}
+	if len(fs[0].Related) != 14 {
+		t.Errorf("%d related, want the 14 spilled", len(fs[0].Related))
+	}
+}

@@ -176,7 +176,7 @@ func ruleBudgetSpill(c *runCtx) []Finding {
 			prim = o.Primitive
 		}
 		f := c.finding(ptr, fmt.Sprintf("%s over the %d-character %s budget %s to recall: %s",
-			plural(len(ids), "memory", "memories"), c.ws.Budgets.For(prim), prim, map[bool]string{true: "spills", false: "spill"}[len(ids) == 1], strings.Join(ids, ", ")))
+			plural(len(ids), "memory", "memories"), c.ws.Budgets.For(prim), prim, map[bool]string{true: "spills", false: "spill"}[len(ids) == 1], listIDs(ids)))
 		for _, id := range ids {
 			f.Related = append(f.Related, Related{RecordID: id, Message: "spilled: " + targetString(c.records[id])})
 		}
@@ -585,16 +585,48 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		for i, r := range g {
 			texts[i] = lexical.Analyze(r.Content)
 		}
+		// Near-duplicate pairs joined into groups (union-find): a slot
+		// holding n restatements of one lesson is one finding, not
+		// n(n-1)/2.
+		parent := make([]int, len(g))
+		for i := range parent {
+			parent[i] = i
+		}
+		var find func(int) int
+		find = func(i int) int {
+			for parent[i] != i {
+				parent[i] = parent[parent[i]]
+				i = parent[i]
+			}
+			return i
+		}
+		best := make([]float64, len(g)) // highest similarity per group root
 		for i := 0; i < len(g) && !c.stopped(); i++ {
 			for j := i + 1; j < len(g); j++ {
-				a, b := g[i], g[j]
 				if !lexical.TextNearDuplicate(texts[i], texts[j]) {
 					continue
 				}
-				f := c.finding(c.recordPointer(b), fmt.Sprintf("%s %s near-duplicates %s %s on %s (similarity %.2f): keep one",
-					kindOf(c.isCand[b.ID]), b.ID, kindOf(c.isCand[a.ID]), a.ID, k, lexical.TextSimilarity(texts[i], texts[j])))
-				f.Related = []Related{{RecordID: a.ID, Message: "older"}, {RecordID: b.ID, Message: "newer"}}
-				out = append(out, f)
+				sim := lexical.TextSimilarity(texts[i], texts[j])
+				ri, rj := find(i), find(j)
+				if ri != rj {
+					parent[rj] = ri
+					best[ri] = max(best[ri], best[rj])
+				}
+				best[ri] = max(best[ri], sim)
+			}
+		}
+		groups := map[int][]int{}
+		var roots []int
+		for i := range g {
+			r := find(i)
+			if _, ok := groups[r]; !ok {
+				roots = append(roots, r)
+			}
+			groups[r] = append(groups[r], i)
+		}
+		for _, r := range roots {
+			if m := groups[r]; len(m) > 1 {
+				out = append(out, c.nearDuplicateFinding(k, g, m, best[r]))
 			}
 		}
 	}
@@ -644,6 +676,47 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		}
 	}
 	return out
+}
+
+// maxListed bounds the record ids a finding's message names; its related
+// information lists them all.
+const maxListed = 10
+
+// listIDs joins ids for a message, the first maxListed of them and a count
+// of the rest.
+func listIDs(ids []string) string {
+	if len(ids) <= maxListed {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:maxListed], ", "), len(ids)-maxListed)
+}
+
+// nearDuplicateFinding reports the group m (indexes into g, oldest first)
+// of near-duplicate memories on target k at the newest one's place: a pair
+// as "B near-duplicates A", a larger group with its size and members.
+func (c *runCtx) nearDuplicateFinding(k string, g []*schema.MemoryRecord, m []int, sim float64) Finding {
+	newest := g[m[len(m)-1]]
+	if len(m) == 2 {
+		a := g[m[0]]
+		f := c.finding(c.recordPointer(newest), fmt.Sprintf("%s %s near-duplicates %s %s on %s (similarity %.2f): keep one",
+			kindOf(c.isCand[newest.ID]), newest.ID, kindOf(c.isCand[a.ID]), a.ID, k, sim))
+		f.Related = []Related{{RecordID: a.ID, Message: "older"}, {RecordID: newest.ID, Message: "newer"}}
+		return f
+	}
+	ids := make([]string, 0, len(m))
+	for i := len(m) - 1; i >= 0; i-- {
+		ids = append(ids, g[m[i]].ID)
+	}
+	f := c.finding(c.recordPointer(newest), fmt.Sprintf("%d memories on %s restate one lesson (near-duplicates, similarity up to %.2f): keep one; newest first: %s",
+		len(m), k, sim, listIDs(ids)))
+	for i, id := range ids {
+		msg := "older"
+		if i == 0 {
+			msg = "newest"
+		}
+		f.Related = append(f.Related, Related{RecordID: id, Message: msg})
+	}
+	return f
 }
 
 // progress is a candidate's progress: the caller's, else computed.

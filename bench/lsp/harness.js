@@ -16,7 +16,9 @@
 // from a copy of its package under a temp dir with validationDelayMs set to
 // 0 (compute against compute). Per server: initialize -> first
 // publishDiagnostics, EDITS full-text didChange -> the matching
-// publishDiagnostics (median, p95), and RSS (VmRSS/VmHWM) after the edits.
+// publishDiagnostics (median, p95) — the first publish of the version and
+// the one with the settled diagnostics (for agent-ls its lint pass, the
+// row issue 10 compares) — and RSS (VmRSS/VmHWM) after the edits.
 // Prints one JSON object per server and a text table.
 'use strict';
 
@@ -75,13 +77,27 @@ async function measure(name, cmd, args) {
   const proc = spawn(cmd, args, { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   proc.stderr.on('data', () => {});
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(proc.stdout), new rpc.StreamMessageWriter(proc.stdin));
-  let waiter = null;
+  // waiter: the first publish of a version; finalWaiter: the publish of a
+  // version with as many diagnostics as the settled publish of version 1
+  // (agent-ls publishes schema problems at once and again with its lint
+  // findings; yaml-language-server publishes once). last: every publish.
+  let waiter = null, finalWaiter = null;
+  const last = { at: 0, count: -1 };
   conn.onNotification(lsp.PublishDiagnosticsNotification.type, (p) => {
-    if (p.uri !== uri || !waiter) return;
-    if (p.version !== undefined && p.version !== null && p.version !== waiter.version) return;
-    const w = waiter;
-    waiter = null;
-    w.resolve(p);
+    if (p.uri !== uri) return;
+    last.at = performance.now();
+    last.count = p.diagnostics.length;
+    const versionOK = (w) => p.version === undefined || p.version === null || p.version === w.version;
+    if (waiter && versionOK(waiter)) {
+      const w = waiter;
+      waiter = null;
+      w.resolve(p);
+    }
+    if (finalWaiter && versionOK(finalWaiter) && p.diagnostics.length === finalWaiter.count) {
+      const w = finalWaiter;
+      finalWaiter = null;
+      w.resolve(p);
+    }
   });
   conn.onRequest('workspace/configuration', (p) => p.items.map((it) => (it.section === 'yaml' ? yamlSettings.yaml : it.section ? undefined : yamlSettings)));
   conn.onRequest('client/registerCapability', () => null);
@@ -93,6 +109,10 @@ async function measure(name, cmd, args) {
   const awaitDiag = (version) => new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`${name}: no publishDiagnostics for version ${version} in 30s`)), 30000);
     waiter = { version, resolve: (p) => { clearTimeout(t); resolve(p); } };
+  });
+  const awaitFinal = (version, count) => new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${name}: no publishDiagnostics with ${count} diagnostics for version ${version} in 30s`)), 30000);
+    finalWaiter = { version, count, resolve: (p) => { clearTimeout(t); resolve(p); } };
   });
 
   const t0 = performance.now();
@@ -116,14 +136,24 @@ async function measure(name, cmd, args) {
     if (!schemas.includes('agent.schema.json')) throw new Error(`${name}: agent.schema.json not associated (${schemas})`);
   }
 
-  const ds = [];
+  // The settled diagnostics of version 1: the last publish after 2 s
+  // without one.
+  while (performance.now() - last.at < 2000) await new Promise((r) => setTimeout(r, 100));
+  const finalCount = last.count;
+
+  // ds: didChange -> first publish of the version; full: -> the publish
+  // with the settled count (agent-ls: schema + lint + overlay).
+  const ds = [], full = [];
   for (let i = 0; i < EDITS; i++) {
     const v = i + 2;
     const done = awaitDiag(v);
+    const settled = awaitFinal(v, finalCount);
     const start = performance.now();
     conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: v }, contentChanges: [{ text: text + `# edit ${i}\n` }] });
     await done;
     ds.push(performance.now() - start);
+    await settled;
+    full.push(performance.now() - start);
   }
   // agent-ls: inlayHint over the whole file and hover on the heuristics
   // key (line 8), on the unchanged last version.
@@ -152,7 +182,7 @@ async function measure(name, cmd, args) {
   conn.sendNotification(lsp.ExitNotification.type);
   await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill(); r(); }, 3000); });
   conn.dispose();
-  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), initMs, ...mem, schemas, hints, hover };
+  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover };
 }
 
 // measureRSS opens every agent file of the workspace and reads the
@@ -237,6 +267,12 @@ if (rssMode) {
     console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       console.log(`| ${r.server} | ${f2(r.p50ms)} | ${f2(r.p95ms)} | ${f2(r.initMs)} | ${f2(r.rssMB)} (${f2(r.hwmMB)}) | ${f2(r.p50ms / a.p50ms)}x | ${f2(r.p95ms / a.p95ms)}x | ${f2(r.initMs / a.initMs)}x |`);
+    }
+    console.log('\nfull analysis: didChange -> the publish with the settled diagnostics (agent-ls: schema + lint + overlay, its second publish; yaml-ls: its only one)');
+    console.log('| server | settled diagnostics | full p50 ms | full p95 ms | p50 ratio peer/agent-ls | p95 ratio |');
+    console.log('|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(`full | ${r.server} | ${r.diagnostics} | ${f2(r.fullP50ms)} | ${f2(r.fullP95ms)} | ${f2(r.fullP50ms / a.fullP50ms)}x | ${f2(r.fullP95ms / a.fullP95ms)}x |`);
     }
     const h = rows[0].hints, hv = rows[0].hover;
     console.log(`\nagent-ls inlayHint (whole file, ${h.count} hints) p50 ${f2(h.p50)} ms, p95 ${f2(h.p95)} ms; hover (heuristics key) p50 ${f2(hv.p50)} ms, p95 ${f2(hv.p95)} ms`);
