@@ -207,9 +207,7 @@ func (b *yamlBuilder) start(y *yaml.Node) int {
 		// would put it on the next line, over the next key.
 		end := off
 		for off < len(b.src) && (b.src[off] == '&' || b.src[off] == '!') {
-			for off < len(b.src) && !isBlank(b.src[off]) {
-				off++
-			}
+			off = b.propEnd(off)
 			end = off
 			for off < len(b.src) && (b.src[off] == ' ' || b.src[off] == '\t') {
 				off++
@@ -434,9 +432,7 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // comments after them.
 func (b *yamlBuilder) skipProps(off int) int {
 	for off < len(b.src) && (b.src[off] == '&' || b.src[off] == '!') {
-		for off < len(b.src) && !isBlank(b.src[off]) {
-			off++
-		}
+		off = b.propEnd(off)
 		for off < len(b.src) {
 			if isBlank(b.src[off]) {
 				off++
@@ -450,6 +446,27 @@ func (b *yamlBuilder) skipProps(off int) int {
 		}
 	}
 	return off
+}
+
+// propEnd is the end of the anchor or tag at off. An anchor's name is
+// letters, digits, '_' and '-' (as yaml.v3 scans it: "&a:" or "&a," end
+// before the indicator); a tag runs to the next blank.
+func (b *yamlBuilder) propEnd(off int) int {
+	if b.src[off] == '&' {
+		off++
+		for off < len(b.src) && isAnchorChar(b.src[off]) {
+			off++
+		}
+		return off
+	}
+	for off < len(b.src) && !isBlank(b.src[off]) {
+		off++
+	}
+	return off
+}
+
+func isAnchorChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '-'
 }
 
 // scalarEnd is the offset just past a scalar token that starts at start:
