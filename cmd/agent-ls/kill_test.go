@@ -9,11 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mcpserver "github.com/agent-ls/agent-ls/mcp"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -151,4 +156,177 @@ func TestSIGKILLImport(t *testing.T) {
 	if before == 0 {
 		t.Errorf("no kill landed before the import committed")
 	}
+}
+
+// TestSIGKILLMCPServer: `agent-ls mcp` (the real binary, a child process)
+// is killed with SIGKILL while an agent's memory_save calls are in flight,
+// 6 times on one store. Each round sends 16 saves at once — half untargeted
+// episodes, half auto-tier background facts (promoted at once) — and kills
+// the server once a random number of them have been answered and up to 10
+// ms more. After every kill: the store opens read-write and its ledger
+// verifies; every save answered as saved is stored, and every one answered
+// promoted is promoted; every stored record has exactly one write entry;
+// the promoted records are exactly what the ledger replays to (StateAt).
+func TestSIGKILLMCPServer(t *testing.T) {
+	const rounds, perRound = 6, 16
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	dir, agentFile := mcpWorkspace(t)
+	db := filepath.Join(dir, ".agent-memory", "memory.db")
+	ctx := context.Background()
+	saved := map[string]bool{}    // answered saved
+	promoted := map[string]bool{} // answered promoted
+	inFlight := 0
+	for round := range rounds {
+		cctx, cancel := context.WithCancel(ctx)
+		cmd := exec.Command(agentLSBin, "mcp", "--agent", agentFile, "--conversation", fmt.Sprintf("conv-%d", round))
+		cmd.Dir = dir
+		cmd.Stderr = testLog{t}
+		client := mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil)
+		cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("round %d: connect: %v", round, err)
+		}
+		killAfter := 1 + rng.IntN(perRound-1)
+		var mu sync.Mutex
+		answered := 0
+		reached := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range perRound {
+			args := map[string]any{"kind": "episode", "content": killWords(round, i)}
+			if i%2 == 1 {
+				args = map[string]any{"kind": "fact", "content": killWords(round, i), "target": fmt.Sprintf("background.projectContext.k%d_%d", round, i)}
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: mcpserver.ToolSave, Arguments: args})
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					return
+				}
+				var out mcpserver.SaveOutput
+				data, _ := json.Marshal(res.StructuredContent)
+				if !res.IsError && json.Unmarshal(data, &out) == nil && out.Status == "saved" {
+					saved[out.ID] = true
+					if out.State == "promoted" {
+						promoted[out.ID] = true
+					}
+				}
+				answered++
+				if answered == killAfter {
+					close(reached)
+				}
+			}()
+		}
+		select {
+		case <-reached:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: %d answers, waited for %d", round, answered, killAfter)
+		}
+		time.Sleep(time.Duration(rng.IntN(10000)) * time.Microsecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		cancel()
+		_ = cs.Close()
+		wg.Wait()
+		mu.Lock()
+		if answered < perRound {
+			inFlight++
+		}
+		got := answered
+		mu.Unlock()
+
+		st, err := bolt.Open(db, store.Options{LockTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("round %d: open after the kill: %v", round, err)
+		}
+		if err := st.Verify(ctx); err != nil {
+			t.Fatalf("round %d: ledger after the kill: %v", round, err)
+		}
+		for id := range saved {
+			if _, err := st.Get(ctx, id); err != nil {
+				t.Errorf("round %d: save of %s was answered but the record is gone: %v", round, id, err)
+			}
+		}
+		recs, err := st.Promoted(ctx, nil, "support-bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := map[string]bool{}
+		for _, r := range recs {
+			now[r.ID] = true
+		}
+		for id := range promoted {
+			if !now[id] {
+				t.Errorf("round %d: save of %s was answered promoted but it is not", round, id)
+			}
+		}
+		state, err := st.StateAt(ctx, schema.FormatTime(time.Now().Add(time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayed := map[string]bool{}
+		for _, r := range state {
+			if r.Scope[store.AgentKey] == "support-bot" {
+				replayed[r.ID] = true
+			}
+		}
+		if fmt.Sprint(sortedIDs(now)) != fmt.Sprint(sortedIDs(replayed)) {
+			t.Fatalf("round %d: promoted %v, the ledger replays to %v", round, sortedIDs(now), sortedIDs(replayed))
+		}
+		entries, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes := map[string]int{}
+		for _, e := range entries {
+			if e.Op == store.OpWrite {
+				writes[e.RecordID]++
+			}
+		}
+		all := 0
+		_, err = st.Export(ctx, func(r schema.MemoryRecord) error {
+			all++
+			if writes[r.ID] != 1 {
+				t.Errorf("round %d: record %s has %d write entries", round, r.ID, writes[r.ID])
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = st.Close()
+		t.Logf("round %d: killed after %d of %d answers; %d records stored, %d promoted", round, got, perRound, all, len(now))
+	}
+	if inFlight == 0 {
+		t.Errorf("no kill landed while saves were in flight")
+	}
+}
+
+// killWords is five made-up words unique to (round, i): no two saves are
+// near-duplicates.
+func killWords(round, i int) string {
+	var words []string
+	for k := range 5 {
+		n := (round*64+i)*5 + k
+		w := []byte{'q'}
+		for n > 0 || len(w) < 4 {
+			w = append(w, byte('a'+n%26))
+			n /= 26
+		}
+		words = append(words, string(w))
+	}
+	return strings.Join(words, " ")
+}
+
+func sortedIDs(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
