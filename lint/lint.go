@@ -7,6 +7,7 @@ package lint
 
 import (
 	"cmp"
+	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"slices"
 	"strings"
 
@@ -37,6 +38,11 @@ type Input struct {
 	// Done): the rules still to run and the rest of a long rule's records
 	// are skipped, so the findings are incomplete and the caller drops them.
 	Done <-chan struct{}
+	// Analyze, when set, replaces lexical.Analyze for the texts the rules
+	// compare: a caller linting the same records again (the language server
+	// on every keystroke) passes a memo. It must return what
+	// lexical.Analyze would and be safe for concurrent use.
+	Analyze func(string) *lexical.Text
 }
 
 // StoreFacts are what the caller read from the store for one agent.

@@ -24,6 +24,14 @@ type runCtx struct {
 	isCand  map[string]bool
 }
 
+// analyze is Input.Analyze, else lexical.Analyze.
+func (c *runCtx) analyze(t string) *lexical.Text {
+	if c.in.Analyze != nil {
+		return c.in.Analyze(t)
+	}
+	return lexical.Analyze(t)
+}
+
 // stopped reports whether the caller stopped the run (Input.Done closed).
 func (c *runCtx) stopped() bool {
 	select {
@@ -395,13 +403,13 @@ func ruleContradiction(c *runCtx) []Finding {
 		if c.stopped() {
 			break
 		}
-		rt := lexical.Analyze(r.Content)
+		rt := c.analyze(r.Content)
 		j := c.cfg.JudgmentByDomain(r.Target.Domain)
 		if j >= 0 {
 			jd := c.cfg.RoleTemplate.Judgments[j]
 			texts, ok := authored[j]
 			if !ok {
-				texts = [2][]*lexical.Text{analyzeAll(jd.Heuristics), analyzeAll(jd.Constraints)}
+				texts = [2][]*lexical.Text{c.analyzeAll(jd.Heuristics), c.analyzeAll(jd.Constraints)}
 				authored[j] = texts
 			}
 			for n, s := range []struct {
@@ -428,7 +436,7 @@ func ruleContradiction(c *runCtx) []Finding {
 			}
 			pt, ok := promoted[k]
 			if !ok {
-				pt = lexical.Analyze(p.Content)
+				pt = c.analyze(p.Content)
 				promoted[k] = pt
 			}
 			if ok, why := lexical.TextContradicts(rt, pt); ok {
@@ -441,11 +449,11 @@ func ruleContradiction(c *runCtx) []Finding {
 	return out
 }
 
-// analyzeAll is lexical.Analyze of each line.
-func analyzeAll(lines []string) []*lexical.Text {
+// analyzeAll is analyze of each line.
+func (c *runCtx) analyzeAll(lines []string) []*lexical.Text {
 	out := make([]*lexical.Text, len(lines))
 	for i, l := range lines {
-		out[i] = lexical.Analyze(l)
+		out[i] = c.analyze(l)
 	}
 	return out
 }
@@ -583,7 +591,7 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		}
 		texts := make([]*lexical.Text, len(g))
 		for i, r := range g {
-			texts[i] = lexical.Analyze(r.Content)
+			texts[i] = c.analyze(r.Content)
 		}
 		// Near-duplicate pairs joined into groups (union-find): a slot
 		// holding n restatements of one lesson is one finding, not
@@ -600,19 +608,17 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 			}
 			return i
 		}
-		best := make([]float64, len(g)) // highest similarity per group root
+		// Two records already in one group are not compared again, so a
+		// slot of n restatements costs n comparisons, not n(n-1)/2.
+		best := make([]float64, len(g)) // the closest link of each group root
 		for i := 0; i < len(g) && !c.stopped(); i++ {
 			for j := i + 1; j < len(g); j++ {
-				if !lexical.TextNearDuplicate(texts[i], texts[j]) {
+				ri, rj := find(i), find(j)
+				if ri == rj || !lexical.TextNearDuplicate(texts[i], texts[j]) {
 					continue
 				}
-				sim := lexical.TextSimilarity(texts[i], texts[j])
-				ri, rj := find(i), find(j)
-				if ri != rj {
-					parent[rj] = ri
-					best[ri] = max(best[ri], best[rj])
-				}
-				best[ri] = max(best[ri], sim)
+				parent[rj] = ri
+				best[ri] = max(best[ri], best[rj], lexical.TextSimilarity(texts[i], texts[j]))
 			}
 		}
 		groups := map[int][]int{}
@@ -662,10 +668,10 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		key := slotKey{j, r.Target.Slot}
 		texts, ok := authored[key]
 		if !ok {
-			texts = analyzeAll(lines)
+			texts = c.analyzeAll(lines)
 			authored[key] = texts
 		}
-		rt := lexical.Analyze(r.Content)
+		rt := c.analyze(r.Content)
 		for k := range lines {
 			if lexical.TextNearDuplicate(rt, texts[k]) {
 				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
@@ -707,7 +713,7 @@ func (c *runCtx) nearDuplicateFinding(k string, g []*schema.MemoryRecord, m []in
 	for i := len(m) - 1; i >= 0; i-- {
 		ids = append(ids, g[m[i]].ID)
 	}
-	f := c.finding(c.recordPointer(newest), fmt.Sprintf("%d memories on %s restate one lesson (near-duplicates, similarity up to %.2f): keep one; newest first: %s",
+	f := c.finding(c.recordPointer(newest), fmt.Sprintf("%d memories on %s restate one lesson (near-duplicates, each similar to another, up to %.2f): keep one; newest first: %s",
 		len(m), k, sim, listIDs(ids)))
 	for i, id := range ids {
 		msg := "older"

@@ -83,6 +83,11 @@ func benchServer(b *testing.B) (*testClient, protocol.DocumentURI, string) {
 // benchServerCaps is benchServer for a client with hintCaps as its
 // textDocument.inlayHint capabilities.
 func benchServerCaps(b *testing.B, hintCaps map[string]any) (*testClient, protocol.DocumentURI, string) {
+	return benchServerWith(b, hintCaps, nil)
+}
+
+// benchServerWith is benchServerCaps with lint as the server's linter.
+func benchServerWith(b *testing.B, hintCaps map[string]any, lint Linter) (*testClient, protocol.DocumentURI, string) {
 	env := newTestEnv(b)
 	benchStore(b, env.storePath)
 	// A store written within racyWindow is composed again on every request
@@ -91,7 +96,7 @@ func benchServerCaps(b *testing.B, hintCaps map[string]any) (*testClient, protoc
 	time.Sleep(racyWindow)
 	text := benchAgent()
 	path := env.write(b, "bench.agent.yaml", text)
-	c := startServer(b, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	c := startServer(b, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: lint, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	c.initializeCaps(env.root, nil, false, hintCaps)
 	uri := c.open(filepath.Clean(path), text, 1)
 	c.awaitDiagnostics(uri, 1)
@@ -211,4 +216,41 @@ func BenchmarkHover(b *testing.B) {
 		}
 	}
 	reportPercentiles(b, ds)
+}
+
+// BenchmarkDidChangeLint: didChange of the 2,000-line file to the publish
+// with its lint findings (schema + lint + overlay over the 1,000 promoted
+// records): the full analysis issue 10 compares with yaml-language-server.
+func BenchmarkDidChangeLint(b *testing.B) {
+	c, uri, text := benchServerWith(b, map[string]any{"resolveSupport": map[string]any{"properties": []string{"tooltip"}}}, LintEngine())
+	settled := c.awaitLint(uri, 1)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := i + 2
+		start := time.Now()
+		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
+		if got := c.awaitLint(uri, int32(v)); got != settled {
+			b.Fatalf("v%d: %d diagnostics, want %d", v, got, settled)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	reportPercentiles(b, ds)
+}
+
+// awaitLint waits for a publish of version with lint findings (more than
+// the quick pass's none) and returns how many diagnostics it had.
+func (c *testClient) awaitLint(uri protocol.DocumentURI, version int32) int {
+	c.t.Helper()
+	n := 0
+	c.waitFor(fmt.Sprintf("lint diagnostics of %s v%d", uri, version), func(ns, _ []note) bool {
+		for _, d := range diagsOf(ns, uri) {
+			if d.Version == version && len(d.Diagnostics) > 0 {
+				n = len(d.Diagnostics)
+				return true
+			}
+		}
+		return false
+	})
+	return n
 }

@@ -28,7 +28,10 @@ type LintInput struct {
 	// Scope is the workspace's base scope (without the agent key).
 	Scope map[string]string
 	Store store.Store
-	Now   time.Time
+	// StorePath is the store file Store reads: a linter may keep what it
+	// read while the file is unchanged. Empty when there is none.
+	StorePath string
+	Now       time.Time
 }
 
 // diagnose starts a new analysis run of uri, cancelling the previous one.
@@ -108,7 +111,7 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		}
 		ps, err := s.opts.Lint(ctx, LintInput{
 			URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
-			Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, Now: s.opts.Now(),
+			Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),
 		})
 		if err != nil {
 			if ctx.Err() == nil {

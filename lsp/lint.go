@@ -5,15 +5,20 @@ import (
 	"maps"
 	"time"
 
+	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/lint"
-	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
 // LintEngine is the Linter backed by package lint: every rule but the
 // schema rule (the server's quick pass already publishes schema problems),
 // with the agent's store facts when the store is available.
+//
+// The engine keeps the store facts it read (and the analyses of their
+// texts) while the store file is unchanged (factsCache), so linting the next
+// keystroke reads nothing from the store.
 func LintEngine() Linter {
+	cache := &factsCache{}
 	return func(ctx context.Context, in LintInput) ([]schema.Problem, error) {
 		settings := in.Workspace
 		rules := maps.Clone(settings.Lint.Rules)
@@ -27,14 +32,15 @@ func LintEngine() Linter {
 			now = time.Now()
 		}
 		facts := lint.StoreFacts{Now: schema.FormatTime(now)}
+		var analyze func(string) *lexical.Text
 		if in.Store != nil && in.Agent != nil {
-			f, err := gather.Facts(ctx, in.Store, in.Agent.RoleTemplate.Name, in.Scope, now)
+			f, a, err := cache.facts(ctx, in.Store, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
 			if err != nil {
 				return nil, err
 			}
-			facts = f
+			facts, analyze = f, a
 		}
-		fs := lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings, Done: ctx.Done()})
+		fs := lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings, Done: ctx.Done(), Analyze: analyze})
 		if err := ctx.Err(); err != nil {
 			return nil, err // the run stopped early: its findings are incomplete
 		}

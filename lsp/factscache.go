@@ -1,0 +1,150 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/lint"
+	"github.com/agent-ls/agent-ls/lint/gather"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// maxFactsEntries bounds the lint engine's cache of store facts: one entry
+// per agent (and scope) of the open files, the least recently used dropped.
+const maxFactsEntries = 16
+
+// factsCache keeps what the lint engine read from a store for an agent,
+// with the analyses of their texts, while the store file is unchanged: a
+// keystroke lints the new text against the same records without reading
+// and analysing them again. An entry holds until the store file's stamp
+// changes or the first of its records expires or is invalidated by time.
+type factsCache struct {
+	mu      sync.Mutex
+	entries []*factsEntry // most recently used last
+}
+
+type factsKey struct {
+	path  string
+	stamp storeStamp
+	agent string
+	scope string
+}
+
+type factsEntry struct {
+	key   factsKey
+	facts lint.StoreFacts
+	until string // the first future ExpiresAt/InvalidAt of its records; "" none
+
+	mu    sync.Mutex
+	texts map[string]*lexical.Text
+}
+
+// analyze is lexical.Analyze memoized in the entry (bounded by the texts
+// its records and the agent file hold).
+func (e *factsEntry) analyze(t string) *lexical.Text {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if x, ok := e.texts[t]; ok {
+		return x
+	}
+	x := lexical.Analyze(t)
+	if len(e.texts) < 4*(len(e.facts.Promoted)+len(e.facts.Candidates))+1024 {
+		e.texts[t] = x
+	}
+	return x
+}
+
+func scopeKey(scope map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(scope)) {
+		fmt.Fprintf(&b, "%q=%q;", k, scope[k])
+	}
+	return b.String()
+}
+
+// get returns the entry of key still valid at now, or nil.
+func (c *factsCache) get(key factsKey, now string) *factsEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		c.entries = slices.Delete(c.entries, i, i+1)
+		if e.until != "" && e.until <= now {
+			return nil
+		}
+		c.entries = append(c.entries, e)
+		return e
+	}
+	return nil
+}
+
+// put stores e, replacing an entry of the same path and agent.
+func (c *factsCache) put(e *factsEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(o *factsEntry) bool {
+		return o.key.path == e.key.path && o.key.agent == e.key.agent && o.key.scope == e.key.scope
+	})
+	if len(c.entries) >= maxFactsEntries {
+		c.entries = c.entries[1:]
+	}
+	c.entries = append(c.entries, e)
+}
+
+// firstChange is the earliest ExpiresAt or InvalidAt after now among recs.
+func firstChange(now string, recs ...[]schema.MemoryRecord) string {
+	until := ""
+	for _, rs := range recs {
+		for i := range rs {
+			for _, t := range []string{rs[i].ExpiresAt, rs[i].InvalidAt} {
+				if t > now && (until == "" || t < until) {
+					until = t
+				}
+			}
+		}
+	}
+	return until
+}
+
+// facts returns the store facts of agent for a lint at now, from the cache
+// when the store file at path is unchanged (not written within
+// racyWindow), else read from st and cached. Pending proposals are
+// filtered at now on every call, so one that expired since drops out.
+// The returned analyze memoizes lexical.Analyze with the entry.
+func (c *factsCache) facts(ctx context.Context, st store.Store, path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
+	nowS := schema.FormatTime(now)
+	stamp, mtime, stamped := stampOf(path)
+	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
+	key := factsKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
+	if cacheable {
+		if e := c.get(key, nowS); e != nil {
+			f := e.facts
+			f.Now = nowS
+			f.Proposals = nil
+			for _, p := range e.facts.Proposals {
+				if store.ProposalStateAt(p, nowS) == store.ProposalPending {
+					f.Proposals = append(f.Proposals, p)
+				}
+			}
+			return f, e.analyze, nil
+		}
+	}
+	f, err := gather.Facts(ctx, st, agent, scope, now)
+	if err != nil {
+		return f, nil, err
+	}
+	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lexical.Text{}}
+	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
+		c.put(e)
+	}
+	return f, e.analyze, nil
+}

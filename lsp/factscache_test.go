@@ -1,0 +1,115 @@
+package lsp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// readCountingStore counts the reads the lint engine's facts make.
+type readCountingStore struct {
+	store.Store
+	reads int
+}
+
+func (c *readCountingStore) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
+	c.reads++
+	return c.Store.Promoted(ctx, scope, agent)
+}
+
+// TestFactsCache: the lint engine's facts are read once while the store
+// file is unchanged; a write to the file (a new stamp), the expiry of one of
+// the records, or a file written within racyWindow reads them again; a
+// proposal that expired since the read drops out of the cached facts.
+func TestFactsCache(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	clock := t0
+	st, err := bolt.Open(path, store.Options{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	agent := store.Actor{Kind: store.ActorAgent, Name: "bot"}
+	scope := map[string]string{store.AgentKey: "bot"}
+	bg := schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionProjectContext, Key: "release"}
+	h := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: "refunds", Slot: schema.SlotHeuristics}
+	recs, err := st.Write(ctx, []store.WriteRequest{
+		{Scope: scope, Kind: schema.KindFact, Content: "Releases ship on Wednesdays", Target: &bg, ExpiresAt: schema.FormatTime(t0.Add(3 * time.Hour))},
+		{Scope: scope, Kind: schema.KindFact, Content: "Ask for the order number first", Target: &h},
+	}, human)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: human}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: recs[1].ID, Tier: schema.TierGuarded, RequestedBy: agent, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	// The file is older than racyWindow.
+	old := t0.Add(-time.Minute)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	cs := &readCountingStore{Store: st}
+	c := &factsCache{}
+	read := func(at time.Time) ([]string, int) {
+		t.Helper()
+		f, analyze, err := c.facts(ctx, cs, path, "bot", nil, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if analyze == nil || analyze("Ask for the order number first") != analyze("Ask for the order number first") {
+			t.Fatal("analyze is not a memo")
+		}
+		var ids []string
+		for _, r := range f.Promoted {
+			ids = append(ids, r.ID)
+		}
+		return ids, len(f.Proposals)
+	}
+	now := t0.Add(time.Second)
+	if ids, props := read(now); len(ids) != 1 || props != 1 || cs.reads != 1 {
+		t.Fatalf("first read: %v, %d proposals, %d reads", ids, props, cs.reads)
+	}
+	if _, _ = read(now.Add(time.Second)); cs.reads != 1 {
+		t.Fatalf("unchanged store read again (%d reads)", cs.reads)
+	}
+	// The proposal (TTL 1h from the store's clock t0) has expired at
+	// t0+2h; the record (expires t0+3h) still holds: cached, filtered.
+	if _, props := read(t0.Add(2 * time.Hour)); props != 0 || cs.reads != 1 {
+		t.Fatalf("after the proposal's expiry: %d proposals, %d reads; want 0 from the cache", props, cs.reads)
+	}
+	// Past the record's expiry the entry is stale: read again.
+	if _, _ = read(t0.Add(4 * time.Hour)); cs.reads != 2 {
+		t.Fatalf("after the record's expiry: %d reads, want 2", cs.reads)
+	}
+	// A write changes the file's stamp; a file written just now (within
+	// racyWindow) is read on every call until it ages.
+	if _, err := st.Write(ctx, []store.WriteRequest{{Scope: scope, Kind: schema.KindFact, Content: "Another fact", Target: &bg}}, human); err != nil {
+		t.Fatal(err)
+	}
+	before := cs.reads
+	read(time.Now().Add(racyWindow / 2))
+	read(time.Now().Add(racyWindow / 2))
+	if cs.reads != before+2 {
+		t.Fatalf("store written within racyWindow: %d reads, want %d", cs.reads, before+2)
+	}
+	if err := os.Chtimes(path, old.Add(time.Second), old.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	read(t0.Add(time.Minute))
+	read(t0.Add(time.Minute))
+	if cs.reads != before+3 {
+		t.Fatalf("after the write aged: %d reads, want %d (one new read, then cached)", cs.reads, before+3)
+	}
+}
