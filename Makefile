@@ -1,7 +1,8 @@
 # agent-ls build, test and benchmark targets. `make test` is what CI runs.
 GO        ?= go
 BIN       := bin/agent-ls
-STATICCHECK_VERSION := 2026.2.2
+# staticcheck 2026.2.2 is module version v0.8.2 (the proxy serves semver tags only).
+STATICCHECK_VERSION := v0.8.2
 export GOFLAGS := -buildvcs=false
 
 .PHONY: all build test test-go test-race test-fuzz test-e2e lint bench demo fuzz soak deps clean

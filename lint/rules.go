@@ -600,8 +600,7 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		for i := range parent {
 			parent[i] = i
 		}
-		var find func(int) int
-		find = func(i int) int {
+		find := func(i int) int {
 			for parent[i] != i {
 				parent[i] = parent[parent[i]]
 				i = parent[i]

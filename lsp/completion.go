@@ -27,6 +27,9 @@ import (
 // not parse. A workspace config (.agent-ls.yaml) completes from its own
 // schema.
 func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (*protocol.CompletionList, error) {
+	if _, err := s.confinedPath(p.TextDocument.URI); err != nil {
+		return nil, err // never read a file outside the workspace
+	}
 	text, path := s.currentText(p.TextDocument.URI)
 	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	if text == nil {

@@ -68,7 +68,11 @@ func TestFactsCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if analyze == nil || analyze("Ask for the order number first") != analyze("Ask for the order number first") {
+		if analyze == nil {
+			t.Fatal("no analyze memo")
+		}
+		first := analyze("Ask for the order number first")
+		if again := analyze("Ask for the order number first"); again != first {
 			t.Fatal("analyze is not a memo")
 		}
 		var ids []string

@@ -926,6 +926,8 @@ func TestWorkspaceConfinement(t *testing.T) {
 				{protocol.MethodTextDocumentHover, map[string]any{"textDocument": doc, "position": pos}},
 				{methodInlayHint, map[string]any{"textDocument": doc, "range": whole}},
 				{protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": doc, "range": whole, "context": map[string]any{"diagnostics": []any{}}}},
+				{protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": doc, "position": pos}},
+				{protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": doc}},
 			} {
 				invalid(req.method, c.callErr(req.method, req.params, &out), b.msg)
 				if strings.Contains(string(out), "OUTSIDESECRET") {

@@ -20,6 +20,9 @@ import (
 // per parsed document (symbolCache).
 func (s *server) DocumentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) ([]interface{}, error) {
 	releaseQueue(ctx)
+	if _, err := s.confinedPath(p.TextDocument.URI); err != nil {
+		return nil, err
+	}
 	f, err := s.loadAgentFile(p.TextDocument.URI)
 	if err != nil || isWorkspaceConfig(f.path) {
 		return []interface{}{}, nil
