@@ -410,3 +410,37 @@ func TestBudgetSpillListsTenIDs(t *testing.T) {
 		t.Errorf("%d related, want the 14 spilled", len(fs[0].Related))
 	}
 }
+
+// TestCandidateProgressGroups: up to ten candidates of one target are a
+// finding each; more are one finding counting them by state, naming ten
+// and listing all in its related information.
+func TestCandidateProgressGroups(t *testing.T) {
+	in := fixtureInput(t, lint.RuleCandidateProgress, "positive")
+	base := in.Facts.Candidates[0]
+	mk := func(n int, prefix string) []schema.MemoryRecord {
+		var out []schema.MemoryRecord
+		for i := range n {
+			r := base
+			r.ID = fmt.Sprintf("%s%02d", prefix, i)
+			r.Content = fmt.Sprintf("Distinct lesson number %d about %s", i, prefix)
+			out = append(out, r)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		n, findings int
+	}{{10, 10}, {25, 1}} {
+		in.Facts.Candidates = mk(tt.n, "c")
+		fs := only(lint.Run(in), lint.RuleCandidateProgress)
+		if len(fs) != tt.findings {
+			t.Fatalf("%d candidates: %d findings, want %d: %v", tt.n, len(fs), tt.findings, messages(fs))
+		}
+		if tt.findings == 1 {
+			m := fs[0].Message
+			if !strings.HasPrefix(m, fmt.Sprintf("25 candidates on %s", base.Target)) || !strings.Contains(m, "25 1 of 2 conversations toward promotion") ||
+				!strings.HasSuffix(m, "and 15 more") || len(fs[0].Related) != 25 {
+				t.Errorf("grouped finding %q with %d related", m, len(fs[0].Related))
+			}
+		}
+	}
+}

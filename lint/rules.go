@@ -737,7 +737,12 @@ func (c *runCtx) progress(r *schema.MemoryRecord) Progress {
 }
 
 func ruleCandidateProgress(c *runCtx) []Finding {
-	var out []Finding
+	type cand struct {
+		r     *schema.MemoryRecord
+		state string
+	}
+	byTarget := map[string][]cand{}
+	var targets []string
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil {
@@ -756,8 +761,44 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		default:
 			state = "not yet promoted"
 		}
-		f := c.finding(c.targetPointer(*r.Target), fmt.Sprintf("candidate %s (%s, %s tier): %s: %q", r.ID, r.Target, tier, state, oneLine(r.Content, 80)))
-		f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+		k := r.Target.String()
+		if _, ok := byTarget[k]; !ok {
+			targets = append(targets, k)
+		}
+		byTarget[k] = append(byTarget[k], cand{r, state})
+	}
+	var out []Finding
+	for _, k := range targets {
+		cs := byTarget[k]
+		if len(cs) <= maxListed {
+			for _, x := range cs {
+				f := c.finding(c.targetPointer(*x.r.Target), fmt.Sprintf("candidate %s (%s, %s tier): %s: %q",
+					x.r.ID, x.r.Target, schema.TierOf(*x.r.Target), x.state, oneLine(x.r.Content, 80)))
+				f.Related = []Related{{RecordID: x.r.ID, Message: x.r.Target.String()}}
+				out = append(out, f)
+			}
+			continue
+		}
+		// Many candidates of one target: one finding that counts them by
+		// state (the related information lists each).
+		counts := map[string]int{}
+		var states, ids []string
+		for _, x := range cs {
+			if counts[x.state] == 0 {
+				states = append(states, x.state)
+			}
+			counts[x.state]++
+			ids = append(ids, x.r.ID)
+		}
+		parts := make([]string, len(states))
+		for i, st := range states {
+			parts[i] = fmt.Sprintf("%d %s", counts[st], st)
+		}
+		f := c.finding(c.targetPointer(*cs[0].r.Target), fmt.Sprintf("%d candidates on %s (%s tier): %s: %s",
+			len(cs), k, schema.TierOf(*cs[0].r.Target), strings.Join(parts, "; "), listIDs(ids)))
+		for _, x := range cs {
+			f.Related = append(f.Related, Related{RecordID: x.r.ID, Message: x.state})
+		}
 		out = append(out, f)
 	}
 	return out
