@@ -17,8 +17,12 @@ import (
 )
 
 // maxFactsEntries bounds the lint engine's cache of store facts: one entry
-// per agent (and scope) of the open files, the least recently used dropped.
-const maxFactsEntries = 16
+// per agent (and scope) of the files linted last, the least recently used
+// dropped. Keystrokes go to one file (a few side by side): with ten files
+// open over a store of 100k records, an entry per file (the agent's
+// records and their analyses, ~10 MB each there) was most of the server's
+// memory, while a file linted again after the others costs one store read.
+const maxFactsEntries = 4
 
 // factsCache keeps what the lint engine read from a store for an agent,
 // with the analyses of their texts, while the store file is unchanged: a
@@ -142,6 +146,10 @@ func (c *factsCache) facts(ctx context.Context, st store.Store, path, agent stri
 	if err != nil {
 		return f, nil, err
 	}
+	// Lint reads no record's scope: the cached records keep none
+	// (compactRecords).
+	compactRecords(f.Promoted)
+	compactRecords(f.Candidates)
 	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lexical.Text{}}
 	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 		c.put(e)

@@ -117,7 +117,7 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("candidates: %w", err)
 		}
-		compactCandidates(sd.candidates)
+		compactRecords(sd.candidates)
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
 		}
@@ -194,12 +194,13 @@ type ledgerOfStreamer interface {
 	EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error
 }
 
-// compactCandidates trims what the cached store data keeps of each
-// candidate: a view never reads a candidate's scope (the store matched it),
+// compactRecords trims what a cache keeps of each record read for a view
+// or a lint pass: neither reads a record's scope (the store matched it),
 // equal targets share one value and equal strings (the kind, the times of
 // one batch) one copy. With thousands of candidates per agent the scope
-// maps alone were most of what the cache held. Views never modify records.
-func compactCandidates(recs []schema.MemoryRecord) {
+// maps alone were most of what the caches held. Their readers never modify
+// records.
+func compactRecords(recs []schema.MemoryRecord) {
 	var in interner
 	targets := map[schema.MemoryTarget]*schema.MemoryTarget{}
 	for i := range recs {
