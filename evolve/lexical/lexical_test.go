@@ -145,6 +145,12 @@ func FuzzLexical(f *testing.F) {
 			}
 		}
 		ta, tb := Analyze(a), Analyze(b)
+		// The sorted-slice core answers what the map core answers.
+		ca, _, _ := analyze(a)
+		cb, _, _ := analyze(b)
+		if got, want := sortedJaccard(ta.core, tb.core), jaccard(ca, cb); got != want {
+			t.Fatalf("core similarity %v from the analyzed texts, %v from the maps", got, want)
+		}
 		if TextSimilarity(ta, tb) != s || !slices.Equal(ta.TokenList(), Tokens(a)) {
 			t.Fatalf("analyzed text: similarity %v, tokens %q; strings: %v, %q", TextSimilarity(ta, tb), ta.TokenList(), s, Tokens(a))
 		}

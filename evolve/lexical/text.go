@@ -1,14 +1,23 @@
 package lexical
 
+import (
+	"maps"
+	"slices"
+)
+
 // Text is a text analyzed once for repeated comparisons: its tokens, token
 // set and contradiction core. The functions on Texts answer exactly what
 // the string functions answer for the texts they were made from; callers
 // comparing one text with many (reconciliation, gardening) analyze each
 // text once.
+//
+// The token set and the core are kept as sorted slices, not maps: callers
+// keep thousands of Texts (the language server's lint cache holds one per
+// record of an agent), and a small map costs several times its slice.
 type Text struct {
 	tokens  []string
-	set     map[string]bool
-	core    map[string]bool
+	set     []string // distinct tokens, sorted
+	core    []string // distinct core words, sorted
 	neg     bool
 	markers []string
 }
@@ -17,21 +26,49 @@ type Text struct {
 func Analyze(s string) *Text {
 	toks := Tokens(s)
 	core, neg, markers := analyze(s)
-	return &Text{tokens: toks, set: set(toks), core: core, neg: neg, markers: markers}
+	return &Text{tokens: toks, set: sortedSet(toks), core: slices.Sorted(maps.Keys(core)), neg: neg, markers: markers}
+}
+
+// sortedSet is the distinct strings of xs, sorted.
+func sortedSet(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sortedJaccard is jaccard of two sorted sets.
+func sortedJaccard(a, b []string) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 1
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // TokenList is Tokens of the analyzed text (do not modify it).
 func (t *Text) TokenList() []string { return t.tokens }
 
 // TextSimilarity is Similarity of two analyzed texts.
-func TextSimilarity(a, b *Text) float64 { return jaccard(a.set, b.set) }
+func TextSimilarity(a, b *Text) float64 { return sortedJaccard(a.set, b.set) }
 
 // TextContradicts is Contradicts of two analyzed texts.
 func TextContradicts(a, b *Text) (bool, string) {
 	if len(a.core) == 0 || len(b.core) == 0 || a.neg == b.neg {
 		return false, ""
 	}
-	if jaccard(a.core, b.core) < ContradictionThreshold {
+	if sortedJaccard(a.core, b.core) < ContradictionThreshold {
 		return false, ""
 	}
 	return true, "same subject with opposite polarity: " + describe(a.markers) + " vs " + describe(b.markers)
