@@ -418,7 +418,7 @@ func TestNewerVersionRefused(t *testing.T) {
 }
 
 // goodDB writes n records (one promoted) and returns the file path.
-func goodDB(t *testing.T, n int) (string, []schema.MemoryRecord) {
+func goodDB(t testing.TB, n int) (string, []schema.MemoryRecord) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openTest(t, path, store.Options{})
