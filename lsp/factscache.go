@@ -18,11 +18,12 @@ import (
 
 // maxFactsEntries bounds the lint engine's cache of store facts: one entry
 // per agent (and scope) of the files linted last, the least recently used
-// dropped. Keystrokes go to one file (a few side by side): with ten files
-// open over a store of 100k records, an entry per file (the agent's
-// records and their analyses, ~10 MB each there) was most of the server's
-// memory, while a file linted again after the others costs one store read.
-const maxFactsEntries = 4
+// dropped. Keystrokes go to one file (or alternate between two): with ten
+// files open over a store of 100k records, an entry per file (the agent's
+// records and their analyses, several MB each there) was most of the
+// server's memory, while a file linted again after two others costs one
+// store read. RSS harness: 16 entries ~180 MB, 4 ~134 MB, 2 ~104 MB.
+const maxFactsEntries = 2
 
 // factsCache keeps what the lint engine read from a store for an agent,
 // with the analyses of their texts, while the store file is unchanged: a
