@@ -144,6 +144,11 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err != nil {
 		return nil, jsonrpc2.NewError(codeRefused, err.Error())
 	}
+	// A store that cannot take the retiring write (a damaged file opens
+	// for reads but not for writing) refuses before the editor is asked.
+	if err := s.withStore(ctx, f, true, func(store.Store) error { return nil }); err != nil {
+		return nil, rpcError(err)
+	}
 	res, err := s.applyEdit(ctx, "Adopt memory "+id, protocol.WorkspaceEdit{
 		Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {edit}},
 	})

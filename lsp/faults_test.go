@@ -3,10 +3,12 @@ package lsp
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
@@ -196,20 +199,23 @@ func countOf(c *testClient, uri protocol.DocumentURI, state StoreState) int {
 // read requests (composed prompt, proposals, learnings) do too, hints,
 // hover and code lenses answer without memory, edits keep their
 // diagnostics, adopt asks the editor for no edit, and no byte of the file
-// changes (checksum before and after each message). (Damage inside data
-// pages that an operation does not read is not detected by the store: a
-// promote through the server then commits to the file. Not covered here;
-// see docs/RELIABILITY.md.)
+// changes (checksum before and after each message). With four scrambled
+// data pages (leaves of the records bucket that hold none of the records
+// the commands name, so no command reads them) every command still answers
+// the corrupt-store error naming the file (the store checks the whole page
+// tree before a write) and nothing is written; reads of intact pages may
+// then answer, so they are only required not to write.
 func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 	damages := []struct {
-		name   string
-		damage func(t *testing.T, path string)
+		name      string
+		damage    func(t *testing.T, path string)
+		dataPages bool // only pages the commands do not read are damaged
 	}{
 		{"not a database", func(t *testing.T, path string) {
 			if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file\n", 512)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, false},
 		{"truncated to half", func(t *testing.T, path string) {
 			fi, err := os.Stat(path)
 			if err != nil {
@@ -218,7 +224,8 @@ func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 			if err := os.Truncate(path, fi.Size()/2); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, false},
+		{"four scrambled data pages", scrambleRecordLeaves, true},
 	}
 	src, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -303,16 +310,18 @@ func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 				{methodLearnings, map[string]any{"uri": uri, "since": "30d"}},
 			} {
 				var out json.RawMessage
-				storeErr(req.method, c.callErr(req.method, req.params, &out))
+				if err := c.callErr(req.method, req.params, &out); !d.dataPages {
+					storeErr(req.method, err)
+				}
 				unchanged(req.method)
 			}
-			if hs := c.hints(uri); len(hs) != 0 {
+			if hs := c.hints(uri); len(hs) != 0 && !d.dataPages {
 				t.Errorf("hints from a corrupt store: %+v", hs)
 			}
 			var hover *protocol.Hover
 			c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
 				"position": map[string]any{"line": 22, "character": 8}}, &hover)
-			if hover != nil && strings.Contains(hover.Contents.Value, "Tuesdays") {
+			if hover != nil && strings.Contains(hover.Contents.Value, "Tuesdays") && !d.dataPages {
 				t.Errorf("hover shows a record of the corrupt store: %s", hover.Contents.Value)
 			}
 			var lenses []protocol.CodeLens
@@ -329,6 +338,40 @@ func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 			}
 			c.mu.Unlock()
 		})
+	}
+}
+
+// scrambleRecordLeaves overwrites four leaves of the records bucket (the
+// second to the fifth child of its branch root, found with bbolt on the
+// intact file) with random bytes, header and contents.
+func scrambleRecordLeaves(t *testing.T, path string) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	_ = db.View(func(tx *bbolt.Tx) error { root = int(tx.Bucket([]byte("records")).Root()); return nil })
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := os.Getpagesize()
+	page := data[root*ps : (root+1)*ps]
+	if flags, count := binary.LittleEndian.Uint16(page[8:]), int(binary.LittleEndian.Uint16(page[10:])); flags != 0x01 || count < 6 {
+		t.Fatalf("records root page %d: flags %#x, %d children; want a branch of at least 6", root, flags, count)
+	}
+	r := rand.New(rand.NewSource(5))
+	for i := 1; i <= 4; i++ {
+		// Branch elements follow the 16-byte header: pos, ksize u32, pgid u64.
+		child := int(binary.LittleEndian.Uint64(page[16+i*16+8:]))
+		r.Read(data[child*ps : (child+1)*ps])
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -45,6 +45,7 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -130,16 +131,17 @@ type Store struct {
 	head  *ledgerHead
 	// checked is the file as this handle last checked or committed it
 	// (checkTree); guarded by mu held for writing.
-	checked os.FileInfo
+	checked *fileIdentity
 }
 
 var _ store.Store = (*Store)(nil)
 
 // Open returns a Store for the database file at path. Unless opts.ReadOnly,
 // it creates the file (and its parent directories) if needed and migrates an
-// older schema version. A read-only Store of a missing file reads as empty,
-// and one of a damaged file opens so that Export can salvage what it can
-// (other operations report store.ErrCorrupt).
+// older schema version; a read-write Open of a damaged file (checkPages)
+// fails with store.ErrCorrupt. A read-only Store of a missing file reads
+// as empty, and one of a damaged file opens so that Export can salvage
+// what it can (other operations report store.ErrCorrupt).
 func Open(path string, opts store.Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -180,14 +182,19 @@ func Open(path string, opts store.Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	// An existing current file needs only a shared-lock look; a new or
-	// older file gets one write transaction that creates or migrates it.
+	// An existing current file needs only a shared-lock look (with the
+	// page-tree check: a damaged file does not open for writing, and the
+	// handle's first write needs no second check while the file is
+	// unchanged); a new or older file gets one write transaction that
+	// creates or migrates it.
 	if _, err := os.Stat(abs); err == nil {
 		err := s.view(context.Background(), func(tx *bbolt.Tx) error {
 			if v, err := readVersion(tx); err == nil && v < Version {
 				return errMigrate
 			}
-			return nil
+			// No one else has s yet, so setting s.checked under the read
+			// lock is safe.
+			return s.checkTree()
 		})
 		if err == nil {
 			return s, nil
@@ -304,7 +311,13 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 		if err == nil {
 			// Still under the writer lock: the file as this commit left
 			// it, built on a checked tree, needs no new check.
-			s.checked, _ = os.Stat(s.path)
+			s.checked = nil
+			if f, err := os.Open(s.path); err == nil {
+				if id, err := identityOf(f); err == nil {
+					s.checked = &id
+				}
+				_ = f.Close()
+			}
 		}
 		return err
 	})
@@ -378,32 +391,63 @@ func (s *Store) checkSize(tx *bbolt.Tx) error {
 
 // checkTree runs checkPages on the file; update calls it with the writer
 // lock held, before anything is written, so a damaged file is refused
-// whichever pages the write would touch. The check reads every page in
-// use (about 27 ms for bench/gen's 100k-record file), so a handle skips it
-// while the file keeps the identity (device, inode, size, modification
-// time) it had after this handle's last check or commit: a write by any
-// other process or handle changes it and the next write checks again.
+// whichever pages the write would touch, and a read-write Open with the
+// shared lock held. The check reads every page in use (about 27 ms for
+// bench/gen's 100k-record file), so a handle skips it while the file
+// keeps the identity it had after this handle's last check or commit
+// (fileIdentity): a commit by any other process or handle changes it and
+// the next write checks again.
 func (s *Store) checkTree() error {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", s.path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	id, err := identityOf(f)
 	if err != nil {
 		return fmt.Errorf("store %s: %w", s.path, err)
 	}
-	if c := s.checked; c != nil && os.SameFile(c, fi) && c.Size() == fi.Size() && c.ModTime().Equal(fi.ModTime()) {
+	if s.checked != nil && s.checked.same(id) {
 		return nil
 	}
 	s.checked = nil
-	r, unmap := mapFile(f, fi.Size())
+	r, unmap := mapFile(f, id.fi.Size())
 	defer unmap()
-	if err := checkPages(r, fi.Size()); err != nil {
+	if err := checkPages(r, id.fi.Size()); err != nil {
 		return s.corrupt("%v", err)
 	}
-	s.checked = fi
+	s.checked = &id
 	return nil
+}
+
+// fileIdentity is what lets checkTree skip a check: the file's device,
+// inode, size and modification time, and the first bytes of both meta
+// pages, one of which every bbolt commit rewrites (so a commit is seen even
+// within the file system's timestamp granularity). A change by something
+// other than bbolt, within that granularity and keeping the size and the
+// meta pages, goes unseen until the file changes again.
+type fileIdentity struct {
+	fi   os.FileInfo
+	meta [2][pageHeaderSize + metaSize]byte
+}
+
+func identityOf(f *os.File) (fileIdentity, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileIdentity{}, err
+	}
+	id := fileIdentity{fi: fi}
+	_, _ = f.ReadAt(id.meta[0][:], 0)
+	ps := int64(binary.LittleEndian.Uint32(id.meta[0][metaPageSizeField:]))
+	if !validPageSize(ps) {
+		ps = int64(os.Getpagesize())
+	}
+	_, _ = f.ReadAt(id.meta[1][:], ps)
+	return id, nil
+}
+
+func (a *fileIdentity) same(b fileIdentity) bool {
+	return os.SameFile(a.fi, b.fi) && a.fi.Size() == b.fi.Size() && a.fi.ModTime().Equal(b.fi.ModTime()) && a.meta == b.meta
 }
 
 // corrupt wraps a decoding problem found inside a transaction.

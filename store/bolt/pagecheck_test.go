@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -208,9 +209,29 @@ func writeOps(fx pageFixture) []struct {
 	}
 }
 
-// TestDamagedPagesRefuseWrites damages pages no write reads: every writing
-// operation returns ErrCorrupt naming the file and the page, and the file
-// is not changed. On the intact file every operation succeeds.
+// damageLater writes data over the file at path and moves its
+// modification time a second on: a later change by something other than
+// bbolt (one within the file system's timestamp granularity that leaves
+// the size and the meta pages alone goes unseen; see fileIdentity).
+func damageLater(t *testing.T, path string, data []byte) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDamagedPagesRefuseWrites damages pages no write reads: a read-write
+// Open fails with ErrCorrupt naming the file and the page; through a handle
+// opened before the damage, every writing operation does, and the file is
+// not changed. On the intact file every operation succeeds.
 func TestDamagedPagesRefuseWrites(t *testing.T) {
 	fx := newPageFixture(t)
 	ctx := context.Background()
@@ -229,34 +250,46 @@ func TestDamagedPagesRefuseWrites(t *testing.T) {
 	for _, tc := range pageDamages(fx) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "m.db")
-			data := bytes.Clone(fx.data)
-			tc.damage(data)
-			if err := os.WriteFile(path, data, 0o600); err != nil {
+			if err := os.WriteFile(path, fx.data, 0o600); err != nil {
 				t.Fatal(err)
 			}
+			s := openTest(t, path, store.Options{})
+			data := bytes.Clone(fx.data)
+			tc.damage(data)
+			damageLater(t, path, data)
 			before := fileSum(t, path)
-			s, err := Open(path, store.Options{})
-			if err != nil {
-				t.Fatalf("Open: %v (the damage is in pages Open does not read)", err)
-			}
-			defer s.Close()
-			for _, op := range writeOps(fx) {
-				err := op.run(ctx, s)
+			wantErr := func(what string, err error) {
+				t.Helper()
 				if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path) ||
 					!strings.Contains(err.Error(), fmt.Sprintf("page %d ", tc.want)) {
-					t.Errorf("%s: err = %v, want ErrCorrupt naming %s and page %d", op.name, err, path, tc.want)
+					t.Errorf("%s: err = %v, want ErrCorrupt naming %s and page %d", what, err, path, tc.want)
 				}
 				if fileSum(t, path) != before {
-					t.Fatalf("%s wrote to the damaged file", op.name)
+					t.Fatalf("%s wrote to the damaged file", what)
 				}
 			}
+			s2, err := Open(path, store.Options{})
+			if err == nil {
+				s2.Close()
+			}
+			wantErr("Open", err)
+			for _, op := range writeOps(fx) {
+				wantErr(op.name, op.run(ctx, s))
+			}
+			// A read-only handle still opens (Export salvages from it).
+			ro, err := Open(path, store.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatalf("read-only Open: %v", err)
+			}
+			ro.Close()
 		})
 	}
 }
 
-// TestCheckAfterOtherWriter: a handle that checked the file skips the
-// check while the file is as it left it, and checks again once another
-// writer changed it.
+// TestCheckAfterOtherWriter: a handle that checked the file keeps its
+// identity after its own commits, sees another handle's commit (even
+// within the timestamp granularity: the meta pages change) and checks again
+// once the file was changed later.
 func TestCheckAfterOtherWriter(t *testing.T) {
 	fx := newPageFixture(t)
 	ctx := context.Background()
@@ -265,26 +298,38 @@ func TestCheckAfterOtherWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openTest(t, path, store.Options{})
+	other := openTest(t, path, store.Options{})
 	if _, err := s.Write(ctx, []store.WriteRequest{fact("first", nil)}, human); err != nil {
 		t.Fatal(err)
 	}
 	if s.checked == nil {
 		t.Fatal("no file identity kept after a checked write")
 	}
+	mine := *s.checked
+	if _, err := other.Write(ctx, []store.WriteRequest{fact("other", nil)}, human); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := identityOf(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mine.same(now) {
+		t.Error("another handle's commit left the file's identity as it was")
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range pageDamages(fx) {
-		tc.damage(data)
-		break
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pageDamages(fx)[0].damage(data)
+	damageLater(t, path, data)
 	before := fileSum(t, path)
 	if _, err := s.Write(ctx, []store.WriteRequest{fact("second", nil)}, human); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("write after another writer damaged the file: err = %v, want ErrCorrupt", err)
+		t.Errorf("write after the file was damaged: err = %v, want ErrCorrupt", err)
 	}
 	if fileSum(t, path) != before {
 		t.Error("the damaged file was written to")
