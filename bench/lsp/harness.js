@@ -166,7 +166,7 @@ async function measure(name, cmd, args) {
     }
     return { p50: pct(xs, 50), p95: pct(xs, 95) };
   };
-  let hints, hover;
+  let hints, hover, outline, complete;
   if (name === 'agent-ls') {
     let count = 0;
     hints = await timed(EDITS, async () => {
@@ -176,13 +176,29 @@ async function measure(name, cmd, args) {
     if (count === 0) throw new Error('agent-ls: no inlay hints');
     hints.count = count;
     hover = await timed(EDITS, () => conn.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line: 7, character: 8 } }));
+    let symbols = 0;
+    outline = await timed(EDITS, async () => {
+      const syms = await conn.sendRequest('textDocument/documentSymbol', { textDocument: { uri } });
+      const walk = (xs) => xs.reduce((n, x) => n + 1 + walk(x.children || []), 0);
+      symbols = walk(syms);
+    });
+    if (symbols === 0) throw new Error('agent-ls: no document symbols');
+    outline.count = symbols;
+    // Completion of a persona key (line 5, "    tone: terse", at its key).
+    let items = 0;
+    complete = await timed(EDITS, async () => {
+      const r = await conn.sendRequest('textDocument/completion', { textDocument: { uri }, position: { line: 4, character: 4 } });
+      items = (Array.isArray(r) ? r : r.items).length;
+    });
+    if (items === 0) throw new Error('agent-ls: no completion items for a persona key');
+    complete.count = items;
   }
   const mem = rss(proc.pid);
   await conn.sendRequest(lsp.ShutdownRequest.type);
   conn.sendNotification(lsp.ExitNotification.type);
   await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill(); r(); }, 3000); });
   conn.dispose();
-  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover };
+  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover, outline, complete };
 }
 
 // measureRSS opens every agent file of the workspace and reads the
@@ -272,10 +288,12 @@ if (rssMode) {
     console.log('| server | settled diagnostics | full p50 ms | full p95 ms | p50 ratio peer/agent-ls | p95 ratio |');
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) {
-      console.log(`full | ${r.server} | ${r.diagnostics} | ${f2(r.fullP50ms)} | ${f2(r.fullP95ms)} | ${f2(r.fullP50ms / a.fullP50ms)}x | ${f2(r.fullP95ms / a.fullP95ms)}x |`);
+      console.log(`| ${r.server} | ${r.diagnostics} | ${f2(r.fullP50ms)} | ${f2(r.fullP95ms)} | ${f2(r.fullP50ms / a.fullP50ms)}x | ${f2(r.fullP95ms / a.fullP95ms)}x |`);
     }
     const h = rows[0].hints, hv = rows[0].hover;
+    const o = rows[0].outline, cp = rows[0].complete;
     console.log(`\nagent-ls inlayHint (whole file, ${h.count} hints) p50 ${f2(h.p50)} ms, p95 ${f2(h.p95)} ms; hover (heuristics key) p50 ${f2(hv.p50)} ms, p95 ${f2(hv.p95)} ms`);
+    console.log(`agent-ls documentSymbol (${o.count} symbols) p50 ${f2(o.p50)} ms, p95 ${f2(o.p95)} ms; completion (${cp.count} items) p50 ${f2(cp.p50)} ms, p95 ${f2(cp.p95)} ms`);
   } finally {
     fs.rmSync(fast.tmp, { recursive: true, force: true });
   }
