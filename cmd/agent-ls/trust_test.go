@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -336,7 +337,10 @@ func corruptStore(t *testing.T, dir string, n int) (string, map[string]schema.Me
 // each byte-identical to what was imported, and says it is a salvage
 // (exit 2, "store corrupt" naming the file); every other command that
 // touches the store fails with exit 2 naming the file, and no command
-// changes a byte of the file (checksum before and after each).
+// changes a byte of the file (checksum before and after each). With four
+// record leaves scrambled whole, every writing command fails with the page
+// check's error naming the damaged page, and reads may answer from the
+// intact pages.
 func TestCorruptStoreThroughCLI(t *testing.T) {
 	ps := os.Getpagesize()
 	damages := []struct {
@@ -365,6 +369,42 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 				bad[p] = true
 				for i := range 64 {
 					data[p*ps+i] = 0xA5 ^ byte(i)
+				}
+			}
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return func(off int) bool { return bad[off/ps] }
+		}},
+		// Four leaves of the records bucket in the tree's middle, scrambled
+		// whole: commands that do not read them (show of the first record,
+		// writes appending at the end) would see an intact store. Writing
+		// commands must still refuse: the store checks the page tree.
+		{"scrambled record leaves", func(t *testing.T, path string) func(int) bool {
+			bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var root int
+			_ = bdb.View(func(tx *bbolt.Tx) error { root = int(tx.Bucket([]byte("records")).Root()); return nil })
+			if err := bdb.Close(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := data[root*ps : (root+1)*ps]
+			if count := int(binary.LittleEndian.Uint16(page[10:])); page[8] != 0x01 || count < 7 {
+				t.Fatalf("records root page %d: flags %#x, %d children; want a branch of at least 7", root, page[8], count)
+			}
+			bad := map[int]bool{}
+			for i := 2; i <= 5; i++ {
+				// Branch elements follow the 16-byte header: pos, ksize u32, pgid u64.
+				child := int(binary.LittleEndian.Uint64(page[16+i*16+8:]))
+				bad[child] = true
+				for j := range ps {
+					data[child*ps+j] = byte(j*131+child*7) ^ 0x5A
 				}
 			}
 			if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -466,10 +506,19 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 				{"diff", "deploy.agent.yaml", "--without", anyID},
 				{"lint", "deploy.agent.yaml"},
 			}
+			writesTop := map[string]bool{"promote": true, "demote": true, "approve": true, "reject": true}
 			for _, args := range cmds {
 				r := w.cli(args...)
 				composes := args[0] == "lint" || args[0] == "overlay" || args[0] == "diff" || (args[0] == "render" && len(args) == 2)
+				writes := map[string]bool{"save": true, "invalidate": true, "corroborate": true, "retarget": true, "import": true,
+					"promote": true, "demote": true, "approve": true, "reject": true}[args[min(1, len(args)-1)]] || writesTop[args[0]]
 				switch {
+				case d.name == "scrambled record leaves" && !writes:
+					// A read of intact pages may answer; it must not write.
+					t.Logf("%v on scrambled record leaves: exit %d %s", args, r.code, strings.TrimSpace(r.stderr))
+				case d.name == "scrambled record leaves" && !strings.Contains(r.stderr, "(from page "):
+					// The store's page-tree check refuses before bbolt reads a page.
+					t.Errorf("%v: exit %d, stderr %q; want the page check's error naming the damaged page", args, r.code, r.stderr)
 				case composes && d.name == "damaged pages":
 					// Composing reads only the promoted records; with their pages intact it
 					// may succeed (lint then has nothing to warn about). It must not write.
