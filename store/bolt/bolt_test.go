@@ -852,3 +852,46 @@ func contentsOf(recs []schema.MemoryRecord) []string {
 	}
 	return out
 }
+
+// TestLedgerScansStopWhenCancelled: EachLedger and EachLedgerOf end a scan
+// of a large ledger with the context's error soon after it is cancelled,
+// instead of reading to the end.
+func TestLedgerScansStopWhenCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openTest(t, path, store.Options{})
+	var reqs []store.WriteRequest
+	for i := range 2000 {
+		reqs = append(reqs, fact(fmt.Sprintf("fact number %d", i), nil))
+	}
+	if _, err := s.Write(context.Background(), reqs, human); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		scan func(ctx context.Context, fn func(store.LedgerEntry) error) error
+	}{
+		{"EachLedger", s.EachLedger},
+		{"EachLedgerOf", func(ctx context.Context, fn func(store.LedgerEntry) error) error {
+			return s.EachLedgerOf(ctx, func(string) bool { return true }, fn)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			seen := 0
+			err := tt.scan(ctx, func(store.LedgerEntry) error {
+				if seen++; seen == 10 {
+					cancel()
+				}
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) || seen >= 2000 || seen > 10+ctxCheckEvery {
+				t.Fatalf("err %v after %d of 2000 entries; want context.Canceled within %d entries of the cancel", err, seen, ctxCheckEvery)
+			}
+			seen = 0
+			if err := tt.scan(context.Background(), func(store.LedgerEntry) error { seen++; return nil }); err != nil || seen != 2000 {
+				t.Fatalf("uncancelled scan: %v, %d entries, want 2000", err, seen)
+			}
+		})
+	}
+}

@@ -21,12 +21,26 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 	return store.FilterLedger(entries, f), nil
 }
 
+// ctxCheckEvery is how many ledger entries a scan reads between checks of
+// its context: a cancelled request (or the server's exit) ends a scan of a
+// large ledger within a few hundred entries.
+const ctxCheckEvery = 256
+
 // EachLedger passes every ledger entry, oldest first, to fn in one read
 // transaction without collecting them: a caller that keeps a few entries of
 // a large ledger holds only those. An error from fn ends the scan and is
 // returned.
 func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error {
-	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedger(tx, fn) })
+	n := 0
+	checked := func(e store.LedgerEntry) error {
+		if n++; n%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return fn(e)
+	}
+	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedger(tx, checked) })
 	if err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
@@ -39,7 +53,22 @@ func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error
 // the history of one agent's records in a ledger of 100k entries does not
 // cost a decode of every other record the ledger carries.
 func (s *Store) EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error {
-	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedgerOf(tx, want, fn) })
+	// want is asked for every entry: a cancelled ctx makes it pass the next
+	// entry to checked, which ends the scan with ctx's error.
+	n, stop := 0, false
+	wantOrStop := func(id string) bool {
+		if n++; n%ctxCheckEvery == 0 && ctx.Err() != nil {
+			stop = true
+		}
+		return stop || want(id)
+	}
+	checked := func(e store.LedgerEntry) error {
+		if stop {
+			return ctx.Err()
+		}
+		return fn(e)
+	}
+	err := s.view(ctx, func(tx *bbolt.Tx) error { return s.eachLedgerOf(tx, wantOrStop, checked) })
 	if err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
