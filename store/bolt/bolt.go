@@ -392,7 +392,7 @@ func (s *Store) checkSize(tx *bbolt.Tx) error {
 // checkTree runs checkPages on the file; update calls it with the writer
 // lock held, before anything is written, so a damaged file is refused
 // whichever pages the write would touch, and a read-write Open with the
-// shared lock held. The check reads every page in use (about 27 ms for
+// shared lock held. The check reads every page in use (27-50 ms for
 // bench/gen's 100k-record file), so a handle skips it while the file
 // keeps the identity it had after this handle's last check or commit
 // (fileIdentity): a commit by any other process or handle changes it and

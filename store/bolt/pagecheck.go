@@ -151,7 +151,7 @@ func (c *pageChecker) mark(id, overflow uint64) bool {
 // readPage reads page id with its overflow into c.buf after checking its
 // header: its own id, flags one of want, all of it below the high water
 // mark, and not reached before. from names where the id came from.
-func (c *pageChecker) readPage(id uint64, from pageRef, want ...uint16) ([]byte, error) {
+func (c *pageChecker) readPage(id uint64, from pageRef, want, orWant uint16) ([]byte, error) {
 	if id < 2 || id >= c.pgid {
 		return nil, fmt.Errorf("page %d (%s): outside the file's pages [2, %d)", id, from, c.pgid)
 	}
@@ -166,13 +166,8 @@ func (c *pageChecker) readPage(id uint64, from pageRef, want ...uint16) ([]byte,
 	if got := binary.LittleEndian.Uint64(page); got != id {
 		return nil, fmt.Errorf("page %d (%s): header says page %d", id, from, got)
 	}
-	flags := binary.LittleEndian.Uint16(page[8:])
-	known := false
-	for _, w := range want {
-		known = known || flags == w
-	}
-	if !known {
-		return nil, fmt.Errorf("page %d (%s): flags %#x, want %#x", id, from, flags, want)
+	if flags := binary.LittleEndian.Uint16(page[8:]); flags != want && flags != orWant {
+		return nil, fmt.Errorf("page %d (%s): flags %#x, want %#x", id, from, flags, want|orWant)
 	}
 	overflow := uint64(binary.LittleEndian.Uint32(page[12:]))
 	if id+overflow >= c.pgid {
@@ -335,7 +330,7 @@ func checkLeaf(page []byte, inline bool) ([]uint64, error) {
 // checkFreelist checks the freelist page and that the pages it names are in
 // range and not in the tree.
 func (c *pageChecker) checkFreelist(id uint64) error {
-	page, err := c.readPage(id, 0, freelistPageFlag)
+	page, err := c.readPage(id, 0, freelistPageFlag, freelistPageFlag)
 	if err != nil {
 		return err
 	}
