@@ -1,9 +1,6 @@
 package lexical
 
-import (
-	"maps"
-	"slices"
-)
+import "slices"
 
 // Text is a text analyzed once for repeated comparisons: its tokens, token
 // set and contradiction core. The functions on Texts answer exactly what
@@ -26,14 +23,22 @@ type Text struct {
 func Analyze(s string) *Text {
 	toks := Tokens(s)
 	core, neg, markers := analyze(s)
-	return &Text{tokens: toks, set: sortedSet(toks), core: slices.Sorted(maps.Keys(core)), neg: neg, markers: markers}
+	keys := make([]string, 0, len(core))
+	for k := range core {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	// Exact-size copies: a Text is kept, the growth slack of append is not.
+	return &Text{tokens: slices.Clone(toks), set: sortedSet(toks), core: keys, neg: neg, markers: markers}
 }
 
-// sortedSet is the distinct strings of xs, sorted.
+// sortedSet is the distinct strings of xs, sorted, in a slice of its size.
 func sortedSet(xs []string) []string {
-	out := slices.Clone(xs)
-	slices.Sort(out)
-	return slices.Compact(out)
+	out := slices.Compact(slices.Sorted(slices.Values(xs)))
+	if len(out) < cap(out) {
+		out = slices.Clone(out)
+	}
+	return out
 }
 
 // sortedJaccard is jaccard of two sorted sets.
