@@ -75,7 +75,11 @@ func TestStoreGoneAndReplaced(t *testing.T) {
 	storeAt(t, env.storePath, text, "Deploys go out Mondays", "deploy_window", "conv-1")
 	spare := t.TempDir() // fresh stores and files are made here, then moved in
 
-	c := startServer(t, Options{OpenStore: boltOpener(time.Now)})
+	// Wired as agent-ls serve does: reads open read-only. With only the
+	// read-write opener, a read racing the deletion below re-created the
+	// file (bolt.Open creates a missing store) and RemoveAll failed with
+	// "directory not empty".
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), OpenStoreReadOnly: boltReadOnlyOpener(time.Now)})
 	c.initialize(env.root, nil, true)
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)

@@ -80,6 +80,14 @@ func boltOpener(now func() time.Time) func(ctx context.Context, path string) (st
 	}
 }
 
+// boltReadOnlyOpener is boltOpener for reads, as agent-ls serve wires
+// OpenStoreReadOnly: a read-only open never creates the file.
+func boltReadOnlyOpener(now func() time.Time) func(ctx context.Context, path string) (store.Store, error) {
+	return func(ctx context.Context, path string) (store.Store, error) {
+		return bolt.Open(path, store.Options{Now: now, LockTimeout: 200 * time.Millisecond, ReadOnly: true})
+	}
+}
+
 // startServer runs Serve over a pipe and returns a connected, uninitialized
 // client.
 func startServer(t testing.TB, opts Options) *testClient {
