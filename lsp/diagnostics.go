@@ -28,6 +28,10 @@ type LintInput struct {
 	// Scope is the workspace's base scope (without the agent key).
 	Scope map[string]string
 	Store store.Store
+	// Open, set when Store is nil, opens the store for a linter that needs
+	// it (the server skipped opening a store file unchanged since its last
+	// lint); the linter closes what it opened.
+	Open func(context.Context) (store.Store, error)
 	// StorePath is the store file Store reads: a linter may keep what it
 	// read while the file is unchanged. Empty when there is none.
 	StorePath string
@@ -102,6 +106,30 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		agentName = ws.Actor.Name
 	}
 	var lint []schema.Problem
+	// The store file unchanged since the last lint: the linter answers
+	// from what it read then and opens the store only if it must.
+	if s.opts.Lint != nil && a.doc != nil && a.agent != nil && !foreign {
+		if pending, ok := s.stores.cached(ws, agentName); ok {
+			if ps, err := s.lintLazily(ctx, snap, a, ws); err == nil {
+				for _, p := range ps {
+					if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
+						lint = append(lint, p)
+					}
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				if len(lint) > 0 && !s.publish(ctx, snap, append(fast, toDiagnostics(lint)...)) {
+					return
+				}
+				s.stores.report(ws, snap.uri, StoreConnected, "", pending)
+				return
+			} else if ctx.Err() != nil {
+				return
+			}
+			lint = nil // the lazy open failed: the full path below reports why
+		}
+	}
 	state, msg, pending := s.stores.use(ctx, ws, agentName, func(st store.Store) {
 		if s.opts.Lint == nil || a.doc == nil {
 			return
@@ -132,6 +160,32 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		return
 	}
 	s.stores.report(ws, snap.uri, state, msg, pending)
+}
+
+// lintLazily runs the linter without an open store, handing it an opener
+// for the case it needs one; an open failure is returned as the error.
+func (s *server) lintLazily(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo) ([]schema.Problem, error) {
+	open := s.opts.OpenStoreReadOnly
+	if open == nil {
+		open = s.opts.OpenStore
+	}
+	var openErr error
+	opener := func(ctx context.Context) (store.Store, error) {
+		st, err := open(ctx, ws.StorePath)
+		openErr = err
+		return st, err
+	}
+	ps, err := s.opts.Lint(ctx, LintInput{
+		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
+		Workspace: ws.Config, Scope: ws.Config.Scope, Open: opener, StorePath: ws.StorePath, Now: s.opts.Now(),
+	})
+	if openErr != nil {
+		return nil, openErr
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("lint", "file", snap.path, "err", err)
+	}
+	return ps, err
 }
 
 // problemDiagnostics turns an analysis' parse error and schema problems

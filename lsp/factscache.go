@@ -125,7 +125,8 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // racyWindow), else read from st and cached. Pending proposals are
 // filtered at now on every call, so one that expired since drops out.
 // The returned analyze memoizes lexical.Analyze with the entry.
-func (c *factsCache) facts(ctx context.Context, st store.Store, path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
+// st, when nil, is opened with open on a miss and closed after the read.
+func (c *factsCache) facts(ctx context.Context, st store.Store, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
@@ -142,6 +143,14 @@ func (c *factsCache) facts(ctx context.Context, st store.Store, path, agent stri
 			}
 			return f, e.analyze, nil
 		}
+	}
+	if st == nil {
+		opened, err := open(ctx)
+		if err != nil {
+			return lint.StoreFacts{}, nil, err
+		}
+		defer func() { _ = opened.Close() }()
+		st = opened
 	}
 	f, err := gather.Facts(ctx, st, agent, scope, now)
 	if err != nil {

@@ -2,8 +2,10 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,7 +66,7 @@ func TestFactsCache(t *testing.T) {
 	c := &factsCache{}
 	read := func(at time.Time) ([]string, int) {
 		t.Helper()
-		f, analyze, err := c.facts(ctx, cs, path, "bot", nil, at)
+		f, analyze, err := c.facts(ctx, cs, nil, path, "bot", nil, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,5 +117,71 @@ func TestFactsCache(t *testing.T) {
 	read(t0.Add(time.Minute))
 	if cs.reads != before+3 {
 		t.Fatalf("after the write aged: %d reads, want %d (one new read, then cached)", cs.reads, before+3)
+	}
+}
+
+// TestLintSkipsUnchangedStore: over the wire, an edit to a file whose store
+// file has not changed since its last lint is linted without opening the
+// store (the findings come from the cached facts); a write to the store
+// opens it again and the findings follow the store.
+func TestLintSkipsUnchangedStore(t *testing.T) {
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	storeAt(t, env.storePath, text, "Deploys go out Mondays", "deploy_window", "conv-1")
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(env.storePath, old, old); err != nil {
+		t.Fatal(err)
+	}
+	var opens atomic.Int32
+	ro := boltReadOnlyOpener(time.Now)
+	c := startServer(t, Options{NoWatch: true, Lint: LintEngine(), OpenStore: boltOpener(time.Now),
+		OpenStoreReadOnly: func(ctx context.Context, p string) (store.Store, error) { opens.Add(1); return ro(ctx, p) }})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	c.waitFor("connected status", func(ns, _ []note) bool { return statusCount(ns, uri, StoreConnected) > 0 })
+	lintOf := func(v int) string {
+		t.Helper()
+		var got string
+		c.waitFor(fmt.Sprintf("lint of v%d", v), func(ns, _ []note) bool {
+			ds := diagsOf(ns, uri)
+			for i := len(ds) - 1; i >= 0; i-- {
+				if ds[i].Version == int32(v) {
+					got = string(ds[i].Raw)
+					return true
+				}
+			}
+			return false
+		})
+		return got
+	}
+	lintOf(1)
+	time.Sleep(50 * time.Millisecond) // the open's lint pass settles
+	before := opens.Load()
+	for v := 2; v <= 4; v++ {
+		c.change(uri, text+fmt.Sprintf("# edit %d\n", v), v)
+		c.awaitDiagnostics(uri, int32(v))
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := opens.Load() - before; n != 0 {
+		t.Errorf("3 edits over an unchanged store opened it %d times, want 0", n)
+	}
+	// Another store in place (a new stamp): the next edit opens it.
+	storeAt(t, env.storePath+".new", text, "Deploys go out Fridays", "deploy_window", "conv-2")
+	if err := os.Rename(env.storePath+".new", env.storePath); err != nil {
+		t.Fatal(err)
+	}
+	before = opens.Load()
+	c.change(uri, text, 5)
+	c.awaitDiagnostics(uri, 5)
+	for deadline := time.Now().Add(failsafe); opens.Load() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the edit after the store changed never opened it")
+		}
 	}
 }

@@ -33,8 +33,8 @@ func LintEngine() Linter {
 		}
 		facts := lint.StoreFacts{Now: schema.FormatTime(now)}
 		var analyze func(string) *lexical.Text
-		if in.Store != nil && in.Agent != nil {
-			f, a, err := cache.facts(ctx, in.Store, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
+		if (in.Store != nil || in.Open != nil) && in.Agent != nil {
+			f, a, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
 			if err != nil {
 				return nil, err
 			}

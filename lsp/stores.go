@@ -22,10 +22,48 @@ type storeTracker struct {
 	states  map[string]StoreState           // store path -> last state
 	pending map[protocol.DocumentURI]int    // open agent -> pending reviews sent
 	paths   map[protocol.DocumentURI]string // open agent -> its store path
+	counts  map[countKey]int                // pending reviews read from an unchanged store file
 }
 
+// countKey is a pending-review count's store file (with its stamp), agent
+// and scope.
+type countKey struct {
+	path  string
+	stamp storeStamp
+	agent string
+	scope string
+}
+
+// maxCounts bounds storeTracker.counts (cleared when full).
+const maxCounts = 64
+
 func newStoreTracker(s *server) *storeTracker {
-	return &storeTracker{s: s, states: map[string]StoreState{}, pending: map[protocol.DocumentURI]int{}, paths: map[protocol.DocumentURI]string{}}
+	return &storeTracker{s: s, states: map[string]StoreState{}, pending: map[protocol.DocumentURI]int{}, paths: map[protocol.DocumentURI]string{}, counts: map[countKey]int{}}
+}
+
+// stableKey is the countKey of ws's store file for agent when the file is
+// usable for a cached answer: it exists and was not written within
+// racyWindow.
+func (t *storeTracker) stableKey(ws *workspaceInfo, agent string) (countKey, bool) {
+	stamp, mtime, ok := stampOf(ws.StorePath)
+	if !ok || t.s.opts.Now().Sub(mtime) < racyWindow {
+		return countKey{}, false
+	}
+	return countKey{path: ws.StorePath, stamp: stamp, agent: agent, scope: scopeKey(ws.Config.Scope)}, true
+}
+
+// cached returns the pending-review count read from ws's store file as it
+// is now, when the last use found the store connected and the file has not
+// changed since: the caller can skip opening it.
+func (t *storeTracker) cached(ws *workspaceInfo, agent string) (int, bool) {
+	key, ok := t.stableKey(ws, agent)
+	if !ok {
+		return 0, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, hit := t.counts[key]
+	return n, hit && t.states[ws.StorePath] == StoreConnected
 }
 
 // classify maps an open or operation error to a store state.
@@ -71,6 +109,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		call(nil)
 		return StoreMissing, fmt.Sprintf("no memory store at %s yet", ws.StorePath), 0
 	}
+	key, stable := t.stableKey(ws, agent)
 	st, err := open(ctx, ws.StorePath)
 	if err != nil {
 		call(nil)
@@ -90,6 +129,14 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		return classify(err), err.Error(), 0
 	}
 	call(st)
+	if after, ok := t.stableKey(ws, agent); stable && ok && after == key {
+		t.mu.Lock()
+		if len(t.counts) >= maxCounts {
+			clear(t.counts)
+		}
+		t.counts[key] = len(props)
+		t.mu.Unlock()
+	}
 	return StoreConnected, "", len(props)
 }
 
