@@ -518,15 +518,12 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, err := getVisible(ctx, s, id, agentView(a))
-	if errors.Is(err, store.ErrNotFound) {
-		m.errorf("no record %s", id)
-		return exitFindings
-	}
-	if err != nil {
-		return m.storeError(err)
+	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	if !ok {
+		return code
 	}
 	out := shown{Record: rec}
+	var err error
 	if p, err := s.Promotion(ctx, id); err == nil {
 		out.Promotion = &p
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -611,13 +608,9 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, err := getVisible(ctx, s, id, agentView(a))
-	if errors.Is(err, store.ErrNotFound) {
-		m.errorf("no record %s", id)
-		return exitFindings
-	}
-	if err != nil {
-		return m.storeError(err)
+	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	if !ok {
+		return code
 	}
 	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
 	if err != nil {
@@ -723,16 +716,12 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	name := pos[0]
-	var in io.Reader = m.e.stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			m.errorf("%v", err)
-			return exitUsage
-		}
-		defer f.Close()
-		in = f
+	in, done, err := m.openInput(name)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
 	}
+	defer done()
 	recs, lines, err := readJSONL(name, in)
 	if err != nil {
 		m.errorf("%v", err)
@@ -784,44 +773,89 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 // syntax error) before anything is written. Errors about the records wrap
 // store.ErrInvalid; lines[i] is the line of recs[i].
 func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []int, err error) {
+	seen := map[string]int{}
+	err = decodeJSONL(name, r, func(n int, line []byte, rec schema.MemoryRecord) error {
+		if err := schema.ValidateRecordJSON(line); err != nil {
+			return invalidf("%v", err)
+		}
+		if err := store.ValidateRecord(rec); err != nil {
+			return err
+		}
+		if first, dup := seen[rec.ID]; dup {
+			return invalidf("id %s repeats line %d", rec.ID, first)
+		}
+		seen[rec.ID] = n
+		recs = append(recs, rec)
+		lines = append(lines, n)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, lines, nil
+}
+
+// decodeJSONL decodes each non-blank line of the JSONL file name (read
+// from r) strictly (unknown fields, trailing values and lines over
+// maxImportLine are errors) into a T and hands it to each with its 1-based
+// line number and text. Every error names name:LINE; an invalid line wraps
+// store.ErrInvalid.
+func decodeJSONL[T any](name string, r io.Reader, each func(n int, line []byte, v T) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxImportLine)
-	seen := map[string]int{}
 	n := 1
 	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var rec schema.MemoryRecord
+		var v T
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d:%s %w", name, n, jsonErrorColumn(err), invalidf("%v", err))
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("%s:%d:%s %w", name, n, jsonErrorColumn(err), invalidf("%v", err))
 		}
 		if dec.More() {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
+			return fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
 		}
-		if err := schema.ValidateRecordJSON(line); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("%v", err))
+		if err := each(n, line, v); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		if err := store.ValidateRecord(rec); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, err)
-		}
-		if first, dup := seen[rec.ID]; dup {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("id %s repeats line %d", rec.ID, first))
-		}
-		seen[rec.ID] = n
-		recs = append(recs, rec)
-		lines = append(lines, n)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("line longer than the %d MiB limit", maxImportLine>>20))
+			return fmt.Errorf("%s:%d: %w", name, n, invalidf("line longer than the %d MiB limit", maxImportLine>>20))
 		}
-		return nil, nil, fmt.Errorf("read %s:%d: %w", name, n, err)
+		return fmt.Errorf("read %s:%d: %w", name, n, err)
 	}
-	return recs, lines, nil
+	return nil
+}
+
+// openInput opens the input file name, standard input for "-"; the caller
+// calls done when finished with it.
+func (m *memCmd) openInput(name string) (in io.Reader, done func(), err error) {
+	if name == "-" {
+		return m.e.stdin, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { _ = f.Close() }, nil
+}
+
+// visibleRecord reads id as a sees it (agentView): a record a may not see,
+// or none, is "no record ID" with exit 1; another failure is a store error.
+func (m *memCmd) visibleRecord(ctx context.Context, s store.Store, id string, a store.Actor) (schema.MemoryRecord, int, bool) {
+	rec, err := getVisible(ctx, s, id, agentView(a))
+	if errors.Is(err, store.ErrNotFound) {
+		m.errorf("no record %s", id)
+		return rec, exitFindings, false
+	}
+	if err != nil {
+		return rec, m.storeError(err), false
+	}
+	return rec, 0, true
 }
 
 func invalidf(format string, args ...any) error {
@@ -1157,13 +1191,9 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, err := getVisible(ctx, s, id, agentView(a))
-	if errors.Is(err, store.ErrNotFound) {
-		m.errorf("no record %s", id)
-		return exitFindings
-	}
-	if err != nil {
-		return m.storeError(err)
+	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	if !ok {
+		return code
 	}
 	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
 	if err != nil {

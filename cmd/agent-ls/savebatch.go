@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/evolve"
@@ -57,16 +55,12 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	name := pos[0]
-	var in io.Reader = m.e.stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			m.errorf("%v", err)
-			return exitUsage
-		}
-		defer f.Close()
-		in = f
+	in, done, err := m.openInput(name)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
 	}
+	defer done()
 	reqs, lines, err := readSaveLines(name, in, m.e)
 	if err != nil {
 		m.errorf("%v; nothing saved", err)
@@ -142,35 +136,17 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 // readSaveLines decodes one save request per non-blank line, checking each
 // as `memory save` checks its flags.
 func readSaveLines(name string, r io.Reader, e *env) (reqs []evolve.SaveRequest, lines []int, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxImportLine)
-	n := 1
-	for ; sc.Scan(); n++ {
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var l batchLine
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d:%s %w", name, n, jsonErrorColumn(err), invalidf("%v", err))
-		}
-		if dec.More() {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("more than one JSON value on the line"))
-		}
+	err = decodeJSONL(name, r, func(n int, _ []byte, l batchLine) error {
 		req, err := l.request(e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, err)
+			return err
 		}
 		reqs = append(reqs, req)
 		lines = append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, nil, fmt.Errorf("%s:%d: %w", name, n, invalidf("line longer than the %d MiB limit", maxImportLine>>20))
-		}
-		return nil, nil, fmt.Errorf("read %s:%d: %w", name, n, err)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(reqs) == 0 {
 		return nil, nil, fmt.Errorf("%s: %w", name, invalidf("no save requests"))
