@@ -106,53 +106,33 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		agentName = ws.Actor.Name
 	}
 	var lint []schema.Problem
+	state, msg, pending, done := StoreConnected, "", 0, false
 	// The store file unchanged since the last lint: the linter answers
 	// from what it read then and opens the store only if it must.
 	if s.opts.Lint != nil && a.doc != nil && a.agent != nil && !foreign {
-		if pending, ok := s.stores.cached(ws, agentName); ok {
-			if ps, err := s.lintLazily(ctx, snap, a, ws); err == nil {
-				for _, p := range ps {
-					if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
-						lint = append(lint, p)
-					}
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				if len(lint) > 0 && !s.publish(ctx, snap, append(fast, toDiagnostics(lint)...)) {
-					return
-				}
-				s.stores.report(ws, snap.uri, StoreConnected, "", pending)
-				return
-			} else if ctx.Err() != nil {
+		if n, ok := s.stores.cached(ws, agentName); ok {
+			ps, openErr := s.lintWith(ctx, snap, a, ws, nil, true)
+			if ctx.Err() != nil {
 				return
 			}
-			lint = nil // the lazy open failed: the full path below reports why
+			// A failed lazy open falls through to the full path, which
+			// reports why.
+			if openErr == nil {
+				lint, pending, done = ps, n, true
+			}
 		}
 	}
-	state, msg, pending := s.stores.use(ctx, ws, agentName, func(st store.Store) {
-		if s.opts.Lint == nil || a.doc == nil {
-			return
-		}
-		if foreign {
-			st = nil
-		}
-		ps, err := s.opts.Lint(ctx, LintInput{
-			URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
-			Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),
+	if !done {
+		state, msg, pending = s.stores.use(ctx, ws, agentName, func(st store.Store) {
+			if s.opts.Lint == nil || a.doc == nil {
+				return
+			}
+			if foreign {
+				st = nil
+			}
+			lint, _ = s.lintWith(ctx, snap, a, ws, st, false)
 		})
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("lint", "file", snap.path, "err", err)
-			}
-			return
-		}
-		for _, p := range ps {
-			if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
-				lint = append(lint, p)
-			}
-		}
-	})
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -162,30 +142,42 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	s.stores.report(ws, snap.uri, state, msg, pending)
 }
 
-// lintLazily runs the linter without an open store, handing it an opener
-// for the case it needs one; an open failure is returned as the error.
-func (s *server) lintLazily(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo) ([]schema.Problem, error) {
-	open := s.opts.OpenStoreReadOnly
-	if open == nil {
-		open = s.opts.OpenStore
-	}
-	var openErr error
-	opener := func(ctx context.Context) (store.Store, error) {
-		st, err := open(ctx, ws.StorePath)
-		openErr = err
-		return st, err
-	}
-	ps, err := s.opts.Lint(ctx, LintInput{
+// lintWith runs the linter over a with the open store st and returns its
+// findings less those suppressed in the file; a lint failure is logged
+// and gives none. lazy (st nil) hands the linter an opener instead, for
+// when it must read the store; openErr is that open's error.
+func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo, st store.Store, lazy bool) (lint []schema.Problem, openErr error) {
+	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
-		Workspace: ws.Config, Scope: ws.Config.Scope, Open: opener, StorePath: ws.StorePath, Now: s.opts.Now(),
-	})
+		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),
+	}
+	if lazy {
+		open := s.opts.OpenStoreReadOnly
+		if open == nil {
+			open = s.opts.OpenStore
+		}
+		in.Open = func(ctx context.Context) (store.Store, error) {
+			st, err := open(ctx, ws.StorePath)
+			openErr = err
+			return st, err
+		}
+	}
+	ps, err := s.opts.Lint(ctx, in)
 	if openErr != nil {
 		return nil, openErr
 	}
-	if err != nil && ctx.Err() == nil {
-		s.log.Warn("lint", "file", snap.path, "err", err)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("lint", "file", snap.path, "err", err)
+		}
+		return nil, nil
 	}
-	return ps, err
+	for _, p := range ps {
+		if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
+			lint = append(lint, p)
+		}
+	}
+	return lint, nil
 }
 
 // problemDiagnostics turns an analysis' parse error and schema problems
