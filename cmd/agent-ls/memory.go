@@ -599,23 +599,11 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 		reason = "invalidated with agent-ls memory invalidate"
 	}
 	id := pos[0]
-	s, loc, code, ok := m.open(false)
+	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
-	rec, code, ok := m.visibleRecord(ctx, s, id, a)
-	if !ok {
-		return code
-	}
-	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
-	if err != nil {
-		return m.storeError(err)
-	}
 	o, err := eng.Invalidate(ctx, id, reason, a)
 	if err != nil && !errors.Is(err, evolve.ErrRefused) {
 		return m.storeError(err)
@@ -842,6 +830,34 @@ func (m *memCmd) openInput(name string) (in io.Reader, done func(), err error) {
 		return nil, nil, err
 	}
 	return f, func() { _ = f.Close() }, nil
+}
+
+// recordEngine opens the store for writing, resolves the actor flag, reads
+// record id as that actor sees it and builds the evolve engine of the
+// record's agent (agentFile, or found by the record's scope): what a command
+// acting on one record needs. The caller closes the store when ok.
+func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (*bolt.Store, *evolve.Engine, store.Actor, int, bool) {
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return nil, nil, store.Actor{}, code, false
+	}
+	fail := func(code int) (*bolt.Store, *evolve.Engine, store.Actor, int, bool) {
+		_ = s.Close()
+		return nil, nil, store.Actor{}, code, false
+	}
+	a, ok := m.actor(actorFlag, loc)
+	if !ok {
+		return fail(exitUsage)
+	}
+	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	if !ok {
+		return fail(code)
+	}
+	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	if err != nil {
+		return fail(m.storeError(err))
+	}
+	return s, eng, a, 0, true
 }
 
 // visibleRecord reads id as a sees it (agentView): a record a may not see,
@@ -1182,23 +1198,11 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("target %q: %v", pos[1], err)
 		return exitUsage
 	}
-	s, loc, code, ok := m.open(false)
+	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
-	rec, code, ok := m.visibleRecord(ctx, s, id, a)
-	if !ok {
-		return code
-	}
-	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
-	if err != nil {
-		return m.storeError(err)
-	}
 	res, err := eng.Retarget(ctx, id, to, a)
 	if err != nil {
 		return m.storeError(err)
