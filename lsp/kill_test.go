@@ -158,6 +158,7 @@ func TestSIGKILLServer(t *testing.T) {
 		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
+		cmd.WaitDelay = 10 * time.Second // a pipe held open elsewhere must not hang Wait
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

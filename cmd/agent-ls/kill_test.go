@@ -73,6 +73,7 @@ func TestSIGKILLImport(t *testing.T) {
 		cmd.Env = append(os.Environ(), memEnv...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
+		cmd.WaitDelay = killWaitDelay
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -167,6 +168,10 @@ func TestSIGKILLImport(t *testing.T) {
 // verifies; every save answered as saved is stored, and every one answered
 // promoted is promoted; every stored record has exactly one write entry;
 // the promoted records are exactly what the ledger replays to (StateAt).
+// killWaitDelay bounds how long Wait waits, after a killed child exited,
+// for its output pipes to close.
+const killWaitDelay = 10 * time.Second
+
 func TestSIGKILLMCPServer(t *testing.T) {
 	const rounds, perRound = 6, 16
 	seed := time.Now().UnixNano()
@@ -183,6 +188,7 @@ func TestSIGKILLMCPServer(t *testing.T) {
 		cmd := exec.Command(agentLSBin, "mcp", "--agent", agentFile, "--conversation", fmt.Sprintf("conv-%d", round))
 		cmd.Dir = dir
 		cmd.Stderr = testLog{t}
+		cmd.WaitDelay = killWaitDelay
 		client := mcp.NewClient(&mcp.Implementation{Name: "kill", Version: "1"}, nil)
 		cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -228,7 +234,9 @@ func TestSIGKILLMCPServer(t *testing.T) {
 		}
 		time.Sleep(time.Duration(rng.IntN(10000)) * time.Microsecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
+		// The SDK's transport waits for the process (its Close, also run
+		// when the connection ends): a Wait here raced it, and a second
+		// concurrent Wait can block for ever.
 		cancel()
 		_ = cs.Close()
 		wg.Wait()

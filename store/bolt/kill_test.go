@@ -282,6 +282,7 @@ func sigkillWriter(t *testing.T, inBatch bool) {
 		cmd.Stdout = out
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		cmd.WaitDelay = 10 * time.Second // a pipe held open elsewhere must not hang Wait
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -608,6 +609,7 @@ func TestSIGKILLDuringMigration(t *testing.T) {
 		cmd := reliabilityCmd("migrate " + path)
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = out, &stderr
+		cmd.WaitDelay = 10 * time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
