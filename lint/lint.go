@@ -156,8 +156,8 @@ func rules() []rule {
 		{RuleInfo{RuleContradiction, "a candidate contradicts an authored or promoted heuristic or constraint of its domain", schema.SeverityWarning}, ruleContradiction},
 		{RuleInfo{RulePendingReview, "a promotion or demotion of this agent waits for a human's approval", schema.SeverityInfo}, rulePendingReview},
 		{RuleInfo{RuleStaleState, "a promoted currentState fact was not updated within staleAfter", schema.SeverityInfo}, ruleStaleState},
-		{RuleInfo{RuleNearDuplicate, "two memories of one slot, or a memory and an authored line, state the same lesson", schema.SeverityInfo}, ruleNearDuplicate},
-		{RuleInfo{RuleCandidateProgress, "a candidate memory and its progress toward promotion", schema.SeverityHint}, ruleCandidateProgress},
+		{RuleInfo{RuleNearDuplicate, "memories of one slot (one finding per group of restatements), or a memory and an authored line, state the same lesson", schema.SeverityInfo}, ruleNearDuplicate},
+		{RuleInfo{RuleCandidateProgress, "a candidate memory and its progress toward promotion (more than ten on one target: one finding counting them by state)", schema.SeverityHint}, ruleCandidateProgress},
 	}
 }
 
