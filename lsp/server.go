@@ -205,6 +205,9 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 
 	switch method {
 	case protocol.MethodShutdown:
+		if !isCall {
+			return nil // shutdown is a request; a notification of that name shuts nothing down
+		}
 		s.mu.Lock()
 		s.shutdown = true
 		s.mu.Unlock()

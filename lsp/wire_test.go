@@ -294,3 +294,17 @@ func TestWireLuaEmptyTables(t *testing.T) {
 		})
 	}
 }
+
+// TestWireShutdownNotification: shutdown is a request; a notification of
+// that name (found by FuzzWire) is ignored, and requests after it are
+// served, not refused as "shutting down".
+func TestWireShutdownNotification(t *testing.T) {
+	env := newTestEnv(t)
+	r := startRaw(t, Options{NoWatch: true})
+	rawInit(r, env.root)
+	r.send(`{"jsonrpc":"2.0","method":"shutdown"}`)
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"shutdown"}`)
+	if m := r.recvResponse(); m["id"] != float64(7) || m["error"] != nil {
+		t.Fatalf("shutdown request after a shutdown notification: %v, want a result", m)
+	}
+}
