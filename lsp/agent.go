@@ -87,8 +87,10 @@ func foreignAgent(ws *workspaceInfo, agent *schema.AgentConfig) error {
 var errNoStore = errors.New("no memory store")
 
 // withStore opens f's store for one operation (read-only unless write) and
-// closes it. A missing store is errNoStore for reads; writes create it. An
-// agent actor is refused any other agent's file (foreignAgent).
+// closes it. A missing store is errNoStore for reads and writes alike: every
+// editor command acts on records or proposals that must already exist, so
+// none of them creates an empty store file. An agent actor is refused any
+// other agent's file (foreignAgent).
 func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Store) error) error {
 	if err := foreignAgent(f.ws, f.agent); err != nil {
 		return err
@@ -100,7 +102,7 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 	if open == nil {
 		return fmt.Errorf("%w: the server has no store opener", errNoStore)
 	}
-	if !write && !fileExists(f.ws.StorePath) {
+	if !fileExists(f.ws.StorePath) {
 		return fmt.Errorf("%w at %s", errNoStore, f.ws.StorePath)
 	}
 	st, err := open(ctx, f.ws.StorePath)

@@ -1046,3 +1046,44 @@ func TestWorkspaceConfinement(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingStoreCommandsCreateNothing: with no store file, every command
+// answers a store-unavailable error naming the missing file, and neither the
+// file nor its directory is created (a failed command leaves no empty store
+// behind for later commands to find).
+func TestMissingStoreCommandsCreateNothing(t *testing.T) {
+	src, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newTestEnv(t)
+	path := env.write(t, "deploy.agent.yaml", string(src))
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), OpenStoreReadOnly: boltReadOnlyOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, true)
+	uri := c.open(path, string(src), 1)
+	c.awaitDiagnostics(uri, 1)
+	for _, cmd := range []struct {
+		command string
+		args    map[string]any
+	}{
+		{CommandPromote, map[string]any{"recordId": "mem_1"}},
+		{CommandDemote, map[string]any{"recordId": "mem_1", "reason": "wrong"}},
+		{CommandInvalidate, map[string]any{"recordId": "mem_1", "reason": "wrong"}},
+		{CommandSupersede, map[string]any{"keepId": "mem_1", "dropId": "mem_2"}},
+		{CommandApprove, map[string]any{"proposalId": "prop_1"}},
+		{CommandReject, map[string]any{"proposalId": "prop_1", "reason": "no"}},
+		{CommandAdopt, map[string]any{"recordId": "mem_1"}},
+		{CommandRetarget, map[string]any{"recordId": "mem_1", "target": "judgment.incident.heuristics"}},
+	} {
+		cmd.args["uri"] = uri
+		var out CommandResult
+		err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd.command, "arguments": []any{cmd.args}}, &out)
+		var je *jsonrpc2.Error
+		if !errors.As(err, &je) || je.Code != codeStoreUnavailable || !strings.Contains(je.Message, "no memory store") || !strings.Contains(je.Message, env.storePath) {
+			t.Errorf("%s: %v; want code %d saying there is no memory store at %s", cmd.command, err, codeStoreUnavailable, env.storePath)
+		}
+		if _, err := os.Stat(filepath.Dir(env.storePath)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s created %s (stat: %v)", cmd.command, filepath.Dir(env.storePath), err)
+		}
+	}
+}
