@@ -79,8 +79,8 @@ type completionContext struct {
 	// siblings are the keys already written beside the typed one, read
 	// from the lines of its block.
 	siblings map[string]bool
-	// sep goes before an inserted JSON key: ", " after a value whose
-	// comma is not written yet.
+	// sep goes before an inserted JSON key or array item: ", " after a
+	// value whose comma is not written yet.
 	sep string
 }
 
@@ -230,7 +230,7 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
 			text := v.value
 			if isJSON {
-				text = fmt.Sprintf("%q", v.value)
+				text = cc.sep + fmt.Sprintf("%q", v.value)
 			}
 			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(text)})
 		}
@@ -331,7 +331,7 @@ func snippetItems(cc completionContext) []protocol.CompletionItem {
 		return []protocol.CompletionItem{{
 			Label: sn.label, Kind: protocol.CompletionItemKindSnippet, Detail: "snippet",
 			InsertTextFormat: protocol.InsertTextFormatSnippet, InsertTextMode: protocol.InsertTextModeAsIs,
-			TextEdit: &protocol.TextEdit{Range: cc.replace, NewText: sn.json},
+			TextEdit: &protocol.TextEdit{Range: cc.replace, NewText: cc.sep + sn.json},
 		}}
 	}
 	pad := strings.Repeat(" ", cc.indent+2)

@@ -234,7 +234,9 @@ func jsonScanContext(text []byte, pos protocol.Position) (completionContext, boo
 	case f.array && f.state == jsExpectValue:
 		cc.parent, cc.dash = schema.JoinPointer(f.ptr, strconv.Itoa(f.index)), true
 	case f.array:
-		return completionContext{}, false // after an item, before its comma
+		// After an item whose comma is not written yet: the next item,
+		// inserted with its comma.
+		cc.parent, cc.dash, cc.sep = schema.JoinPointer(f.ptr, strconv.Itoa(f.index+1)), true, ", "
 	case f.state == jsExpectKey:
 		typingKey = true
 		cc.parent = f.ptr
