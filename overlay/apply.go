@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,6 +88,12 @@ func (g groupKey) slot() string {
 // fit. Spilled records are reported (reason budget) and marked in the
 // composition; they belong to the recall tier.
 func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*schema.AgentConfig, Report) {
+	return apply(cfg, records, p, groupHasher())
+}
+
+// apply is Apply with the hash of collision-group keys given (tests pass
+// colliding ones).
+func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, hash func(*groupKey) uint64) (*schema.AgentConfig, Report) {
 	if cfg == nil {
 		cfg = &schema.AgentConfig{}
 	}
@@ -131,13 +138,13 @@ func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*s
 		items = append(items, it)
 	}
 
-	resolveGroups(items, &rep)
+	resolveGroups(items, &rep, hash)
 	admitWithinBudgets(items, p)
 
 	c := cloneConfig(cfg)
 	attr := Attribution{}
 	learnedRecovery := c.RoleTemplate.Recovery == nil
-	containers := map[containerKey]string{}
+	var spills spillIndex
 	for i := range items {
 		it := &items[i]
 		switch it.out.Status {
@@ -145,16 +152,10 @@ func Apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy) (*s
 			it.out.Status = StatusApplied
 			it.out.Pointer = place(c, it, &attr, learnedRecovery)
 		case StatusSpilled:
-			t := &it.out.Target
-			k := containerKey{t.Primitive, cmp.Or(t.Section, t.Slot, t.Capability), it.judgment}
-			ptr, ok := containers[k]
-			if !ok {
-				ptr = container(it)
-				containers[k] = ptr
-			}
-			attr.addSpilled(ptr, it.rec.ID)
+			spills.count(it)
 		}
 	}
+	attr.Spilled = spills.lists(items)
 	rep.Attribution = attr
 	rep.Totals = totals(&rep, p)
 	return c, rep
@@ -304,27 +305,62 @@ func judgmentSlotRef(j *schema.Judgment, slot string) *[]string {
 	return &j.Heuristics
 }
 
+// groupHasher returns a seeded hash of group keys.
+func groupHasher() func(*groupKey) uint64 {
+	seed := maphash.MakeSeed()
+	return func(g *groupKey) uint64 { return maphash.Comparable(seed, *g) }
+}
+
 // resolveGroups settles collisions: in each group the newest record wins;
 // the others are shadowed (slot groups) or dropped as duplicates (list
-// groups).
-func resolveGroups(items []item, rep *Report) {
-	winners := make(map[groupKey]int32, len(items))
+// groups). Winners are found by the keys' 64-bit hashes (a map of small entries
+// stays in cache where one keyed by the strings does not); a group whose
+// hash another group already holds is kept in an exact map, so a collision
+// never merges two groups.
+func resolveGroups(items []item, rep *Report, hash func(*groupKey) uint64) {
+	winners := make(map[uint64]int32, len(items))
+	var exact map[groupKey]int32
 	var losers []int32
+	// settle decides between item i and its group's winner so far (w, when
+	// ok): it records the loser and reports whether i now wins.
+	settle := func(i, w int32, ok bool) (winner bool) {
+		switch {
+		case !ok:
+			return true
+		case newer(items[i].rec, items[w].rec):
+			losers = append(losers, w)
+			return true
+		}
+		losers = append(losers, i)
+		return false
+	}
 	for i := range items {
 		it := &items[i]
 		if it.group == (groupKey{}) {
 			continue
 		}
-		w, ok := winners[it.group]
-		switch {
-		case !ok:
-			winners[it.group] = int32(i)
-		case newer(it.rec, items[w].rec):
-			winners[it.group] = int32(i)
-			losers = append(losers, w)
-		default:
-			losers = append(losers, int32(i))
+		h := hash(&it.group)
+		w, ok := winners[h]
+		if !ok || items[w].group == it.group {
+			if settle(int32(i), w, ok) {
+				winners[h] = int32(i)
+			}
+			continue
 		}
+		// Another group holds this hash.
+		if exact == nil {
+			exact = map[groupKey]int32{}
+		}
+		w, ok = exact[it.group]
+		if settle(int32(i), w, ok) {
+			exact[it.group] = int32(i)
+		}
+	}
+	winnerOf := func(g *groupKey) int32 {
+		if w, ok := winners[hash(g)]; ok && items[w].group == *g {
+			return w
+		}
+		return exact[*g]
 	}
 	for _, l := range losers {
 		it := &items[l]
@@ -332,9 +368,9 @@ func resolveGroups(items []item, rep *Report) {
 			drop(it.out, ReasonDuplicate)
 			continue
 		}
-		w := &items[winners[it.group]]
+		w := winnerOf(&it.group)
 		it.out.Status, it.out.Reason = StatusShadowed, ReasonConflict
-		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: it.group.slot(), Winner: w.rec.ID, Shadowed: it.rec.ID})
+		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: it.group.slot(), Winner: items[w].rec.ID, Shadowed: it.rec.ID})
 	}
 	slices.SortFunc(rep.Conflicts, func(a, b Conflict) int {
 		return cmp.Or(strings.Compare(a.Slot, b.Slot), strings.Compare(a.Shadowed, b.Shadowed))
@@ -344,7 +380,7 @@ func resolveGroups(items []item, rep *Report) {
 // admitWithinBudgets spills, per primitive, the records that do not fit the
 // budget in spill order (first fit).
 func admitWithinBudgets(items []item, p Policy) {
-	byPrim := map[schema.Primitive][]*item{}
+	byPrim := make(map[schema.Primitive][]*item, 6)
 	for i := range items {
 		it := &items[i]
 		if it.out.Status == "" {

@@ -158,10 +158,3 @@ func (a *Attribution) addLine(ptr, id string) {
 	}
 	a.Lines[ptr] = append(a.Lines[ptr], id)
 }
-
-func (a *Attribution) addSpilled(ptr, id string) {
-	if a.Spilled == nil {
-		a.Spilled = map[string][]string{}
-	}
-	a.Spilled[ptr] = append(a.Spilled[ptr], id)
-}
