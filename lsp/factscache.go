@@ -49,6 +49,7 @@ type factsEntry struct {
 
 	mu    sync.Mutex
 	texts map[string]*lexical.Text
+	words lexical.Interner // the texts' words, shared
 }
 
 // analyze is lexical.Analyze memoized in the entry (bounded by the texts
@@ -59,7 +60,7 @@ func (e *factsEntry) analyze(t string) *lexical.Text {
 	if x, ok := e.texts[t]; ok {
 		return x
 	}
-	x := lexical.Analyze(t)
+	x := e.words.Analyze(t)
 	if len(e.texts) < 4*(len(e.facts.Promoted)+len(e.facts.Candidates))+1024 {
 		e.texts[t] = x
 	}

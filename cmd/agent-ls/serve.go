@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -34,8 +36,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
 	lockTimeout := fs.Duration("lock-timeout", time.Second, "how long one store operation waits for another process's lock")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
+	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits")
 	usage := func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: agent-ls serve [--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch]")
+		fmt.Fprintln(w, "Usage: agent-ls serve [--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE]")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Runs the agent-ls language server over stdio (LSP 3.17): diagnostics, inlay hints,")
 		fmt.Fprintln(w, "hover provenance, code actions and the agent-ls/* requests of docs/LSP-PROTOCOL.md.")
@@ -86,6 +89,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		NoWatch:           *noWatch,
 		Version:           versionString(),
 	})
+	if *memProfile != "" {
+		// No collection first: the profile shows what the last one found
+		// live while the server still held its documents and views.
+		if perr := writeHeapProfile(*memProfile); perr != nil {
+			fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", perr)
+		}
+	}
 	switch {
 	case err == nil:
 		return exitOK
@@ -94,6 +104,22 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
 	return exitUsage
+}
+
+// writeHeapProfile writes the heap profile to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("memprofile %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("memprofile %s: %w", path, err)
+	}
+	return nil
 }
 
 // stdio joins stdin and stdout into the server's connection.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,5 +103,66 @@ func TestServeExitsWhileLinting(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 		t.Fatal("agent-ls serve did not exit within 10 s of shutdown and exit (a hang guard: it exits at once)")
+	}
+}
+
+// TestServeMemProfile: `agent-ls serve --memprofile FILE` writes a heap
+// profile (gzipped pprof) when the server exits after shutdown and exit,
+// and an unwritable path is reported on stderr without changing the exit
+// status.
+func TestServeMemProfile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, path string
+		written    bool
+	}{
+		{"written", filepath.Join(dir, "heap.pprof"), true},
+		{"unwritable", filepath.Join(dir, "missing", "heap.pprof"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, agentLSBin, "serve", "--no-watch", "--memprofile", tc.path)
+			cmd.Dir = dir
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			c := &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
+			root := (&url.URL{Scheme: "file", Path: dir}).String()
+			c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{}})
+			c.notify("initialized", map[string]any{})
+			c.call("shutdown", nil)
+			c.notify("exit", nil)
+			go func() { _, _ = io.Copy(io.Discard, c.r) }()
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("agent-ls serve: %v\n%s", err, stderr.String())
+			}
+			data, err := os.ReadFile(tc.path)
+			if !tc.written {
+				if err == nil {
+					t.Fatalf("%s was written", tc.path)
+				}
+				if !strings.Contains(stderr.String(), "memprofile") {
+					t.Errorf("stderr does not report the failed profile: %q", stderr.String())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("no profile: %v", err)
+			}
+			if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+				t.Fatalf("profile is not gzipped pprof data: % x", data[:min(len(data), 8)])
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestTokens(t *testing.T) {
@@ -155,4 +156,48 @@ func FuzzLexical(f *testing.F) {
 			t.Fatalf("analyzed text: similarity %v, tokens %q; strings: %v, %q", TextSimilarity(ta, tb), ta.TokenList(), s, Tokens(a))
 		}
 	})
+}
+
+// TestInterner: an Interner's Texts compare exactly as Analyze's, and a
+// word two texts share is stored once.
+func TestInterner(t *testing.T) {
+	texts := []string{
+		"Never deploy on Fridays without a rollback plan",
+		"Always deploy on Fridays with a rollback plan",
+		"Don't skip the canary; it's cheap",
+		"Check the deploy logs before paging anyone",
+		"",
+	}
+	var in Interner
+	got := make([]*Text, len(texts))
+	for i, s := range texts {
+		got[i] = in.Analyze(s)
+		if want := Analyze(s); !reflect.DeepEqual(got[i], want) {
+			t.Errorf("Interner.Analyze(%q) = %+v, want %+v", s, got[i], want)
+		}
+	}
+	for i := range texts {
+		for j := range texts {
+			if a, b := TextSimilarity(got[i], got[j]), TextSimilarity(Analyze(texts[i]), Analyze(texts[j])); a != b {
+				t.Errorf("similarity %d/%d: %v, want %v", i, j, a, b)
+			}
+		}
+	}
+	// "deploy" is a token of texts 0, 1 and 3: one string.
+	find := func(x *Text, w string) string {
+		for _, s := range x.TokenList() {
+			if s == w {
+				return s
+			}
+		}
+		t.Fatalf("no token %q in %v", w, x.TokenList())
+		return ""
+	}
+	a, b, c := find(got[0], "deploy"), find(got[1], "deploy"), find(got[3], "deploy")
+	if unsafe.StringData(a) != unsafe.StringData(b) || unsafe.StringData(a) != unsafe.StringData(c) {
+		t.Error("the word deploy is stored more than once")
+	}
+	if s := find(got[0], "deploy"); unsafe.StringData(s) != unsafe.StringData(got[0].set[slices.Index(got[0].set, "deploy")]) {
+		t.Error("the token list and the token set hold different copies")
+	}
 }

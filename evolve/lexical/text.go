@@ -1,6 +1,9 @@
 package lexical
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Text is a text analyzed once for repeated comparisons: its tokens, token
 // set and contradiction core. The functions on Texts answer exactly what
@@ -86,4 +89,32 @@ func TextNearDuplicate(a, b *Text) bool {
 	}
 	c, _ := TextContradicts(a, b)
 	return !c
+}
+
+// Interner analyzes texts so that equal words are stored once among all
+// the Texts it made: a cache of thousands of analyzed texts of one agent
+// keeps each distinct token once instead of once per text. The zero value
+// is ready; it is not safe for concurrent use.
+type Interner struct {
+	words map[string]string
+}
+
+// Analyze is Analyze with the text's words shared through in.
+func (in *Interner) Analyze(s string) *Text {
+	t := Analyze(s)
+	if in.words == nil {
+		in.words = map[string]string{}
+	}
+	for _, xs := range [][]string{t.tokens, t.set, t.core, t.markers} {
+		for i, w := range xs {
+			c, ok := in.words[w]
+			if !ok {
+				// An exact copy: a stem is a substring of its word.
+				c = strings.Clone(w)
+				in.words[c] = c
+			}
+			xs[i] = c
+		}
+	}
+	return t
 }
