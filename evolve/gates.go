@@ -146,11 +146,9 @@ func (e *Engine) promotedLines(ctx context.Context, domain string) ([]line, erro
 	var out []line
 	for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
 		t := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot}
-		ls, err := e.targetLines(ctx, t, true)
-		if err != nil {
+		if err := e.eachLine(ctx, t, true, func(l *line) bool { out = append(out, *l); return true }); err != nil {
 			return nil, err
 		}
-		out = append(out, ls...)
 	}
 	slices.SortStableFunc(out, func(a, b line) int {
 		if c := strings.Compare(b.createdAt, a.createdAt); c != 0 {

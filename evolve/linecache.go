@@ -182,36 +182,41 @@ func (s *lineShelf) put(c *lineCache, stamp string) {
 	s.mu.Unlock()
 }
 
-// targetLines returns the lines of target t in this engine's view that are
-// valid now, in the store's listing order (newest first). Without a cache
-// they come from a search and carry their records.
-func (e *Engine) targetLines(ctx context.Context, t schema.MemoryTarget, promotedOnly bool) ([]line, error) {
+// eachLine calls fn with the lines of target t in this engine's view that
+// are valid now (promoted ones only with promotedOnly), in the store's
+// listing order (newest first), until fn returns false. fn must neither
+// keep nor change l. Without a cache the lines come from a search and carry their records.
+func (e *Engine) eachLine(ctx context.Context, t schema.MemoryTarget, promotedOnly bool, fn func(l *line) bool) error {
 	c := e.lc
 	if c == nil || c.broken {
-		res, err := e.st.Search(ctx, store.Query{Scope: e.base, Target: &t, PromotedOnly: promotedOnly, Limit: store.Limit(store.Unlimited)})
+		qt := t
+		res, err := e.st.Search(ctx, store.Query{Scope: e.base, Target: &qt, PromotedOnly: promotedOnly, Limit: store.Limit(store.Unlimited)})
 		if err != nil {
 			if promotedOnly {
-				return nil, fmt.Errorf("search promoted %s: %w", t, err)
+				return fmt.Errorf("search promoted %s: %w", t, err)
 			}
-			return nil, fmt.Errorf("search %s: %w", t, err)
+			return fmt.Errorf("search %s: %w", t, err)
 		}
-		out := make([]line, 0, len(res.Records))
+		ls := make([]line, 0, len(res.Records))
 		for i := range res.Records {
-			r := &res.Records[i]
-			if e.visible(r) {
-				l := lineOf(r, promotedOnly)
-				l.rec = r
-				out = append(out, l)
+			if r := &res.Records[i]; e.visible(r) {
+				ls = append(ls, lineOf(r, promotedOnly))
+				ls[len(ls)-1].rec = r
 			}
 		}
-		return out, nil
+		for i := range ls {
+			if !fn(&ls[i]) {
+				return nil
+			}
+		}
+		return nil
 	}
 	now := schema.FormatTime(c.now())
 	sl := c.slots[t]
 	if sl == nil || now < sl.loadedAt {
 		var err error
 		if sl, err = e.loadSlot(ctx, t); err != nil {
-			return nil, err
+			return err
 		}
 		c.add(t, sl)
 		now = schema.FormatTime(c.now())
@@ -219,13 +224,13 @@ func (e *Engine) targetLines(ctx context.Context, t schema.MemoryTarget, promote
 			now = sl.loadedAt
 		}
 	}
-	var out []line
-	for _, l := range sl.lines {
-		if l.valid(now) && (!promotedOnly || l.promoted) {
-			out = append(out, l)
+	for i := range sl.lines {
+		l := &sl.lines[i]
+		if l.valid(now) && (!promotedOnly || l.promoted) && !fn(l) {
+			return nil
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // loadSlot reads every record of target t in this engine's view,

@@ -102,37 +102,44 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		old = &o
 	}
 	if r.Target != nil {
-		live, err := e.targetLines(ctx, *r.Target, false)
+		// The first near-duplicate is corroborated; else a keyed slot's
+		// first live record (newest first) is a conflict.
+		keyed := r.Target.SlotKey() != ""
+		var dup, held *line
+		err := e.eachLine(ctx, *r.Target, false, func(l *line) bool {
+			if old != nil && l.id == old.ID {
+				return true
+			}
+			if e.sameLesson(keyed, l.content, r.Content) {
+				c := *l
+				dup = &c
+				return false
+			}
+			if keyed && held == nil {
+				c := *l
+				held = &c
+			}
+			return true
+		})
 		if err != nil {
 			return res, err
 		}
-		keyed := r.Target.SlotKey() != ""
-		for i := range live {
-			c := &live[i]
-			if old != nil && c.id == old.ID {
-				continue
+		if dup != nil {
+			rec, err := e.lineRecord(ctx, dup)
+			if err != nil {
+				return res, err
 			}
-			if e.sameLesson(keyed, c.content, r.Content) {
-				rec, err := e.lineRecord(ctx, c)
-				if err != nil {
-					return res, err
-				}
-				return e.corroborate(ctx, rec, r, res)
-			}
+			return e.corroborate(ctx, rec, r, res)
 		}
-		if keyed {
-			for i := range live {
-				if old == nil || live[i].id != old.ID {
-					rec, err := e.lineRecord(ctx, &live[i])
-					if err != nil {
-						return res, err
-					}
-					res.Status, res.Existing = SaveConflict, &rec
-					res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
-						r.Target, rec.Content, rec.ID)
-					return res, nil
-				}
+		if held != nil {
+			rec, err := e.lineRecord(ctx, held)
+			if err != nil {
+				return res, err
 			}
+			res.Status, res.Existing = SaveConflict, &rec
+			res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
+				r.Target, rec.Content, rec.ID)
+			return res, nil
 		}
 	}
 	return e.write(ctx, r, old, res)
