@@ -30,7 +30,7 @@ import (
 
 // maxCachedLines bounds the lines an engine keeps; past it the cache
 // starts over.
-const maxCachedLines = 1 << 17
+const maxCachedLines = 1 << 16
 
 // line is what reconciliation and the contradiction check read of a record
 // of a target in the engine's view.

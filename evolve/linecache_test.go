@@ -301,3 +301,42 @@ func TestSaveBatchCacheClockBack(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveBatchCacheConcurrent: batches of one engine from several
+// goroutines (run with -race) share the cache safely and every save is
+// answered as if the batches ran one after another: the same lesson saved
+// from distinct conversations yields one record and its corroborations.
+func TestSaveBatchCacheConcurrent(t *testing.T) {
+	const heur = "judgment.code-review.heuristics"
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
+			errs := make(chan error, 4)
+			for g := range 4 {
+				go func() {
+					var err error
+					for i := range 5 {
+						_, err = w.eng.SaveBatch(context.Background(), []SaveRequest{
+							saveReq(t, "Ask for a design doc before large changes", heur, fmt.Sprintf("conv-%d-%d", g, i))})
+						if err != nil {
+							break
+						}
+					}
+					errs <- err
+				}()
+			}
+			for range 4 {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := w.st.Search(context.Background(), store.Query{Target: tgt(t, heur), Limit: store.Limit(store.Unlimited)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Records) != 1 || len(res.Records[0].Supports) != 19 {
+				t.Fatalf("records %+v; want one record with 19 supports", res.Records)
+			}
+		})
+	}
+}
