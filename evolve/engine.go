@@ -49,7 +49,8 @@
 // Garden reports the duplicate (and proposes retiring a promoted one).
 // SaveBatch reconciles and writes a whole batch in one store transaction
 // (store.Store.Batch), so it has no such window and one durable commit per
-// batch. Contradiction detection
+// batch; between batches it caches the lines of the targets it reconciled
+// against, valid while nobody else commits (store.Stamper). Contradiction detection
 // is lexical (see evolve/lexical). A human's approval is not re-checked for
 // contradictions: the human decides.
 package evolve
@@ -136,6 +137,11 @@ type Engine struct {
 	// texts memoizes lexical analyses of contents (nil in an Engine{}
 	// literal: every comparison analyzes its texts).
 	texts *textMemo
+	// shelf keeps the reconciliation cache between SaveBatch calls (nil in
+	// an Engine{} literal: no cache); lc is the cache a batch copy works
+	// with (linecache.go).
+	shelf *lineShelf
+	lc    *lineCache
 }
 
 // textMemoSize bounds the analyses an engine keeps; past it the memo
@@ -165,6 +171,7 @@ func New(c Config) *Engine {
 		ttl:        schema.DefaultProposalExpiry,
 		staleAfter: schema.DefaultStaleAfter,
 		texts:      &textMemo{m: map[string]*lexical.Text{}},
+		shelf:      &lineShelf{},
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -201,6 +208,7 @@ func New(c Config) *Engine {
 func (e *Engine) withStore(st store.Store) *Engine {
 	c := *e
 	c.st = st
+	c.lc = nil
 	return &c
 }
 

@@ -127,11 +127,11 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 		return nil, err
 	}
 	for _, p := range prom {
-		if p.ID == rec.ID {
+		if p.id == rec.ID {
 			continue
 		}
-		if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(p.Content)); c {
-			out = append(out, Conflict{RecordID: rec.ID, With: p.ID, Text: p.Content, Why: why})
+		if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(p.content)); c {
+			out = append(out, Conflict{RecordID: rec.ID, With: p.id, Text: p.content, Why: why})
 		}
 	}
 	return out, nil
@@ -142,25 +142,19 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 // first). It asks the store for the two targets' promoted records only, so
 // its cost grows with the domain's promoted records, not with every
 // promoted record of the agent nor every candidate of the domain.
-func (e *Engine) promotedLines(ctx context.Context, domain string) ([]schema.MemoryRecord, error) {
-	var out []schema.MemoryRecord
+func (e *Engine) promotedLines(ctx context.Context, domain string) ([]line, error) {
+	var out []line
 	for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
 		t := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot}
-		res, err := e.st.Search(ctx, store.Query{Scope: e.base, Target: &t, PromotedOnly: true, Limit: store.Limit(store.Unlimited)})
-		if err != nil {
-			return nil, fmt.Errorf("search promoted %s: %w", t, err)
-		}
-		for _, r := range res.Records {
-			if e.visible(&r) {
-				out = append(out, r)
-			}
+		if err := e.eachLine(ctx, t, true, func(l *line) bool { out = append(out, *l); return true }); err != nil {
+			return nil, err
 		}
 	}
-	slices.SortStableFunc(out, func(a, b schema.MemoryRecord) int {
-		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
+	slices.SortStableFunc(out, func(a, b line) int {
+		if c := strings.Compare(b.createdAt, a.createdAt); c != 0 {
 			return c
 		}
-		return strings.Compare(b.ID, a.ID)
+		return strings.Compare(b.id, a.id)
 	})
 	return out, nil
 }

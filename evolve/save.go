@@ -102,29 +102,44 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		old = &o
 	}
 	if r.Target != nil {
-		live, err := e.live(ctx, *r.Target)
+		// The first near-duplicate is corroborated; else a keyed slot's
+		// first live record (newest first) is a conflict.
+		keyed := r.Target.SlotKey() != ""
+		var dup, held *line
+		err := e.eachLine(ctx, *r.Target, false, func(l *line) bool {
+			if old != nil && l.id == old.ID {
+				return true
+			}
+			if e.sameLesson(keyed, l.content, r.Content) {
+				c := *l
+				dup = &c
+				return false
+			}
+			if keyed && held == nil {
+				c := *l
+				held = &c
+			}
+			return true
+		})
 		if err != nil {
 			return res, err
 		}
-		keyed := r.Target.SlotKey() != ""
-		for i := range live {
-			c := &live[i]
-			if old != nil && c.ID == old.ID {
-				continue
+		if dup != nil {
+			rec, err := e.lineRecord(ctx, dup)
+			if err != nil {
+				return res, err
 			}
-			if e.sameLesson(keyed, c.Content, r.Content) {
-				return e.corroborate(ctx, *c, r, res)
-			}
+			return e.corroborate(ctx, rec, r, res)
 		}
-		if keyed {
-			for i := range live {
-				if old == nil || live[i].ID != old.ID {
-					res.Status, res.Existing = SaveConflict, &live[i]
-					res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
-						r.Target, live[i].Content, live[i].ID)
-					return res, nil
-				}
+		if held != nil {
+			rec, err := e.lineRecord(ctx, held)
+			if err != nil {
+				return res, err
 			}
+			res.Status, res.Existing = SaveConflict, &rec
+			res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
+				r.Target, rec.Content, rec.ID)
+			return res, nil
 		}
 	}
 	return e.write(ctx, r, old, res)
@@ -333,14 +348,29 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // batch save opens the demotion proposal (or demotes on accumulated
 // contradiction), as Save does without an evaluator. Otherwise the answers
 // are those of a loop of Save.
+//
+// On a store whose batch views stamp their state (store.Stamper), the
+// engine keeps what reconciliation reads of each searched target between
+// batches and uses it only while no one else committed (linecache.go), so
+// a batch does not search a slot's records again.
 func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
+	// The reconciliation cache (linecache.go) is used by a top-level batch
+	// only: a batch nested in another commits with the outer one.
+	_, inBatch := store.StampOf(e.st)
+	var lc *lineCache
 	var out []SaveResult
 	err := e.st.Batch(ctx, func(tx store.Store) error {
 		be := e.withStore(tx)
 		be.eval = nil
+		if vs, ok := store.StampOf(tx); ok && !inBatch && e.shelf != nil {
+			lc = e.shelf.take(vs.Base)
+			lc.stamp, lc.now = vs.Next, vs.Now
+			be.lc = lc
+			be.st = &cachedView{Store: tx, c: lc, visible: be.visible}
+		}
 		out = make([]SaveResult, 0, len(rs))
 		for i, r := range rs {
 			res, err := be.Save(ctx, r)
@@ -352,7 +382,11 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 		return nil
 	})
 	if err != nil {
+		// The cache was taken off the shelf: a failed batch leaves none.
 		return nil, err
+	}
+	if lc != nil && !lc.broken {
+		e.shelf.put(lc, lc.stamp)
 	}
 	return out, nil
 }

@@ -16,6 +16,8 @@ type BatchGuard struct {
 	Store
 	mu  sync.Mutex
 	err error
+	// nested counts Batch calls running on the guard.
+	nested int
 }
 
 // Failed returns the first mutation error seen, wrapped with its operation.
@@ -123,5 +125,13 @@ func (g *BatchGuard) Import(ctx context.Context, recs []schema.MemoryRecord, act
 // Batch on a guarded Store runs in the same transaction; its failures are
 // the outer batch's.
 func (g *BatchGuard) Batch(ctx context.Context, fn func(tx Store) error) error {
+	g.mu.Lock()
+	g.nested++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.nested--
+		g.mu.Unlock()
+	}()
 	return fn(g)
 }

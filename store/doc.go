@@ -45,7 +45,10 @@
 // operation failed, none of them otherwise (BatchGuard remembers a failed
 // mutation). Ledger entries are exactly those of the same operations one by
 // one. fn must use the view, not the store itself (the store is locked
-// while fn runs).
+// while fn runs). A backend's views may implement Stamper (optional): the
+// stamp of the state a batch starts from and of the state its commit
+// leaves, so callers can keep derived state across batches and know when
+// anyone else committed in between.
 //
 // # Promotion
 //

@@ -53,7 +53,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -132,9 +134,16 @@ type Store struct {
 	// checked is the file as this handle last checked or committed it
 	// (checkTree); guarded by mu held for writing.
 	checked *fileIdentity
+	// stamp is a batch view's ViewStamp; nested counts the Batch calls
+	// running on the view (their commit is the outer batch's).
+	stamp  store.ViewStamp
+	nested atomic.Int32
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Stamper = (*Store)(nil)
+)
 
 // Open returns a Store for the database file at path. Unless opts.ReadOnly,
 // it creates the file (and its parent directories) if needed and migrates an
@@ -469,6 +478,8 @@ func (s *Store) newID(t time.Time) (string, error) {
 // fsync for the whole batch. The file's writer lock is held while fn runs.
 func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
 	if s.tx != nil {
+		s.nested.Add(1)
+		defer s.nested.Add(-1)
 		return fn(s)
 	}
 	// A panic in fn rolls the transaction back and goes on as fn's panic
@@ -477,6 +488,13 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	err := s.update(ctx, func(tx *bbolt.Tx) (err error) {
 		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
 			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx, cache: s.cache}
+		// update ran checkTree under the writer lock: s.checked is the
+		// file this transaction works on.
+		key := ""
+		if s.checked != nil {
+			key = fileKey(s.checked.fi)
+		}
+		child.stamp = store.ViewStamp{Base: txStamp(key, tx.ID()-1), Next: txStamp(key, tx.ID()), Now: s.now}
 		defer child.Close()
 		defer func() {
 			if r := recover(); r != nil {
@@ -493,6 +511,21 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 		panic(panicked)
 	}
 	return err
+}
+
+// txStamp is the stamp of the file named key as bbolt transaction txid
+// committed it: every read-write commit increments the meta page's txid.
+func txStamp(key string, txid int) string { return key + "/" + strconv.Itoa(txid) }
+
+// ViewStamp implements store.Stamper for the view Batch hands to its fn:
+// the stamps are the file's device and inode with bbolt's transaction id
+// before and after the batch's commit. ok is false on the Store itself and
+// inside a nested Batch.
+func (s *Store) ViewStamp() (store.ViewStamp, bool) {
+	if s.tx == nil || s.nested.Load() > 0 {
+		return store.ViewStamp{}, false
+	}
+	return s.stamp, true
 }
 
 // errBatchPanic rolls back a batch whose fn panicked.

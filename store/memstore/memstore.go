@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,9 +32,19 @@ type Store struct {
 	proposals  map[string]store.Proposal
 	ledger     []store.LedgerEntry
 	summaries  []store.OverlaySummary // oldest first
+	// changes counts the changes made (the store's stamp); a Batch commit
+	// counts as one. A Batch view (view) remembers the count it started
+	// from (base) and whether it can stamp (not nested in another batch).
+	changes   uint64
+	base      uint64
+	view      bool
+	stampable bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Stamper = (*Store)(nil)
+)
 
 // New returns an empty store. opts.Now defaults to time.Now, opts.Entropy
 // to crypto/rand and opts.SummaryRetention to 1000; the other options do not
@@ -73,6 +84,7 @@ func (s *Store) lock(ctx context.Context) (time.Time, string, error) {
 }
 
 func (s *Store) appendLedger(e store.LedgerEntry) {
+	s.changes++
 	prev := ""
 	if n := len(s.ledger); n > 0 {
 		prev = s.ledger[n-1].Hash
@@ -540,6 +552,7 @@ func (s *Store) AppendOverlaySummary(ctx context.Context, sum store.OverlaySumma
 		sum.At = now
 	}
 	s.summaries = append(s.summaries, sum)
+	s.changes++
 	if n := len(s.summaries) - s.retention; n > 0 {
 		s.summaries = slices.Delete(s.summaries, 0, n)
 	}
@@ -623,6 +636,16 @@ func clonePromotion(p store.Promotion) store.Promotion {
 
 func cloneProposal(p store.Proposal) store.Proposal { return store.CloneProposal(p) }
 
+// ViewStamp implements store.Stamper for a Batch view: the stamps count
+// the store's changes before and after the batch's commit. ok is false on
+// the Store itself and on a batch nested in another.
+func (s *Store) ViewStamp() (store.ViewStamp, bool) {
+	if !s.stampable {
+		return store.ViewStamp{}, false
+	}
+	return store.ViewStamp{Base: strconv.FormatUint(s.base, 10), Next: strconv.FormatUint(s.base+1, 10), Now: s.now}, true
+}
+
 // Batch implements store.Store: fn works on a copy of the state, which
 // replaces the state when fn (and every operation in it) succeeded. The
 // store's mutex is held while fn runs.
@@ -632,6 +655,7 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	}
 	defer s.mu.Unlock()
 	child := &Store{now: s.now, retention: s.retention, ids: s.ids, seq: s.seq,
+		changes: s.changes, base: s.changes, view: true, stampable: !s.view,
 		records:    make(map[string]*store.Stored, len(s.records)),
 		promotions: maps.Clone(s.promotions),
 		proposals:  make(map[string]store.Proposal, len(s.proposals)),
@@ -660,6 +684,7 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	}
 	s.seq, s.records, s.promotions, s.proposals, s.ledger, s.summaries =
 		child.seq, child.records, child.promotions, child.proposals, child.ledger, child.summaries
+	s.changes = child.base + 1
 	child.closed = true
 	return nil
 }

@@ -87,6 +87,76 @@ func (k kit) batchTests() []test {
 				t.Errorf("promoted after the batch differ")
 			}
 		}},
+		{"Stamps", func(t *testing.T) {
+			// Optional (store.Stamper): a backend whose views stamp must
+			// change the stamp with every commit, its own or not.
+			e := k.open(t)
+			if _, ok := store.StampOf(e.s); ok {
+				t.Error("the store itself reports a ViewStamp; only Batch views may")
+			}
+			stamp := func(fn func(tx store.Store) error) (store.ViewStamp, bool) {
+				var vs store.ViewStamp
+				var ok bool
+				err := e.s.Batch(e.ctx, func(tx store.Store) error {
+					vs, ok = store.StampOf(tx)
+					if err := tx.Batch(e.ctx, func(inner store.Store) error {
+						if _, nested := store.StampOf(inner); nested {
+							t.Error("a nested batch's view reports a ViewStamp: its commit is the outer batch's")
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+					return fn(tx)
+				})
+				if err != nil {
+					t.Fatalf("Batch: %v", err)
+				}
+				return vs, ok
+			}
+			nop := func(store.Store) error { return nil }
+			first, ok := stamp(nop)
+			if !ok {
+				t.Skip("the backend does not stamp its views")
+			}
+			if first.Base == first.Next || first.Now == nil {
+				t.Fatalf("ViewStamp %+v: a commit must change the stamp, and Now must be set", first)
+			}
+			second, _ := stamp(func(tx store.Store) error {
+				_, err := tx.Write(e.ctx, []store.WriteRequest{fact("in a batch")}, Agent)
+				return err
+			})
+			if second.Base != first.Next {
+				t.Errorf("nothing else committed, but the next batch starts at %q, not %q", second.Base, first.Next)
+			}
+			// A failed batch commits nothing: the stamp stays.
+			_ = e.s.Batch(e.ctx, func(tx store.Store) error {
+				_, _ = tx.Write(e.ctx, []store.WriteRequest{fact("rolled back")}, Agent)
+				return errors.New("boom")
+			})
+			third, _ := stamp(nop)
+			if third.Base != second.Next {
+				t.Errorf("after a failed batch the next starts at %q, not %q", third.Base, second.Next)
+			}
+			rec := e.write1(fact("outside a batch"))
+			for _, change := range []struct {
+				name string
+				do   func() error
+			}{
+				{"Write", func() error { _, err := e.s.Write(e.ctx, []store.WriteRequest{fact("w")}, Agent); return err }},
+				{"Invalidate", func() error { return e.s.Invalidate(e.ctx, rec.ID, "gone", Human) }},
+				{"AppendOverlaySummary", func() error { return e.s.AppendOverlaySummary(e.ctx, store.OverlaySummary{Agent: "bot"}) }},
+			} {
+				before, _ := stamp(nop)
+				if err := change.do(); err != nil {
+					t.Fatalf("%s: %v", change.name, err)
+				}
+				after, _ := stamp(nop)
+				if after.Base == before.Next {
+					t.Errorf("%s outside a batch left the stamp %q unchanged", change.name, after.Base)
+				}
+			}
+		}},
 		{"ErrorCommitsNothing", func(t *testing.T) {
 			e := k.open(t)
 			before := e.write1(fact("kept"))
