@@ -52,7 +52,7 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.gen++
 	d.gen, d.cancel = s.gen, cancel
-	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen}
+	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen, parses: d.parses}
 	s.mu.Unlock()
 	s.goBackground(func(context.Context) {
 		defer cancel()
@@ -61,15 +61,20 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 }
 
 // analyze parses and validates one snapshot: an agent file against the
-// agent schema, a workspace config against its own.
-func analyze(path string, version int32, text []byte) *analysis {
+// agent schema, a workspace config against its own. An agent file is
+// parsed through parses when it is not nil.
+func analyze(path string, version int32, text []byte, parses *schema.ParseCache) *analysis {
 	a := &analysis{version: version}
 	if isWorkspaceConfig(path) {
 		doc, _, problems, err := schema.LoadWorkspace(path, text)
 		a.doc, a.problems, a.parseErr = doc, problems, err
 		return a
 	}
-	doc, agent, problems, err := schema.LoadAgent(path, text)
+	load := schema.LoadAgent
+	if parses != nil {
+		load = parses.LoadAgent
+	}
+	doc, agent, problems, err := load(path, text)
 	a.doc, a.agent, a.problems = doc, agent, problems
 	if err != nil {
 		a.parseErr = err
@@ -81,7 +86,7 @@ func analyze(path string, version int32, text []byte) *analysis {
 // with lint findings when a linter is configured. A run whose document has
 // moved on publishes nothing.
 func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
-	a := analyze(snap.path, snap.version, snap.text)
+	a := analyze(snap.path, snap.version, snap.text, snap.parses)
 	s.mu.Lock()
 	if d := s.docs[snap.uri]; d != nil && d.gen == snap.gen {
 		d.parsed = a

@@ -18,6 +18,9 @@ type document struct {
 	gen     uint64             // the current analysis run; older runs never publish
 	cancel  context.CancelFunc // cancels the current run
 	parsed  *analysis          // the newest finished parse (may be of an older version)
+	// parses keeps the pieces of the last parse, so an edit re-parses only
+	// the pieces it changed.
+	parses *schema.ParseCache
 }
 
 // analysis is the parse of one version of a document.
@@ -36,6 +39,7 @@ type snapshot struct {
 	version int32
 	text    []byte
 	gen     uint64
+	parses  *schema.ParseCache
 }
 
 // DidOpen starts tracking an agent file or a workspace config
@@ -56,7 +60,7 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	if old := s.docs[uri]; old != nil && old.cancel != nil {
 		old.cancel()
 	}
-	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text)}
+	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text), parses: schema.NewParseCache()}
 	s.mu.Unlock()
 	s.watchDir(path)
 	s.diagnose(uri)

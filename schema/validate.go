@@ -164,9 +164,15 @@ func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem
 // work that needs only the agent's name, such as reading its memories, and
 // must check the name against the decoded config before using that work.
 func LoadAgentEarly(filename string, data []byte, parsed func(name string)) (*Document, *AgentConfig, []Problem, error) {
+	return loadAgent(filename, data, parsed, nil)
+}
+
+// loadAgent is LoadAgentEarly that parses YAML through cache (when not
+// nil).
+func loadAgent(filename string, data []byte, parsed func(name string), cache *ParseCache) (*Document, *AgentConfig, []Problem, error) {
 	schemaReady := make(chan compiled, 1)
 	go func() { schemaReady <- agentSchema() }()
-	d, err := parseTree(filename, data)
+	d, err := parseTreeWith(filename, data, cache)
 	if err != nil {
 		return nil, nil, nil, err
 	}
