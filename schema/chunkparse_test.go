@@ -153,3 +153,46 @@ func TestParseCacheRandomEdits(t *testing.T) {
 		}
 	})
 }
+
+// TestLoadAgentStagedSameAsLoadAgent: for every agent fixture, valid and
+// invalid, LoadAgentStaged's wait returns what LoadAgent returns, and the
+// early agent, when wait returns one, is that same agent.
+func TestLoadAgentStagedSameAsLoadAgent(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"../testdata/agents", "../testdata/invalid", "../testdata/lint"} {
+		err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+			if err == nil && !de.IsDir() && IsAgentFile(p) {
+				files = append(files, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d agent fixtures", len(files))
+	}
+	files = append(files, "bench.agent.yaml")
+	for _, name := range files {
+		data := benchAgentFile()
+		if name != "bench.agent.yaml" {
+			var err error
+			if data, err = os.ReadFile(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wd, wcfg, wps, werr := LoadAgent(name, data)
+		doc, early, wait := newParseCache(3).LoadAgentStaged(name, data)
+		gd, gcfg, gps, gerr := wait()
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(wcfg, gcfg) || !reflect.DeepEqual(wps, gps) || (wd == nil) != (gd == nil) {
+			t.Fatalf("%s: staged (%v, %v, %v) differs from LoadAgent (%v, %v, %v)", name, gcfg != nil, gps, gerr, wcfg != nil, wps, werr)
+		}
+		if gd != doc {
+			t.Fatalf("%s: wait returned another document", name)
+		}
+		if gcfg != nil && early != gcfg {
+			t.Fatalf("%s: the early agent is not the one wait returned", name)
+		}
+	}
+}
