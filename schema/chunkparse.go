@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -165,6 +166,9 @@ type line struct {
 	// empty marks a key line whose value is not on the line ("key:" with
 	// at most a comment after it).
 	empty bool
+	// itemKey marks an item line whose item is a mapping starting on it
+	// ("- key: ...", "- key:").
+	itemKey bool
 }
 
 type lineKind uint8
@@ -194,9 +198,12 @@ type piece struct {
 	col      int
 	seq      bool
 	header   bool
-	entries  []int
-	root     *yaml.Node // parsed, lines counted in the whole source
-	key      string     // the text, once it is a string
+	// item marks a piece holding one item of a sequence at col, a mapping
+	// of which the piece holds the first member only.
+	item    bool
+	entries []int
+	root    *yaml.Node // parsed, lines counted in the whole source
+	key     string     // the text, once it is a string
 }
 
 // plan is a block collection made of parts, in order: a piece's members or
@@ -208,7 +215,7 @@ type plan struct {
 
 type part struct {
 	piece *piece
-	body  *plan // with piece a header
+	body  *plan // with piece a header or an item: the rest of its value
 }
 
 // newPlanner classifies the lines of src, or returns nil when src has
@@ -255,6 +262,10 @@ func classify(s []byte) (line, bool) {
 		l.kind = lineComment
 	case s[i] == '-' && (i+1 == len(s) || s[i+1] == ' '):
 		l.kind = lineItem
+		if i+2 < len(s) && isKeyStart(s[i+2]) {
+			k, _ := classify(s[i+2:])
+			l.itemKey = k.kind == lineKey
+		}
 	case isKeyStart(s[i]):
 		l.kind = lineOther
 		j := i + 1
@@ -338,6 +349,15 @@ func (p *planner) body(from, to, col int) (*plan, bool) {
 		if k+1 < len(starts) {
 			end = starts[k+1]
 		}
+		if seq && end-s > p.size && p.lines[s].itemKey {
+			if rest, at, ok := p.itemRest(s, end, col+2); ok {
+				flush(s)
+				h := p.add(&piece{from: groupFrom, to: at, col: col, seq: true, item: true, entries: []int{s}})
+				pl.parts = append(pl.parts, part{piece: h, body: rest})
+				groupFrom = end
+				continue
+			}
+		}
 		if !seq && end-s > p.size && p.lines[s].empty {
 			if sub, ok := p.member(s, end); ok {
 				flush(s)
@@ -368,6 +388,23 @@ func (p *planner) member(at, to int) (*plan, bool) {
 		}
 	}
 	return nil, false
+}
+
+// itemRest plans the members after the first of the mapping that starts
+// on the item line at (lines [at, to)), whose keys are at column col: from
+// the line of the second member on. ok is false when the mapping has one
+// member or those lines are not its members.
+func (p *planner) itemRest(at, to, col int) (rest *plan, from int, ok bool) {
+	for i := at + 1; i < to; i++ {
+		if l := p.lines[i]; l.kind != lineBlank && l.kind != lineComment && l.indent <= col {
+			if l.indent < col || l.kind != lineKey {
+				return nil, 0, false
+			}
+			rest, ok := p.body(i, to, col)
+			return rest, i, ok
+		}
+	}
+	return nil, 0, false
 }
 
 // parse parses the piece's text alone; it reports whether that gave one
@@ -433,6 +470,14 @@ func (pc *piece) fits() bool {
 	if r == nil {
 		return false
 	}
+	if pc.item {
+		if r.Kind != yaml.SequenceNode || len(r.Content) != 1 || r.Line != pc.entries[0]+1 || r.Column != pc.col+1 {
+			return false
+		}
+		m := r.Content[0]
+		return m.Kind == yaml.MappingNode && len(m.Content) == 2 && m.Content[0].Kind == yaml.ScalarNode &&
+			m.Content[0].Line == pc.entries[0]+1 && m.Content[0].Column == pc.col+3
+	}
 	if pc.seq {
 		return r.Kind == yaml.SequenceNode && len(r.Content) == len(pc.entries) &&
 			r.Line == pc.entries[0]+1 && r.Column == pc.col+1
@@ -460,11 +505,16 @@ func (p *planner) join(pl *plan) *yaml.Node {
 	n := *pl.parts[0].piece.root
 	n.Content = nil
 	for _, pt := range pl.parts {
-		if pt.body == nil {
+		switch {
+		case pt.body == nil:
 			n.Content = append(n.Content, pt.piece.root.Content...)
-			continue
+		case pt.piece.item:
+			it := *pt.piece.root.Content[0]
+			it.Content = append(slices.Clip(it.Content), p.join(pt.body).Content...)
+			n.Content = append(n.Content, &it)
+		default:
+			n.Content = append(n.Content, pt.piece.root.Content[0], p.join(pt.body))
 		}
-		n.Content = append(n.Content, pt.piece.root.Content[0], p.join(pt.body))
 	}
 	return &n
 }
@@ -473,6 +523,8 @@ func (p *planner) join(pl *plan) *yaml.Node {
 func (pc *piece) String() string {
 	kind := "map"
 	switch {
+	case pc.item:
+		kind = "item"
 	case pc.header:
 		kind = "header"
 	case pc.seq:
