@@ -122,6 +122,10 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		// Linted while the schema was validated, on the agent that
 		// passed it.
 		lint, pending, done = early.lint, early.pending, true
+	} else if s.opts.Lint == nil && a.doc != nil && a.agent != nil && !foreign {
+		// Without a linter the store is opened only to count pending
+		// reviews: an unchanged store file has the count read last time.
+		pending, done = s.stores.cached(ws, agentName)
 	} else if s.opts.Lint != nil && a.doc != nil && a.agent != nil && !foreign {
 		if n, ok := s.stores.cached(ws, agentName); ok {
 			ps, openErr := s.lintWith(ctx, snap, a, ws, nil, true)
