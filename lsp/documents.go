@@ -19,7 +19,8 @@ type document struct {
 	cancel  context.CancelFunc // cancels the current run
 	parsed  *analysis          // the newest finished parse (may be of an older version)
 	// parses keeps the pieces of the last parse, so an edit re-parses only
-	// the pieces it changed.
+	// the pieces it changed. A document gets one on its first change: a
+	// file only opened (or only read) does not hold its pieces in memory.
 	parses *schema.ParseCache
 }
 
@@ -60,7 +61,7 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	if old := s.docs[uri]; old != nil && old.cancel != nil {
 		old.cancel()
 	}
-	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text), parses: schema.NewParseCache()}
+	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text)}
 	s.mu.Unlock()
 	s.watchDir(path)
 	s.diagnose(uri)
@@ -83,6 +84,9 @@ func (s *server) DidChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 	// Full sync: the last change is the whole text.
 	d.text = []byte(p.ContentChanges[len(p.ContentChanges)-1].Text)
 	d.version = p.TextDocument.Version
+	if d.parses == nil {
+		d.parses = schema.NewParseCache()
+	}
 	s.mu.Unlock()
 	s.diagnose(uri)
 	return nil
