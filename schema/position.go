@@ -66,6 +66,10 @@ type lineIndex struct {
 	// cursors remember the last conversion on a non-ASCII line.
 	posCur  struct{ line, off, char int }
 	runeCur struct{ line, col, off int }
+	// lastLine is the line of the last offset pos converted: parsers
+	// convert in document order, so the next one is mostly on it or the
+	// line after.
+	lastLine int
 }
 
 func newLineIndex(src []byte) *lineIndex {
@@ -114,8 +118,17 @@ func (li *lineIndex) lineEnd(l int) int {
 // pos converts a byte offset to a Position.
 func (li *lineIndex) pos(off int) Position {
 	off = min(max(off, 0), len(li.src))
-	l := sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off }) - 1
-	l = max(l, 0)
+	l := -1
+	for _, h := range [2]int{li.lastLine, li.lastLine + 1} {
+		if h < len(li.starts) && li.starts[h] <= off && (h+1 == len(li.starts) || off < li.starts[h+1]) {
+			l = h
+			break
+		}
+	}
+	if l < 0 {
+		l = max(sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off })-1, 0)
+	}
+	li.lastLine = l
 	start := li.starts[l]
 	if off < start { // inside the byte order mark
 		off = start
