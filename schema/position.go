@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"unicode/utf16"
@@ -73,11 +74,11 @@ type lineIndex struct {
 }
 
 func newLineIndex(src []byte) *lineIndex {
-	li := &lineIndex{src: src, starts: []int{0}}
+	n := bytes.Count(src, []byte{'\n'}) + 1 // the lines, but for lone CRs
+	li := &lineIndex{src: src, starts: make([]int, 1, n), nonASCII: make([]bool, 1, n)}
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		li.starts[0] = 3 // the byte order mark is not part of line 0's text
 	}
-	li.nonASCII = []bool{false}
 	for i := li.starts[0]; i < len(src); i++ {
 		switch c := src[i]; {
 		case c == '\n':
