@@ -46,7 +46,7 @@ func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
 		text = data
 	}
 	if a == nil {
-		a = analyze(path, 0, text)
+		a = analyze(path, 0, text, nil)
 	}
 	if a.doc == nil {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))

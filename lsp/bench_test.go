@@ -112,6 +112,7 @@ func BenchmarkDidChangeDiagnostics(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		v := i + 2
+		c.forget()
 		start := time.Now()
 		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
 		c.awaitDiagnostics(uri, int32(v))
@@ -184,6 +185,7 @@ func BenchmarkInlayHintAfterEdit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		v := i + 2
+		c.forget()
 		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
 		c.awaitDiagnostics(uri, int32(v))
 		start := time.Now()
@@ -228,6 +230,7 @@ func BenchmarkDidChangeLint(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		v := i + 2
+		c.forget()
 		start := time.Now()
 		c.change(uri, text+fmt.Sprintf("# edit %d\n", i), v)
 		if got := c.awaitLint(uri, int32(v)); got != settled {

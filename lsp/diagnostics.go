@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -52,7 +53,7 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.gen++
 	d.gen, d.cancel = s.gen, cancel
-	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen}
+	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen, parses: d.parses}
 	s.mu.Unlock()
 	s.goBackground(func(context.Context) {
 		defer cancel()
@@ -61,15 +62,20 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 }
 
 // analyze parses and validates one snapshot: an agent file against the
-// agent schema, a workspace config against its own.
-func analyze(path string, version int32, text []byte) *analysis {
+// agent schema, a workspace config against its own. An agent file is
+// parsed through parses when it is not nil.
+func analyze(path string, version int32, text []byte, parses *schema.ParseCache) *analysis {
 	a := &analysis{version: version}
 	if isWorkspaceConfig(path) {
 		doc, _, problems, err := schema.LoadWorkspace(path, text)
 		a.doc, a.problems, a.parseErr = doc, problems, err
 		return a
 	}
-	doc, agent, problems, err := schema.LoadAgent(path, text)
+	load := schema.LoadAgent
+	if parses != nil {
+		load = parses.LoadAgent
+	}
+	doc, agent, problems, err := load(path, text)
 	a.doc, a.agent, a.problems = doc, agent, problems
 	if err != nil {
 		a.parseErr = err
@@ -81,15 +87,18 @@ func analyze(path string, version int32, text []byte) *analysis {
 // with lint findings when a linter is configured. A run whose document has
 // moved on publishes nothing.
 func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
-	a := analyze(snap.path, snap.version, snap.text)
-	s.mu.Lock()
-	if d := s.docs[snap.uri]; d != nil && d.gen == snap.gen {
-		d.parsed = a
-	}
-	s.mu.Unlock()
-	fast := s.problemDiagnostics(a)
-	if !s.publish(ctx, snap, fast) || ctx.Err() != nil {
-		return // a newer edit supersedes the lint pass: leave it the cores
+	var a *analysis
+	var early *earlyLint
+	if s.opts.Lint != nil && snap.parses != nil && !isWorkspaceConfig(snap.path) {
+		var ok bool
+		if a, early, ok = s.stagedAnalysis(ctx, snap); !ok {
+			return
+		}
+	} else {
+		a = analyze(snap.path, snap.version, snap.text, snap.parses)
+		if !s.publishAnalysis(ctx, snap, a) {
+			return
+		}
 	}
 	if isWorkspaceConfig(snap.path) {
 		return // a workspace config has no composition to lint
@@ -109,7 +118,15 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	state, msg, pending, done := StoreConnected, "", 0, false
 	// The store file unchanged since the last lint: the linter answers
 	// from what it read then and opens the store only if it must.
-	if s.opts.Lint != nil && a.doc != nil && a.agent != nil && !foreign {
+	if early != nil && early.agent == a.agent && a.agent != nil && !foreign {
+		// Linted while the schema was validated, on the agent that
+		// passed it.
+		lint, pending, done = early.lint, early.pending, true
+	} else if s.opts.Lint == nil && a.doc != nil && a.agent != nil && !foreign {
+		// Without a linter the store is opened only to count pending
+		// reviews: an unchanged store file has the count read last time.
+		pending, done = s.stores.cached(ws, agentName)
+	} else if s.opts.Lint != nil && a.doc != nil && a.agent != nil && !foreign {
 		if n, ok := s.stores.cached(ws, agentName); ok {
 			ps, openErr := s.lintWith(ctx, snap, a, ws, nil, true)
 			if ctx.Err() != nil {
@@ -136,10 +153,78 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	if ctx.Err() != nil {
 		return
 	}
-	if len(lint) > 0 && !s.publish(ctx, snap, append(fast, toDiagnostics(lint)...)) {
+	if len(lint) > 0 && !s.publish(ctx, snap, append(s.problemDiagnostics(a), toDiagnostics(lint)...)) {
 		return
 	}
 	s.stores.report(ws, snap.uri, state, msg, pending)
+}
+
+// publishAnalysis records a as the document's newest parse and publishes
+// its parse and schema problems; it reports whether the run goes on (it
+// published and was not cancelled).
+func (s *server) publishAnalysis(ctx context.Context, snap snapshot, a *analysis) bool {
+	s.mu.Lock()
+	if d := s.docs[snap.uri]; d != nil && d.gen == snap.gen {
+		d.parsed = a
+	}
+	s.mu.Unlock()
+	if !s.publish(ctx, snap, s.problemDiagnostics(a)) || ctx.Err() != nil {
+		return false // a newer edit supersedes the lint pass: leave it the cores
+	}
+	return true
+}
+
+// earlyLint is the lint pass run on an agent decoded before its schema
+// validation was done.
+type earlyLint struct {
+	agent   *schema.AgentConfig
+	lint    []schema.Problem
+	pending int
+}
+
+// stagedAnalysis analyses an agent file and publishes its parse and schema
+// problems (as publishAnalysis) from a second goroutine, while this one
+// lints the agent decoded before validation, when the store file is
+// unchanged since the last lint (the cached path of runDiagnostics). The
+// early lint is nil when it did not run or failed; runDiagnostics uses it
+// only for the agent validation returned, so it sees what the lint after
+// validation would have seen, one schema pass sooner. ok is
+// publishAnalysis' answer.
+func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis, early *earlyLint, ok bool) {
+	doc, agent, wait := snap.parses.LoadAgentStaged(snap.path, snap.text)
+	type result struct {
+		a  *analysis
+		ok bool
+	}
+	first := make(chan result, 1)
+	go func() {
+		r := result{}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("analysis panic", "panic", fmt.Sprint(p))
+			}
+			first <- r
+		}()
+		d, cfg, problems, err := wait()
+		r.a = &analysis{version: snap.version, doc: d, agent: cfg, problems: problems, parseErr: err}
+		r.ok = s.publishAnalysis(ctx, snap, r.a)
+	}()
+	if doc != nil && agent != nil {
+		ws := s.workspaceFor(snap.path)
+		if foreignAgent(ws, agent) == nil {
+			if n, cached := s.stores.cached(ws, agent.RoleTemplate.Name); cached {
+				ps, openErr := s.lintWith(ctx, snap, &analysis{version: snap.version, doc: doc, agent: agent}, ws, nil, true)
+				if openErr == nil && ctx.Err() == nil {
+					early = &earlyLint{agent: agent, lint: ps, pending: n}
+				}
+			}
+		}
+	}
+	r := <-first
+	if r.a == nil {
+		return nil, nil, false
+	}
+	return r.a, early, r.ok
 }
 
 // lintWith runs the linter over a with the open store st and returns its

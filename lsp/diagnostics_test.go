@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // formatDiagnostics prints diagnostics like `agent-ls validate` and the
@@ -287,5 +289,76 @@ func TestLintSeam(t *testing.T) {
 				t.Errorf("diagnostics:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEarlyLintOnlyForValidatedAgent: over an unchanged store file the
+// server lints the agent decoded before its schema validation is done; it
+// publishes that lint only for an agent that passed validation. A version
+// with a schema error that still decodes is linted again as before (no
+// agent), and the early lint of it is never published.
+func TestEarlyLintOnlyForValidatedAgent(t *testing.T) {
+	env := newTestEnv(t)
+	withBolt(t, env, func(store.Store) {})
+	time.Sleep(racyWindow) // the store file must be stable for the cached path
+	var mu sync.Mutex
+	linted := map[string]bool{}
+	lint := func(_ context.Context, in LintInput) ([]schema.Problem, error) {
+		name := "no agent"
+		if in.Agent != nil {
+			name = in.Agent.Mission.Objective
+		}
+		mu.Lock()
+		linted[name] = true
+		mu.Unlock()
+		r, _ := in.Doc.KeyRange("/mission")
+		return []schema.Problem{{Rule: "test-rule", Severity: schema.SeverityWarning, Message: "lint saw " + name, Range: r}}, nil
+	}
+	c := startServer(t, Options{NoWatch: true, Lint: lint, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, nil, false)
+	text := func(objective, identity string) string {
+		return "roleTemplate:\n  name: a\n  persona:\n    identity: '" + identity + "'\n    tone: y\nmission:\n  objective: " + objective + "\n"
+	}
+	path := filepath.Join(env.root, "a.agent.yaml")
+	uri := c.open(path, text("one", "x"), 1)
+	settled := func(version int32, want ...string) {
+		t.Helper()
+		c.waitFor(fmt.Sprintf("v%d lint", version), func(ns, _ []note) bool {
+			for _, d := range diagsOf(ns, uri) {
+				if d.Version == version && strings.Contains(string(d.Raw), "lint saw") {
+					return true
+				}
+			}
+			return false
+		})
+		for _, d := range c.diagnostics(uri) {
+			if d.Version != version || !strings.Contains(string(d.Raw), "lint saw") {
+				continue
+			}
+			var msgs []string
+			for _, dg := range d.Diagnostics {
+				msgs = append(msgs, dg.Message)
+			}
+			if !reflect.DeepEqual(msgs, want) {
+				t.Fatalf("v%d: settled diagnostics %q, want %q", version, msgs, want)
+			}
+		}
+	}
+	settled(1, "lint saw one")
+	c.change(uri, text("two", "x"), 2) // the store is cached now: the early lint
+	settled(2, "lint saw two")
+	c.change(uri, text("three", ""), 3) // decodes, but identity must not be empty
+	settled(3, "must not be empty", "lint saw no agent")
+	c.change(uri, text("four", "x"), 4)
+	settled(4, "lint saw four")
+	for _, d := range c.diagnostics(uri) {
+		if strings.Contains(string(d.Raw), "lint saw three") {
+			t.Fatalf("the early lint of an agent with schema errors was published: %s", d.Raw)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !linted["three"] {
+		t.Error("v3 was not linted early: the test no longer covers the early lint")
 	}
 }

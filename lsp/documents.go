@@ -18,6 +18,10 @@ type document struct {
 	gen     uint64             // the current analysis run; older runs never publish
 	cancel  context.CancelFunc // cancels the current run
 	parsed  *analysis          // the newest finished parse (may be of an older version)
+	// parses keeps the pieces of the last parse, so an edit re-parses only
+	// the pieces it changed. A document gets one on its first change: a
+	// file only opened (or only read) does not hold its pieces in memory.
+	parses *schema.ParseCache
 }
 
 // analysis is the parse of one version of a document.
@@ -36,6 +40,7 @@ type snapshot struct {
 	version int32
 	text    []byte
 	gen     uint64
+	parses  *schema.ParseCache
 }
 
 // DidOpen starts tracking an agent file or a workspace config
@@ -79,6 +84,9 @@ func (s *server) DidChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 	// Full sync: the last change is the whole text.
 	d.text = []byte(p.ContentChanges[len(p.ContentChanges)-1].Text)
 	d.version = p.TextDocument.Version
+	if d.parses == nil {
+		d.parses = schema.NewParseCache()
+	}
 	s.mu.Unlock()
 	s.diagnose(uri)
 	return nil

@@ -196,6 +196,16 @@ func (c *testClient) change(uri protocol.DocumentURI, text string, version int) 
 		"contentChanges": []any{map[string]any{"text": text}}})
 }
 
+// forget drops the recorded notifications, so that a benchmark's waits
+// scan only those of its current iteration instead of decoding every
+// earlier publish again (which made an iteration's wait grow with b.N and
+// took the cores the server was measured on).
+func (c *testClient) forget() {
+	c.mu.Lock()
+	c.notes = nil
+	c.mu.Unlock()
+}
+
 // waitFor blocks until cond holds over the recorded messages.
 func (c *testClient) waitFor(what string, cond func(notes, calls []note) bool) {
 	c.t.Helper()

@@ -86,7 +86,7 @@ func TestQuickFixes(t *testing.T) {
 					t.Fatalf("diagnostic %q: quick fix %+v, want %q", d.Message, fix, tt.titles[i])
 				}
 				fixed := applyEdits(t, string(data), fix.Edit.Changes[got.URI])
-				a := analyze(path, 0, []byte(fixed))
+				a := analyze(path, 0, []byte(fixed), nil)
 				if a.doc == nil {
 					t.Fatalf("fixed text does not parse: %v\n%s", a.parseErr, fixed)
 				}
@@ -168,7 +168,7 @@ func TestUnknownDomainQuickFix(t *testing.T) {
 		t.Fatalf("no add-judgment quick fix in %+v", actions)
 	}
 	fixed := applyEdits(t, text, fix.Edit.Changes[uri])
-	a := analyze(path, 0, []byte(fixed))
+	a := analyze(path, 0, []byte(fixed), nil)
 	if a.agent == nil || len(a.problems) != 0 {
 		t.Fatalf("fixed text has problems %v:\n%s", a.problems, fixed)
 	}

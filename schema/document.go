@@ -72,6 +72,11 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 // parseTree is the first half of ParseDocument: the node tree and its
 // values, not yet indexed. Only d.root may be read until finish returns.
 func parseTree(filename string, data []byte) (*Document, error) {
+	return parseTreeWith(filename, data, nil)
+}
+
+// parseTreeWith is parseTree that parses YAML through cache (when not nil).
+func parseTreeWith(filename string, data []byte, cache *ParseCache) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, sizeError(filename, int64(len(data)))
 	}
@@ -90,6 +95,8 @@ func parseTree(filename string, data []byte) (*Document, error) {
 	var err error
 	if strings.EqualFold(filepath.Ext(filename), ".json") {
 		d.root, err = parseJSON(d)
+	} else if root, ok := cache.parse(d); ok {
+		d.root = root
 	} else {
 		d.root, err = parseYAML(d)
 	}

@@ -1,11 +1,14 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -384,15 +387,26 @@ func TestIsAgentFile(t *testing.T) {
 }
 
 // FuzzParseDocument: no input panics; every range lies within the source
-// and a node's value range never starts before its key.
+// and a node's value range never starts before its key; a YAML document
+// parsed through a ParseCache (pieces of one line), and then again after a
+// line added before it (the cached pieces moved), gives what the whole
+// parse gives, errors included.
 func FuzzParseDocument(f *testing.F) {
 	f.Add("x.yaml", rangesYAML)
 	f.Add("x.json", `{"a": [1, {"b": null}], "c": "é"}`)
 	f.Add("x.yaml", "a: &a [*a]\n")
 	f.Add("x.yaml", "k: |2\n   x\n")
+	f.Add("x.yaml", "a:\n  b: 1\n  c:\n    - x\n    - 'y\n    - z'\nd: \"e\nf: g\"\n")
+	f.Add("x.yaml", "a:\n  b: |\n    t\n  c: [1,\n  d: 2]\n# c\ne:\n  - f\n  -\n")
 	f.Fuzz(func(t *testing.T, name, src string) {
 		if !strings.HasSuffix(name, ".json") {
 			name = "f.yaml"
+			cache := newParseCache(1)
+			for _, s := range []string{src, "z: 0\n" + src} {
+				if err := sameParse(cache, name, []byte(s)); err != nil {
+					t.Fatalf("%q: %v", s, err)
+				}
+			}
 		}
 		d, err := ParseDocument(name, []byte(src))
 		if err != nil {
@@ -532,6 +546,32 @@ func BenchmarkLoadAgentLarge(b *testing.B) {
 			}
 		}
 	})
+	// A ParseCache that parsed the previous version: an edit of one line in
+	// the middle (a heuristic), or a line added at the end.
+	mid := bytes.Index(data, []byte("number 300 "))
+	for _, edit := range []struct {
+		name string
+		at   func(i int) []byte
+	}{
+		{"cached-edit-middle", func(i int) []byte {
+			return slices.Concat(data[:mid], []byte(strconv.Itoa(i%7)), data[mid:])
+		}},
+		{"cached-line-at-end", func(i int) []byte { return fmt.Appendf(slices.Clone(data), "# edit %d\n", i) }},
+	} {
+		b.Run(edit.name, func(b *testing.B) {
+			c := NewParseCache()
+			if _, err := c.ParseDocument("bench.agent.yaml", data); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.ParseDocument("bench.agent.yaml", edit.at(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	d, err := ParseDocument("bench.agent.yaml", data)
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"unicode/utf16"
@@ -66,14 +67,18 @@ type lineIndex struct {
 	// cursors remember the last conversion on a non-ASCII line.
 	posCur  struct{ line, off, char int }
 	runeCur struct{ line, col, off int }
+	// lastLine is the line of the last offset pos converted: parsers
+	// convert in document order, so the next one is mostly on it or the
+	// line after.
+	lastLine int
 }
 
 func newLineIndex(src []byte) *lineIndex {
-	li := &lineIndex{src: src, starts: []int{0}}
+	n := bytes.Count(src, []byte{'\n'}) + 1 // the lines, but for lone CRs
+	li := &lineIndex{src: src, starts: make([]int, 1, n), nonASCII: make([]bool, 1, n)}
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		li.starts[0] = 3 // the byte order mark is not part of line 0's text
 	}
-	li.nonASCII = []bool{false}
 	for i := li.starts[0]; i < len(src); i++ {
 		switch c := src[i]; {
 		case c == '\n':
@@ -114,8 +119,17 @@ func (li *lineIndex) lineEnd(l int) int {
 // pos converts a byte offset to a Position.
 func (li *lineIndex) pos(off int) Position {
 	off = min(max(off, 0), len(li.src))
-	l := sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off }) - 1
-	l = max(l, 0)
+	l := -1
+	for _, h := range [2]int{li.lastLine, li.lastLine + 1} {
+		if h < len(li.starts) && li.starts[h] <= off && (h+1 == len(li.starts) || off < li.starts[h+1]) {
+			l = h
+			break
+		}
+	}
+	if l < 0 {
+		l = max(sort.Search(len(li.starts), func(i int) bool { return li.starts[i] > off })-1, 0)
+	}
+	li.lastLine = l
 	start := li.starts[l]
 	if off < start { // inside the byte order mark
 		off = start

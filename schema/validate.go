@@ -164,11 +164,35 @@ func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem
 // work that needs only the agent's name, such as reading its memories, and
 // must check the name against the decoded config before using that work.
 func LoadAgentEarly(filename string, data []byte, parsed func(name string)) (*Document, *AgentConfig, []Problem, error) {
+	return loadAgent(filename, data, parsed, nil)
+}
+
+// loadAgent is LoadAgentEarly that parses YAML through cache (when not
+// nil).
+func loadAgent(filename string, data []byte, parsed func(name string), cache *ParseCache) (*Document, *AgentConfig, []Problem, error) {
+	_, _, wait := loadStaged(filename, data, parsed, cache, false)
+	return wait()
+}
+
+// LoadAgentStaged is LoadAgent in two stages, for a caller with work that
+// needs the decoded agent but not its schema problems: it returns, as soon
+// as the file is parsed and decoded, the document and the agent decoded
+// from it (both nil when it does not parse; the agent nil when it does not
+// decode), while schema validation runs on another goroutine; wait returns
+// what LoadAgent returns. Work done on the early agent is valid only when
+// wait returns that same agent: an agent with schema errors is not one.
+func (c *ParseCache) LoadAgentStaged(filename string, data []byte) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
+	return loadStaged(filename, data, nil, c, true)
+}
+
+// loadStaged is LoadAgentStaged; early decodes the agent before the
+// validation is done (else only when it found no errors).
+func loadStaged(filename string, data []byte, parsed func(name string), cache *ParseCache, early bool) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
 	schemaReady := make(chan compiled, 1)
 	go func() { schemaReady <- agentSchema() }()
-	d, err := parseTree(filename, data)
+	d, err := parseTreeWith(filename, data, cache)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, func() (*Document, *AgentConfig, []Problem, error) { return nil, nil, nil, err }
 	}
 	if parsed != nil {
 		parsed(rawAgentName(d.root.value))
@@ -184,15 +208,48 @@ func LoadAgentEarly(filename string, data []byte, parsed func(name string)) (*Do
 		done <- validateValue(c, d.root.value)
 	}()
 	d.finish()
-	ps := agentProblems(d, c, <-done)
-	if hasErrors(ps) {
-		return d, nil, ps, nil
+	var cfg *AgentConfig
+	var decodeErr error
+	decoded := false
+	if early {
+		func() {
+			defer func() {
+				if recover() != nil { // decoded again, after validation, as LoadAgent does
+					cfg, decodeErr, decoded = nil, nil, false
+				}
+			}()
+			cfg, decodeErr = DecodeAgent(d)
+			decoded = true
+		}()
 	}
-	cfg, err := DecodeAgent(d)
-	if err != nil {
-		return d, nil, ps, err
+	wait := sync.OnceValues(func() (loadResult, error) {
+		ps := agentProblems(d, c, <-done)
+		if hasErrors(ps) {
+			return loadResult{d, nil, ps}, nil
+		}
+		if !decoded {
+			cfg, decodeErr = DecodeAgent(d)
+		}
+		if decodeErr != nil {
+			return loadResult{d, nil, ps}, decodeErr
+		}
+		return loadResult{d, cfg, ps}, nil
+	})
+	var earlyCfg *AgentConfig
+	if decoded && decodeErr == nil {
+		earlyCfg = cfg
 	}
-	return d, cfg, ps, nil
+	return d, earlyCfg, func() (*Document, *AgentConfig, []Problem, error) {
+		r, err := wait()
+		return r.doc, r.cfg, r.problems, err
+	}
+}
+
+// loadResult is what LoadAgent returns but its error.
+type loadResult struct {
+	doc      *Document
+	cfg      *AgentConfig
+	problems []Problem
 }
 
 // rawAgentName is roleTemplate.name of a parsed, unvalidated agent value.
