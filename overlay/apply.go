@@ -108,6 +108,7 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 		Conflicts: []Conflict{},
 	}
 	items := make([]item, 0, len(recs))
+	var authored authoredKeys
 	lastID := ""
 	for i, r := range recs {
 		out := &rep.Records[i]
@@ -130,7 +131,7 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 			continue
 		}
 		it := item{rec: r, out: out, judgment: -1, supports: distinctConversations(r)}
-		if reason := classify(cfg, &it); reason != "" {
+		if reason := classify(cfg, &authored, &it); reason != "" {
 			drop(out, reason)
 			continue
 		}
@@ -196,11 +197,11 @@ func newer(a, b *schema.MemoryRecord) bool {
 
 // classify checks a targeted record against the authored config, fills the
 // item's derived fields and returns a drop reason, or "".
-func classify(cfg *schema.AgentConfig, it *item) Reason {
+func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason {
 	t, r := it.out.Target, it.rec
 	switch t.Primitive {
 	case schema.PrimitiveBackground:
-		if sec := cfg.Background.Section(t.Section); sec != nil && sec.Has(t.Key) {
+		if authored.has(cfg, t.Section, t.Key) {
 			return ReasonAuthoredWins
 		}
 		it.chars = runes(t.Key) + runes(r.Content)
@@ -251,6 +252,40 @@ func classify(cfg *schema.AgentConfig, it *item) Reason {
 		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: r.Content}
 	}
 	return ""
+}
+
+// authoredLinear is the size up to which an authored background section is
+// searched linearly for a key.
+const authoredLinear = 16
+
+// authoredKeys answers whether an authored background section holds a key,
+// indexing a large section the first time it is asked about (a 1,400-entry
+// section searched once per record was most of Apply on such a file).
+type authoredKeys struct {
+	sections map[string]map[string]struct{}
+}
+
+func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key string) bool {
+	sec := cfg.Background.Section(section)
+	if sec == nil {
+		return false
+	}
+	if len(*sec) <= authoredLinear {
+		return sec.Has(key)
+	}
+	keys, ok := a.sections[section]
+	if !ok {
+		keys = make(map[string]struct{}, len(*sec))
+		for _, e := range *sec {
+			keys[e.Key] = struct{}{}
+		}
+		if a.sections == nil {
+			a.sections = map[string]map[string]struct{}{}
+		}
+		a.sections[section] = keys
+	}
+	_, ok = keys[key]
+	return ok
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

@@ -116,3 +116,33 @@ func TestSpillListsNone(t *testing.T) {
 		t.Errorf("Spilled = %v, want nil", rep.Attribution.Spilled)
 	}
 }
+
+// TestAuthoredWinsLargeSection: in a section too large to search linearly
+// (authoredLinear), an authored key still wins over a memory, whether it
+// is the section's first or last entry, and a key it lacks is applied.
+func TestAuthoredWinsLargeSection(t *testing.T) {
+	var entries []string
+	n := 3 * authoredLinear
+	for i := range n {
+		entries = append(entries, fmt.Sprintf(`"k%d":"authored %d"`, i, i))
+	}
+	cfg := mustConfig(t, `{"roleTemplate":{"name":"support-bot"},"background":{"conventions":{`+strings.Join(entries, ",")+`}}}`)
+	recs := []schema.MemoryRecord{
+		rec(t, "01J0000000000000000000000A", ts(1, 1), "background.conventions.k0", "learned first"),
+		rec(t, "01J0000000000000000000000B", ts(1, 2), fmt.Sprintf("background.conventions.k%d", n-1), "learned last"),
+		rec(t, "01J0000000000000000000000C", ts(1, 3), "background.conventions.fresh", "learned new"),
+		rec(t, "01J0000000000000000000000D", ts(1, 4), "background.projectContext.k0", "other section"),
+	}
+	_, rep := Apply(cfg, recs, DefaultPolicy())
+	want := map[string]Reason{"01J0000000000000000000000A": ReasonAuthoredWins, "01J0000000000000000000000B": ReasonAuthoredWins,
+		"01J0000000000000000000000C": "", "01J0000000000000000000000D": ""}
+	for id, reason := range want {
+		o, ok := rep.Outcome(id)
+		if !ok {
+			t.Fatalf("no outcome for %s", id)
+		}
+		if o.Reason != reason || (reason == "") != (o.Status == StatusApplied) {
+			t.Errorf("%s: status %s reason %q, want reason %q", id, o.Status, o.Reason, reason)
+		}
+	}
+}
