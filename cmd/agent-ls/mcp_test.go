@@ -209,15 +209,13 @@ type lspHint struct {
 	RecordID string
 }
 
-// lspInlayHints runs the built `agent-ls serve` over pipes, opens the agent
-// file and returns its inlay hints.
-func lspInlayHints(t *testing.T, dir, agentFile string) []lspHint {
+// startServe starts the built `agent-ls serve` with args in dir, stderr
+// going to stderr, and returns the process and a connection over its pipes.
+func startServe(ctx context.Context, t *testing.T, dir string, stderr io.Writer, args ...string) (*exec.Cmd, *lspConn) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, agentLSBin, "serve", "--no-watch")
+	cmd := exec.CommandContext(ctx, agentLSBin, append([]string{"serve"}, args...)...)
 	cmd.Dir = dir
-	cmd.Stderr = testLog{t}
+	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -229,8 +227,17 @@ func lspInlayHints(t *testing.T, dir, agentFile string) []lspHint {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return cmd, &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
+}
+
+// lspInlayHints runs the built `agent-ls serve` over pipes, opens the agent
+// file and returns its inlay hints.
+func lspInlayHints(t *testing.T, dir, agentFile string) []lspHint {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, c := startServe(ctx, t, dir, testLog{t}, "--no-watch")
 	defer cmd.Wait()
-	c := &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
 	root := (&url.URL{Scheme: "file", Path: dir}).String()
 	uri := (&url.URL{Scheme: "file", Path: agentFile}).String()
 	c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root,
@@ -256,7 +263,7 @@ func lspInlayHints(t *testing.T, dir, agentFile string) []lspHint {
 	}
 	c.call("shutdown", nil)
 	c.notify("exit", nil)
-	stdin.Close()
+	c.w.Close()
 	out := make([]lspHint, len(hs))
 	for i, h := range hs {
 		out[i] = lspHint{h.Label, h.Data.RecordID}
@@ -268,7 +275,7 @@ func lspInlayHints(t *testing.T, dir, agentFile string) []lspHint {
 // in order, server-to-client requests answered with null.
 type lspConn struct {
 	t    *testing.T
-	w    io.Writer
+	w    io.WriteCloser
 	r    *bufio.Reader
 	next int
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,21 +35,7 @@ func TestServeExitsWhileLinting(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentLSBin, "serve")
-	cmd.Dir = dir
-	cmd.Stderr = testLog{t}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
+	cmd, c := startServe(ctx, t, dir, testLog{t})
 	root := (&url.URL{Scheme: "file", Path: dir}).String()
 	uri := (&url.URL{Scheme: "file", Path: agentFile}).String()
 	c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root,
@@ -122,22 +107,8 @@ func TestServeMemProfile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, agentLSBin, "serve", "--no-watch", "--memprofile", tc.path)
-			cmd.Dir = dir
 			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			stdin, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			c := &lspConn{t: t, w: stdin, r: bufio.NewReader(stdout)}
+			cmd, c := startServe(ctx, t, dir, &stderr, "--no-watch", "--memprofile", tc.path)
 			root := (&url.URL{Scheme: "file", Path: dir}).String()
 			c.call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{}})
 			c.notify("initialized", map[string]any{})
