@@ -282,6 +282,7 @@ func TestRangeFixes(t *testing.T) {
 		{"empty tagged value stays on its line", "a: &x !!str\nb: 1\n", Position{Line: 1, Character: 0}, "/b", "/a", ""},
 		{"an anchor ends at an indicator", "&0 a: 1\n&1:: 2\n", Position{Line: 1, Character: 2}, "/:", "/:", "2"},
 		{"an anchor before a comma", "[&a, x]\n", Position{Line: 0, Character: 5}, "/1", "/1", "x"},
+		{"a bare pair in a flow sequence is its own item key", "k: [a: 1]\n", Position{Line: 0, Character: 7}, "/k/0/a", "/k/0", "a: 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := mustParse(t, "x.yaml", tc.src)

@@ -357,7 +357,9 @@ func (b *yamlBuilder) sequence(y *yaml.Node, ptr string, depth int, aliased bool
 }
 
 // itemKey is the "key" of a sequence item: its "-" in block style, else its
-// opening bracket when it is a collection, else the item itself.
+// opening bracket when it is a bracketed collection, else the item itself
+// (a scalar, or a single-pair mapping written bare in a flow sequence,
+// "[a: 1]").
 func (b *yamlBuilder) itemKey(c *node) Range {
 	i := c.val.Start.Offset - 1
 	for i >= 0 && (b.src[i] == ' ' || b.src[i] == '\t' || b.src[i] == '\n' || b.src[i] == '\r') {
@@ -366,8 +368,7 @@ func (b *yamlBuilder) itemKey(c *node) Range {
 	if i >= 0 && b.src[i] == '-' {
 		return b.d.lines.rng(i, i+1)
 	}
-	if c.kind != kindScalar {
-		s := c.val.Start.Offset
+	if s := c.val.Start.Offset; c.kind != kindScalar && s < len(b.src) && (b.src[s] == '[' || b.src[s] == '{') {
 		return b.d.lines.rng(s, s+1)
 	}
 	return c.val
