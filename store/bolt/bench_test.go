@@ -135,10 +135,17 @@ func BenchmarkPromoted(b *testing.B) {
 			if err != nil || len(got) != benchMatches {
 				b.Fatalf("Promoted = %d records, %v; want %d", len(got), err, benchMatches)
 			}
+			f0, fok := pageFaults()
 			for b.Loop() {
 				if _, err := s.Promoted(ctx, benchScope, "bench-agent"); err != nil {
 					b.Fatal(err)
 				}
+			}
+			// Each call maps the file afresh, so every page it reads is a
+			// page fault: the part of the cost that grows with the tree's
+			// depth (docs/PERFORMANCE.md, Store).
+			if f1, ok := pageFaults(); fok && ok {
+				b.ReportMetric(float64(f1-f0)/float64(b.N), "faults/op")
 			}
 		})
 	}
