@@ -166,3 +166,38 @@ func decodeParams(method string, raw json.RawMessage, v any) error {
 	}
 	return nil
 }
+
+// encodedResult is a reply result its handler has already encoded as JSON
+// from its own values. encodedReplies writes it into the response as is:
+// jsonrpc2.NewResponse would parse and re-compact every byte of it, most of
+// the time of a large reply such as the outline of a 2,000-line file.
+type encodedResult []byte
+
+// encodedReplies sits between the connection and the other handlers: a
+// call answered with an encodedResult (and no error) is written straight
+// to st; every other reply goes to the library's replier. The library's
+// replier does nothing else than encode and write, so nothing is skipped.
+func encodedReplies(st *stream, next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		call, ok := req.(*jsonrpc2.Call)
+		if !ok {
+			return next(ctx, reply, req)
+		}
+		return next(ctx, func(rctx context.Context, result any, err error) error {
+			data, ok := result.(encodedResult)
+			if !ok {
+				return reply(rctx, result, err)
+			}
+			if err != nil {
+				return reply(rctx, nil, err)
+			}
+			if err := rctx.Err(); err != nil {
+				return err
+			}
+			if err := st.writeResult(call.ID(), data); err != nil {
+				return fmt.Errorf("write to stream: %w", err)
+			}
+			return nil
+		}, req)
+	}
+}

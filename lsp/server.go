@@ -84,7 +84,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		opts.testHook(s)
 	}
 	var wg sync.WaitGroup
-	s.conn.Go(ctx, cancelHandler(orderedHandler(s.route, s.log, &wg), s.log))
+	s.conn.Go(ctx, encodedReplies(st, cancelHandler(orderedHandler(s.route, s.log, &wg), s.log)))
 
 	select {
 	case <-s.conn.Done():
@@ -222,6 +222,16 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 			return reply(ctx, nil, err)
 		}
 		res, err := s.inlayHint(ctx, &p)
+		return reply(ctx, res, err)
+	case protocol.MethodTextDocumentDocumentSymbol:
+		// Answered here, not through protocol.ServerHandler: the outline
+		// is a pre-encoded reply (encodedResult), which the library's
+		// typed DocumentSymbol cannot return.
+		var p protocol.DocumentSymbolParams
+		if err := decodeParams(method, req.Params(), &p); err != nil {
+			return reply(ctx, nil, err)
+		}
+		res, err := s.documentSymbol(ctx, &p)
 		return reply(ctx, res, err)
 	case methodInlayHintResolve:
 		var h InlayHint

@@ -285,22 +285,36 @@ func encodeMessage(msg jsonrpc2.Message) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode response id: %w", err)
 		}
-		result := r.Result()
-		if len(result) == 0 {
-			result = json.RawMessage("null")
-		}
-		// The library's field order, byte for byte.
-		out := make([]byte, 0, len(result)+len(idJSON)+32)
-		out = append(out, `{"jsonrpc":"2.0","result":`...)
-		out = append(out, result...)
-		out = append(out, `,"id":`...)
-		out = append(out, idJSON...)
-		return append(out, '}'), nil
+		return responseJSON(idJSON, r.Result()), nil
 	}
 	if m, ok := msg.(json.Marshaler); ok {
 		return m.MarshalJSON()
 	}
 	return json.Marshal(msg)
+}
+
+// responseJSON is a successful response around its encoded result, in the
+// library's field order, byte for byte.
+func responseJSON(idJSON, result []byte) []byte {
+	if len(result) == 0 {
+		result = []byte("null")
+	}
+	out := make([]byte, 0, len(result)+len(idJSON)+32)
+	out = append(out, `{"jsonrpc":"2.0","result":`...)
+	out = append(out, result...)
+	out = append(out, `,"id":`...)
+	out = append(out, idJSON...)
+	return append(out, '}')
+}
+
+// writeResult writes the successful response to the call id whose result
+// is already encoded (encodedReplies).
+func (s *stream) writeResult(id jsonrpc2.ID, result []byte) error {
+	idJSON, err := id.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encode response id: %w", err)
+	}
+	return s.writeBody(responseJSON(idJSON, result))
 }
 
 func (s *stream) writeBody(data []byte) error {

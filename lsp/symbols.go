@@ -12,37 +12,30 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 )
 
-// DocumentSymbol answers textDocument/documentSymbol with an outline of the
+// documentSymbol answers textDocument/documentSymbol with an outline of the
 // agent: persona, each judgment by domain with its rule lists and examples,
 // responsibilities, mission, background sections with their keys and
 // awareness domains. A file that does not parse has an empty outline. The
 // outline is a function of the parse alone: it is built and encoded once
-// per parsed document (symbolCache).
-func (s *server) DocumentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) ([]interface{}, error) {
+// per parsed document (symbolCache) and written as is (encodedResult).
+func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) (encodedResult, error) {
 	releaseQueue(ctx)
 	if _, err := s.confinedPath(p.TextDocument.URI); err != nil {
 		return nil, err
 	}
 	f, err := s.loadAgentFile(p.TextDocument.URI)
 	if err != nil || isWorkspaceConfig(f.path) {
-		return []interface{}{}, nil
+		return encodedResult("[]"), nil
 	}
 	if out, ok := s.symbols.get(f.uri, f.doc); ok {
 		return out, nil
 	}
-	syms := agentSymbols(f.doc)
-	out := make([]interface{}, len(syms))
-	for i := range syms {
-		// Each top-level symbol pre-encoded: a cached reply is written
-		// without walking the ~2,000 symbols of a long file again.
-		data, err := json.Marshal(syms[i])
-		if err != nil {
-			return nil, fmt.Errorf("encode outline of %s: %w", f.path, err)
-		}
-		out[i] = json.RawMessage(data)
+	data, err := json.Marshal(agentSymbols(f.doc))
+	if err != nil {
+		return nil, fmt.Errorf("encode outline of %s: %w", f.path, err)
 	}
-	s.symbols.put(f.uri, f.doc, out)
-	return out, nil
+	s.symbols.put(f.uri, f.doc, data)
+	return data, nil
 }
 
 // symbolCache keeps the encoded outline of each file's last parse. The zero
@@ -54,10 +47,10 @@ type symbolCache struct {
 
 type cachedSymbols struct {
 	doc *schema.Document
-	out []interface{}
+	out encodedResult
 }
 
-func (c *symbolCache) get(uri protocol.DocumentURI, doc *schema.Document) ([]interface{}, bool) {
+func (c *symbolCache) get(uri protocol.DocumentURI, doc *schema.Document) (encodedResult, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[uri]
@@ -67,7 +60,7 @@ func (c *symbolCache) get(uri protocol.DocumentURI, doc *schema.Document) ([]int
 	return e.out, true
 }
 
-func (c *symbolCache) put(uri protocol.DocumentURI, doc *schema.Document, out []interface{}) {
+func (c *symbolCache) put(uri protocol.DocumentURI, doc *schema.Document, out encodedResult) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedViews {
