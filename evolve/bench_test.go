@@ -109,6 +109,7 @@ func benchSave(b *testing.B, n int) {
 	agent := saveBenchAgent()
 	ctx := context.Background()
 	var corroborated, promoted int
+	var fileBytes int64
 	for b.Loop() {
 		b.StopTimer()
 		clock := time.Date(2026, 11, 3, 14, 0, 0, 0, time.UTC)
@@ -142,8 +143,12 @@ func benchSave(b *testing.B, n int) {
 		if err := st.Close(); err != nil {
 			b.Fatal(err)
 		}
+		fileBytes = dataSize(b, st.Path())
 		b.StartTimer()
 	}
+	// The file's pages per record saved: what the store's copies and
+	// indexes cost on disk, against BenchmarkRawPut's (docs/PERFORMANCE.md).
+	b.ReportMetric(float64(fileBytes)/float64(n), "pagebytes/rec")
 	if corroborated == 0 {
 		b.Fatal("no save was reconciled as a near-duplicate")
 	}
@@ -181,6 +186,7 @@ func benchRawPut(b *testing.B, n int) {
 		vals[i] = kv{[]byte(id), v}
 	}
 	bucket := []byte("records")
+	var fileBytes int64
 	for b.Loop() {
 		b.StopTimer()
 		db, err := bbolt.Open(filepath.Join(b.TempDir(), "raw.db"), 0o600, nil)
@@ -206,9 +212,27 @@ func benchRawPut(b *testing.B, n int) {
 			}
 		}
 		b.StopTimer()
+		path := db.Path()
 		if err := db.Close(); err != nil {
 			b.Fatal(err)
 		}
+		fileBytes = dataSize(b, path)
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(fileBytes)/float64(n), "pagebytes/rec")
+}
+
+// dataSize is the size of the pages the bbolt file at path uses (its high
+// water mark; bbolt grows the file itself in steps of up to 16 MB).
+func dataSize(b *testing.B, path string) int64 {
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var size int64
+	if err := db.View(func(tx *bbolt.Tx) error { size = tx.Size(); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	return size
 }
