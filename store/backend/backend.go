@@ -1,0 +1,32 @@
+// Package backend opens a memory store from its location: a file path (the
+// embedded bbolt store) or, once that backend lands, a postgres:// URL. It is
+// the one place that maps a location to a store.Store; every surface opens
+// its store through it (via the engine), never by naming a backend.
+package backend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt"
+)
+
+// IsURL reports whether location names a database server rather than a file.
+func IsURL(location string) bool {
+	l := strings.ToLower(location)
+	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
+}
+
+// Open opens the store at location with opts. A file path opens (or, unless
+// opts.ReadOnly, creates) the bbolt store there.
+func Open(ctx context.Context, location string, opts store.Options) (store.Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if IsURL(location) {
+		return nil, fmt.Errorf("open store: %w: postgres stores are not supported by this build", store.ErrInvalid)
+	}
+	return bolt.Open(location, opts)
+}
