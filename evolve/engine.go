@@ -347,6 +347,9 @@ func evidenceConversations(rec *schema.MemoryRecord) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(c string) {
+		if k, err := schema.NormalizeConversationID(c); err == nil {
+			c = k
+		}
 		if c != "" && !seen[c] {
 			seen[c] = true
 			out = append(out, c)

@@ -59,6 +59,13 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	if r.Kind == "" {
 		r.Kind = schema.KindFact
 	}
+	// Distinct conversations are counted on normalized ids: "c1", "C1" and
+	// "c1 " are one conversation.
+	conv, err := schema.NormalizeConversationID(r.Provenance.ConversationID)
+	if err != nil {
+		return SaveResult{}, fmt.Errorf("%w: provenance: %v", store.ErrInvalid, err)
+	}
+	r.Provenance.ConversationID = conv
 	if r.ExpiresAt != "" {
 		t, err := schema.ParseTime(r.ExpiresAt)
 		if err != nil {

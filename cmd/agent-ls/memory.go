@@ -637,7 +637,12 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("want one record ID")
 		return exitUsage
 	}
-	if strings.TrimSpace(conv) == "" {
+	conv, err := schema.NormalizeConversationID(conv)
+	if err != nil {
+		m.errorf("--conversation: %v", err)
+		return exitUsage
+	}
+	if conv == "" {
 		m.errorf("--conversation is required")
 		return exitUsage
 	}
@@ -652,7 +657,7 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	var counted bool
-	_, err := viewOf(a, loc).Get(ctx, s, id)
+	_, err = viewOf(a, loc).Get(ctx, s, id)
 	if err == nil {
 		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
 	}
