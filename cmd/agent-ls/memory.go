@@ -706,6 +706,21 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	name := pos[0]
+	// Import writes records as they are (supports, provenance, any scope):
+	// it is a human operation, refused before the input is read. Agents
+	// write through save, save-batch and MCP, which reconcile and confine.
+	loc, err := locateStore(m.e, m.store)
+	if err != nil {
+		return m.storeError(err)
+	}
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if trust.Decide(a, trust.OpImport, nil) == trust.Refuse {
+		m.errorf("refused: %s cannot import; import is a human operation (agents save through memory save, save-batch or MCP); nothing imported", a)
+		return exitFindings
+	}
 	in, done, err := m.openInput(name)
 	if err != nil {
 		m.errorf("%v", err)
@@ -720,23 +735,11 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, loc, code, ok := m.open(false)
+	s, _, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
-	if view := viewOf(a, loc); view.Confined() {
-		for i, r := range recs {
-			if !view.Visible(&r) {
-				m.errorf("%s:%d: %v; nothing imported", name, lines[i], view.ForeignAgent(r.Scope[store.AgentKey]))
-				return exitFindings
-			}
-		}
-	}
 	if err := s.Import(ctx, recs, a); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// Name the line of the first record whose id is taken.
