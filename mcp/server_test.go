@@ -555,10 +555,11 @@ func TestInvalidate(t *testing.T) {
 			t.Fatalf("foreign record after invalidate: %+v %v", rec, err)
 		}
 	})
-	// A shared record is in the view.
+	// A shared record is in the view, but another agent sees it too: the
+	// agent's invalidate is a proposal for a human (issue 19 item 3).
 	f.call(ToolInvalidate, map[string]any{"id": shared, "reason": "we invoice in CHF too"}, &out)
-	if out.Status != StatusInvalidated {
-		t.Fatalf("shared invalidate = %+v", out)
+	if out.Status != StatusProposed || out.ProposalID == "" {
+		t.Fatalf("shared invalidate = %+v, want proposed", out)
 	}
 
 	// Everything the tools wrote was written as agent:support-bot.

@@ -854,11 +854,19 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 	if !ok {
 		return fail(exitUsage)
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
+	view := viewOf(a, loc)
+	rec, code, ok := m.visibleRecord(ctx, s, view, id)
 	if !ok {
 		return fail(code)
 	}
-	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	scope := rec.Scope
+	if view.Confined() {
+		// An agent works in its own engine: what it writes (a retarget's
+		// new record) is its own, a shared record it sees is not.
+		scope = maps.Clone(rec.Scope)
+		scope[store.AgentKey] = view.Agent
+	}
+	eng, err := newEngine(m.e, s, scope, agentFile)
 	if err != nil {
 		return fail(m.storeError(err))
 	}

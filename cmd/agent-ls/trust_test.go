@@ -167,7 +167,9 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"diff own agent --with B's record", asAgent("diff", "deploy.agent.yaml", "--with", s.bAuto), exitFindings, "not found", ""},
 				{"diff B's agent", asAgent("diff", "code-review.agent.yaml", "--without", s.bAuto), exitFindings, "cannot act on or read", ""},
 				{"retarget B's record", asAgent("memory", "retarget", s.bAuto, "background.projectContext.other"), exitFindings, "no record " + s.bAuto, ""},
-				{"retarget own guarded record", asAgent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), exitOK, "", "keeps rendering until a human approves"},
+				// The invalidate row above left a pending demotion of aGuarded:
+				// a supersede waits for that decision (issue 19 item 8).
+				{"retarget own guarded record while its invalidation is pending", asAgent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), exitFindings, "already pending", ""},
 			}
 			bMarks := append([]string{s.bAuto, s.bCandidate, s.bProposal, "code-reviewer", "planted"}, s.bContent...)
 			for _, row := range rows {
