@@ -234,6 +234,13 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 		if err != nil {
 			return overlay.RecallBlock{}, fmt.Errorf("candidates: %w", err)
 		}
+		// A record whose promotion a human rejected leaves the agent's view
+		// until new evidence reopens it (store.IsRejected).
+		rejected, err := store.RejectedPromotions(ctx, r.store, r.scope, r.Agent)
+		if err != nil {
+			return overlay.RecallBlock{}, err
+		}
+		cands, _ = store.SplitRejected(cands, rejected)
 		if query != "" {
 			filter, keep := store.AgentFilter(r.scope, r.Agent)
 			res, err := r.store.Search(ctx, store.Query{Scope: filter, Text: query, Limit: store.Limit(store.DefaultLimit)})
@@ -245,7 +252,7 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 				applied[id] = true
 			}
 			for _, h := range res.Records {
-				if keep(h.Scope) && !applied[h.ID] {
+				if keep(h.Scope) && !applied[h.ID] && !store.IsRejected(&h, rejected[h.ID]) {
 					hits = append(hits, h)
 				}
 			}

@@ -49,8 +49,12 @@ type Input struct {
 type StoreFacts struct {
 	// Promoted are the agent's valid, promoted records.
 	Promoted []schema.MemoryRecord
-	// Candidates are the agent's valid, targeted, unpromoted records.
+	// Candidates are the agent's valid, targeted, unpromoted records still
+	// under review.
 	Candidates []schema.MemoryRecord
+	// Rejected are valid, unpromoted records whose promotion a human
+	// rejected, with no evidence since (store.IsRejected): not candidates.
+	Rejected []schema.MemoryRecord
 	// Proposals are the agent's pending proposals.
 	Proposals []store.Proposal
 	// Progress maps a candidate id to its recurrence progress; a missing id
