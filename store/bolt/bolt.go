@@ -34,6 +34,9 @@
 //	proposals   id -> Proposal JSON
 //	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained)
 //	summaries   seq -> OverlaySummary JSON (bounded retention)
+//	ledgerof    id + 0x00 + seq -> nil for every ledger entry about record id
+//	            (its record id and the id of the record it carries), so a
+//	            record's history is read without scanning the ledger
 //
 // Version 0 is the pre-release layout: a records bucket holding plain record
 // JSON and nothing else. Opening it read-write migrates it in one
@@ -41,6 +44,9 @@
 // import ledger entry is written per record. Version 1 lacks the tkey
 // bucket: it is read as is (Search for a target then reads every targeted
 // record), and opening it read-write builds the bucket (migrate1to2).
+// Version 2 lacks the ledgerof bucket: read as is (a render then finds a
+// record's entries by scanning the ledger), and opening it read-write
+// builds it (migrate2to3).
 package bolt
 
 import (
@@ -66,7 +72,7 @@ import (
 )
 
 // Version is the schema version this package writes.
-const Version = 2
+const Version = 3
 
 // minReadVersion is the oldest schema version read without migrating.
 const minReadVersion = 1
@@ -97,6 +103,7 @@ var (
 	bucketProposals  = []byte("proposals")
 	bucketLedger     = []byte("ledger")
 	bucketSummaries  = []byte("summaries")
+	bucketLedgerOf   = []byte("ledgerof")
 
 	keyVersion = []byte("version")
 	// keyLedgerHead is the meta entry naming the ledger's last entry (its
@@ -105,7 +112,7 @@ var (
 	keyLedgerHead = []byte("ledgerHead")
 
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketTKey, bucketPromotions,
-		bucketPScope, bucketProposals, bucketLedger, bucketSummaries}
+		bucketPScope, bucketProposals, bucketLedger, bucketSummaries, bucketLedgerOf}
 )
 
 // Store is a bbolt-backed store.Store. It is safe for concurrent use; within a
