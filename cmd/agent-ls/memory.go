@@ -38,7 +38,7 @@ func memorySubs() []memorySub {
 		{"corroborate", "ID --conversation C [--run R]", "add a supporting conversation to a record", memCorroborate},
 		{"import", "FILE.jsonl", "import records (one JSON record per line), all or nothing", memImport},
 		{"export", "", "write every readable record as JSON lines to stdout", memExport},
-		{"ledger", "[--since T] [--record ID] [--verify]", "list or verify the hash-chained ledger", memLedger},
+		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]]", "list or verify the hash-chained ledger", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE]", "move a record to another target (a new record supersedes it, its supports carried)", memRetarget},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE]", "save the memories of a JSONL file (one save request per line) in one transaction", memSaveBatch},
 	}
@@ -953,6 +953,57 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
+// headFlag is --head of memory ledger: alone it asks for the head to be
+// printed; with a SEQ:HASH value (--head=SEQ:HASH, or --head SEQ:HASH
+// joined by joinHeadArg) it pins one for --verify.
+type headFlag struct {
+	print bool
+	pin   *store.Head
+}
+
+func (h *headFlag) String() string {
+	if h == nil || h.pin == nil {
+		return ""
+	}
+	return h.pin.String()
+}
+
+func (h *headFlag) Set(v string) error {
+	if v == "true" {
+		h.print = true
+		return nil
+	}
+	p, err := store.ParseHead(v)
+	if err != nil {
+		return err
+	}
+	h.pin = &p
+	return nil
+}
+
+func (h *headFlag) IsBoolFlag() bool { return true }
+
+// joinHeadArg turns "--head SEQ:HASH" into "--head=SEQ:HASH": --head alone
+// is a boolean, so its value must be joined to it.
+func joinHeadArg(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "--head" || a == "-head") && i+1 < len(args) {
+			if seq, _, ok := strings.Cut(args[i+1], ":"); ok && seq != "" && strings.Trim(seq, "0123456789") == "" {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags(memorySubs()[8])
 	var since, record, ops, actor string
@@ -962,9 +1013,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
 	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
-	fs.BoolVar(&verify, "verify", false, "check the hash chain instead of listing; exit 1 naming the first bad entry")
+	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
+	var head headFlag
+	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
-	pos, code, ok := m.parse(fs, args)
+	pos, code, ok := m.parse(fs, joinHeadArg(args))
 	if !ok {
 		return code
 	}
@@ -993,6 +1046,26 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	if head.pin != nil && !verify {
+		m.errorf("--head SEQ:HASH pins a head for --verify; without --verify, --head takes no value")
+		return exitUsage
+	}
+	if head.print && !verify {
+		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return m.storeError(err)
+		}
+		h := store.HeadOf(entries)
+		if m.format == "json" {
+			return m.writeJSON(struct {
+				Seq  uint64 `json:"seq"`
+				Hash string `json:"hash"`
+				Head string `json:"head"`
+			}{h.Seq, h.Hash, h.String()})
+		}
+		fmt.Fprintln(m.e.stdout, h)
+		return exitOK
+	}
 	if verify {
 		entries, err := s.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -1002,25 +1075,45 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		if verr == nil {
 			verr = verifyCreations(ctx, s, entries)
 		}
+		if verr == nil && head.pin != nil {
+			verr = store.CheckPin(entries, *head.pin)
+		}
 		var le *store.LedgerError
-		if verr != nil && !errors.As(verr, &le) {
+		var se *store.StateError
+		if verr != nil && !errors.As(verr, &le) && !errors.As(verr, &se) {
 			return m.storeError(verr)
 		}
 		if m.format == "json" {
 			out := struct {
-				OK      bool   `json:"ok"`
-				Entries int    `json:"entries"`
-				BadSeq  uint64 `json:"badSeq,omitempty"`
-				Error   string `json:"error,omitempty"`
-			}{OK: verr == nil, Entries: len(entries)}
+				OK          bool               `json:"ok"`
+				Entries     int                `json:"entries"`
+				Head        string             `json:"head"`
+				BadSeq      uint64             `json:"badSeq,omitempty"`
+				Differences []store.Difference `json:"differences,omitempty"`
+				Error       string             `json:"error,omitempty"`
+			}{OK: verr == nil, Entries: len(entries), Head: store.HeadOf(entries).String()}
 			if le != nil {
-				out.BadSeq, out.Error = le.Seq, verr.Error()
+				out.BadSeq = le.Seq
+			}
+			if se != nil {
+				out.Differences = se.Diffs
+			}
+			if verr != nil {
+				out.Error = verr.Error()
 			}
 			if c := m.writeJSON(out); c != exitOK {
 				return c
 			}
 		} else if verr == nil {
-			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact\n", len(entries))
+			pinned := ""
+			if head.pin != nil {
+				pinned = ", extends the pinned head " + head.pin.String()
+			}
+			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact, stored state matches its replay%s\n", len(entries), pinned)
+		} else if se != nil {
+			for _, d := range se.Diffs {
+				fmt.Fprintln(m.e.stdout, d)
+			}
 		}
 		if verr != nil {
 			m.errorf("%v", verr)
