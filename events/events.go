@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -84,8 +85,32 @@ func (e Event) JSON() []byte {
 
 // recordInfo is what an event needs to know of a record.
 type recordInfo struct {
+	known  bool
+	scope  map[string]string
 	agent  string
 	target *schema.MemoryTarget
+}
+
+// Option adjusts what Since and Follow deliver.
+type Option func(*options)
+
+type options struct {
+	visible func(scope map[string]string) bool
+}
+
+// Visible keeps only the events whose record (or overlay) scope passes
+// keep, e.g. an agent's view (trust.View). An event whose record is gone
+// (deleted) is then dropped: its scope is unknown.
+func Visible(keep func(scope map[string]string) bool) Option {
+	return func(o *options) { o.visible = keep }
+}
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // Reader turns ledger entries and overlay summaries of one store into
@@ -103,7 +128,7 @@ func NewReader(s store.Store) *Reader {
 }
 
 func info(r *schema.MemoryRecord) recordInfo {
-	return recordInfo{agent: r.Scope[store.AgentKey], target: r.Target}
+	return recordInfo{known: true, scope: r.Scope, agent: r.Scope[store.AgentKey], target: r.Target}
 }
 
 // lookup returns what is known of record id, reading it from the store on a
@@ -130,6 +155,11 @@ func (r *Reader) lookup(ctx context.Context, id string) (recordInfo, error) {
 
 // FromEntry returns the event of one ledger entry.
 func (r *Reader) FromEntry(ctx context.Context, e store.LedgerEntry) (Event, error) {
+	ev, _, err := r.fromEntry(ctx, e)
+	return ev, err
+}
+
+func (r *Reader) fromEntry(ctx context.Context, e store.LedgerEntry) (Event, recordInfo, error) {
 	ev := Event{Type: TypeOf(e.Op), Seq: e.Seq, At: e.At, RecordID: e.RecordID, ProposalID: e.ProposalID,
 		Tier: e.Tier, Actor: e.Actor.String()}
 	if e.Actor == (store.Actor{}) {
@@ -147,7 +177,7 @@ func (r *Reader) FromEntry(ctx context.Context, e store.LedgerEntry) (Event, err
 	} else {
 		var err error
 		if ri, err = r.lookup(ctx, e.RecordID); err != nil {
-			return Event{}, err
+			return Event{}, ri, err
 		}
 	}
 	if e.Proposal != nil {
@@ -172,7 +202,7 @@ func (r *Reader) FromEntry(ctx context.Context, e store.LedgerEntry) (Event, err
 			ev.Tier = schema.TierOf(*ri.target)
 		}
 	}
-	return ev, nil
+	return ev, ri, nil
 }
 
 // FromSummary returns the overlay event of an instantiate summary.
@@ -184,14 +214,15 @@ func FromSummary(s store.OverlaySummary) Event {
 // Since returns the events at or after since (a schema time string; ""
 // is all), oldest first: ledger events in sequence order, each overlay
 // event after the ledger events of its time.
-func Since(ctx context.Context, s store.Store, since string) ([]Event, error) {
-	c := &cursor{r: NewReader(s)}
+func Since(ctx context.Context, s store.Store, since string, opts ...Option) ([]Event, error) {
+	c := &cursor{r: NewReader(s), o: collect(opts)}
 	return c.next(ctx, since)
 }
 
 // cursor reads what is new since its last read.
 type cursor struct {
 	r       *Reader
+	o       options
 	lastSeq uint64
 	// lastAt is the newest overlay time delivered; seenAt the summaries
 	// delivered with that time (summaries have no sequence of their own).
@@ -217,12 +248,15 @@ func (c *cursor) next(ctx context.Context, since string) ([]Event, error) {
 		if e.Seq <= c.lastSeq {
 			continue
 		}
-		ev, err := c.r.FromEntry(ctx, e)
+		ev, ri, err := c.r.fromEntry(ctx, e)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ev)
 		c.lastSeq = e.Seq
+		if c.o.visible != nil && (!ri.known || !c.o.visible(ri.scope)) {
+			continue
+		}
+		out = append(out, ev)
 	}
 	sums, err := c.r.s.OverlaySummaries(ctx, 0)
 	if err != nil {
@@ -247,6 +281,18 @@ func (c *cursor) next(ctx context.Context, since string) ([]Event, error) {
 				newSeen = map[string]bool{}
 			}
 			newSeen[k] = true
+		}
+		if c.o.visible != nil {
+			scope := maps.Clone(sum.Scope)
+			if scope == nil {
+				scope = map[string]string{}
+			}
+			if sum.Agent != "" {
+				scope[store.AgentKey] = sum.Agent
+			}
+			if !c.o.visible(scope) {
+				continue
+			}
 		}
 		overlays = append(overlays, FromSummary(sum))
 	}

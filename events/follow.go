@@ -96,12 +96,12 @@ const maxFailedReads = 5
 // nil), fn returns an error (returned) or reading fails maxFailedReads times
 // in a row (a failed read is retried shortly). The source starts before the
 // first read, so no change between the two is missed.
-func Follow(ctx context.Context, s store.Store, src Source, since string, fn func(Event) error) error {
+func Follow(ctx context.Context, s store.Store, src Source, since string, fn func(Event) error, opts ...Option) error {
 	ch, err := src.Watch(ctx)
 	if err != nil {
 		return err
 	}
-	c := &cursor{r: NewReader(s)}
+	c := &cursor{r: NewReader(s), o: collect(opts)}
 	var retry <-chan time.Time
 	failed := 0
 	read := func() error {

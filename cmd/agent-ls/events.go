@@ -9,7 +9,6 @@ import (
 
 	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
 )
 
@@ -47,18 +46,15 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	_, keep := store.AgentFilter(nil, agentView(a))
-	if agentView(a) == "" {
-		keep = func(map[string]string) bool { return true }
+	var opts []events.Option
+	if view := viewOf(a, loc); view.Confined() {
+		opts = append(opts, events.Visible(func(scope map[string]string) bool {
+			return view.Visible(&schema.MemoryRecord{Scope: scope})
+		}))
 	}
-	emit := func(ev events.Event) error {
-		if !keep(map[string]string{store.AgentKey: ev.Agent}) {
-			return nil
-		}
-		return writeEvent(m.e.stdout, m.format, ev)
-	}
+	emit := func(ev events.Event) error { return writeEvent(m.e.stdout, m.format, ev) }
 	if !follow {
-		evs, err := events.Since(ctx, s, since)
+		evs, err := events.Since(ctx, s, since, opts...)
 		if err != nil {
 			return m.storeError(err)
 		}
@@ -74,7 +70,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("--follow: this build follows file stores only")
 		return exitUsage
 	}
-	if err := events.Follow(ctx, s, events.FileSource(loc.Path), since, emit); err != nil {
+	if err := events.Follow(ctx, s, events.FileSource(loc.Path), since, emit, opts...); err != nil {
 		return m.storeError(err)
 	}
 	return exitOK
