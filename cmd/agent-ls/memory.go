@@ -41,6 +41,7 @@ func memorySubs() []memorySub {
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]]", "list or verify the hash-chained ledger", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE]", "move a record to another target (a new record supersedes it, its supports carried)", memRetarget},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE]", "save the memories of a JSONL file (one save request per line) in one transaction", memSaveBatch},
+		{"events", "[--since T] [--follow] [--format json]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write", memEvents},
 	}
 }
 
