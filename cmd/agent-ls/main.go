@@ -8,9 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -132,30 +130,6 @@ func runHelp(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "agent-ls help: unknown command %q\n", args[0])
 	return exitUsage
-}
-
-// version is set by the linker (-X main.version=...); otherwise it comes
-// from the module build info.
-var version = ""
-
-func runVersion(_ context.Context, e *env, args []string) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintln(e.stdout, "Usage: agent-ls version\n\nPrints the agent-ls version and Go version.")
-		return exitOK
-	}
-	v := version
-	goVersion := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if v == "" {
-			v = bi.Main.Version
-		}
-	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	fmt.Fprintf(e.stdout, "agent-ls %s %s\n", v, strings.TrimSpace(goVersion))
-	return exitOK
 }
 
 // sortedKeys returns m's keys in order.

@@ -138,15 +138,3 @@ func (s stdio) Close() error {
 	}
 	return nil
 }
-
-// versionString is the version `agent-ls version` prints.
-func versionString() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
-		v = bi.Main.Version
-	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	return v
-}
