@@ -16,6 +16,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -82,28 +83,13 @@ func (c *evoCmd) fail(err error) int {
 // parse parses flags (they may follow positional arguments); ok false means
 // return code.
 func (c *evoCmd) parse(args []string, npos int) (pos []string, code int, ok bool) {
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				w := c.e.stdout
-				fmt.Fprintf(w, "Usage: agent-ls %s %s\n\n%s\n\nFlags:\n", c.name, c.usageLine, c.summary)
-				c.fs.SetOutput(w)
-				c.fs.PrintDefaults()
-				return nil, exitOK, false
-			}
-			fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
-			return nil, exitUsage, false
-		}
-		args = c.fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseArgs(c.fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(c.e.stdout, help{path: c.name, usage: c.usageLine, body: c.summary}, c.fs)
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, usageFail(c.e.stderr, c.name, err), false
 	}
 	if c.format != "text" && c.format != "json" {
 		c.errorf("--format %q: want text or json", c.format)
@@ -111,12 +97,9 @@ func (c *evoCmd) parse(args []string, npos int) (pos []string, code int, ok bool
 	}
 	if len(pos) != npos {
 		if npos == 0 {
-			c.errorf("unexpected arguments %q", pos)
-		} else {
-			c.errorf("want %s", c.usageLine)
+			return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("unexpected arguments %q", pos)), false
 		}
-		fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
-		return nil, exitUsage, false
+		return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("want %s", c.usageLine)), false
 	}
 	return pos, 0, true
 }
@@ -293,8 +276,11 @@ func (c *evoCmd) engine(name string, base map[string]string) (*evolve.Engine, er
 // in it, else the record's scope without its agent key.
 func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine, error) {
 	rec, err := c.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, trust.NotFound(id)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("record %s: %w", id, err)
+		return nil, err // the store names the record
 	}
 	base, err := c.baseScope()
 	if err != nil {

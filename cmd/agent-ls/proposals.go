@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -124,6 +125,9 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 		return c.noStore()
 	}
 	p, err := c.st.GetProposal(ctx, pos[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return c.fail(noSuch("proposal", pos[0]))
+	}
 	if err != nil {
 		return c.fail(err) // the store names the proposal
 	}

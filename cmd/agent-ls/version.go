@@ -125,7 +125,7 @@ func versionString() string {
 
 func runVersion(_ context.Context, e *env, args []string) int {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintln(e.stdout, "Usage: agent-ls version\n\nPrints the module version, the VCS revision the binary was built from (+dirty\nwhen the tree had uncommitted changes), its commit time and the Go version.")
+		printHelp(e.stdout, help{path: "version", body: "Prints the module version, the VCS revision the binary was built from (+dirty\nwhen the tree had uncommitted changes), its commit time and the Go version."}, nil)
 		return exitOK
 	}
 	fmt.Fprintf(e.stdout, "agent-ls %s\n", readBuildVersion())
