@@ -160,3 +160,30 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFilePositional: every command about one agent takes the agent
+// file as an argument, the same as --agent (issue 22 item 5).
+func TestAgentFilePositional(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-bot", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	if r := w.cli("memory", "save", "--scope", "agent=code-review-bot", "reviews need two approvals"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	for _, cmd := range [][]string{{"garden"}, {"learnings", "--since", "2020-01-01T00:00:00Z"}, {"proposals"}} {
+		byFlag := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml")...)
+		for _, args := range [][]string{
+			append([]string{cmd[0], "deploy.agent.yaml"}, cmd[1:]...),
+			append(append([]string{}, cmd...), "deploy.agent.yaml"),
+		} {
+			r := w.cli(args...)
+			if r.code != byFlag.code || r.stdout != byFlag.stdout || r.stderr != byFlag.stderr {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; --agent gave %d, %q, %q", args, r.code, r.stdout, r.stderr, byFlag.code, byFlag.stdout, byFlag.stderr)
+			}
+		}
+		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-review-bot") {
+			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-bot's report only", cmd, byFlag.code, byFlag.stdout)
+		}
+	}
+}

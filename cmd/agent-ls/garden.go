@@ -9,7 +9,7 @@ import (
 )
 
 func runGarden(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "garden", "[flags]",
+	c := newEvoCmd(e, "garden", "[AGENT_FILE] [flags]",
 		"Curate the memory: dedupe near-identical records, report fragmenting entries, conflicts and stale\ncurrentState facts, re-run evals on earned promotions, and print a health report. Gardening only opens\nproposals (as system:garden) and reports findings; it changes nothing a human has not approved.", false)
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
