@@ -306,14 +306,14 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
 			if _, err := e.doPromote(ctx, rec, actor, ev, o); err != nil {
 				return err
 			}
 			res.State, res.Guidance = StatePromoted, "promoted (earned tier): "+ev.Note
 			return nil
 		}
-		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%d distinct conversations; it reaches the agent through recall until another conversation corroborates it", have, e.recurrence)
+		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%s; it reaches the agent through recall until another conversation corroborates it", have, schema.Count(e.recurrence, "distinct conversation"))
 	case schema.TierGuarded:
 		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
 			return err

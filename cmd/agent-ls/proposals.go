@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,7 +28,7 @@ type proposalView struct {
 }
 
 func runProposals(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "proposals", "[flags]",
+	c := newEvoCmd(e, "proposals", "[AGENT_FILE] [flags]",
 		"List the pending-review queue: promotions and demotions waiting for a human, each with the diff it would\nmake to the composed prompt. Expired proposals are closed first (they fail closed: nothing changes).", false)
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
@@ -95,10 +96,10 @@ func runReject(ctx context.Context, e *env, args []string) int {
 }
 
 func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
-	name, line, summary := "approve", "PROPOSAL_ID [--reason TEXT] [flags]",
+	name, line, summary := "approve", "PROPOSAL_ID [AGENT_FILE] [--reason TEXT] [flags]",
 		"Approve a pending proposal: carry out its promotion or demotion. Only a human (actor human:NAME) approves;\n--actor agent:NAME is refused (exit 1). An expired or decided proposal cannot be approved."
 	if !approve {
-		name, line, summary = "reject", "PROPOSAL_ID --reason TEXT [flags]",
+		name, line, summary = "reject", "PROPOSAL_ID [AGENT_FILE] --reason TEXT [flags]",
 			"Reject a pending proposal: close it without effect. Only a human rejects."
 	}
 	c := newEvoCmd(e, name, line, summary, true)
@@ -124,6 +125,9 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 		return c.noStore()
 	}
 	p, err := c.st.GetProposal(ctx, pos[0])
+	if errors.Is(err, store.ErrNotFound) {
+		return c.fail(noSuch("proposal", pos[0]))
+	}
 	if err != nil {
 		return c.fail(err) // the store names the proposal
 	}
