@@ -14,7 +14,9 @@ build:
 
 # All Go tests, the race detector on the concurrent packages, and (as they
 # appear) the end-to-end and editor tests. Installs its prerequisites.
-test: deps test-go test-race test-fuzz test-editors
+# scripts/pg.sh runs them with one private PostgreSQL cluster for the run.
+test: deps
+	@bash scripts/pg.sh $(MAKE) --no-print-directory test-go test-race test-fuzz test-editors
 
 test-go:
 	$(GO) test -count=1 ./...
