@@ -56,6 +56,7 @@ func commands() []command {
 		{"reject", "reject a pending proposal (humans only)", runReject},
 		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", runGarden},
 		{"learnings", "what the agent learned and unlearned since a time", runLearnings},
+		{"lens", "serve the evolution lens: a local web page to review what agents learn", runLens},
 		{"serve", "run the language server over stdio (LSP)", runServe},
 		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", runMCP},
 		{"version", "print the version", runVersion},
