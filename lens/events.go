@@ -49,6 +49,8 @@ func WatchFile(path string, read LedgerReader) Events {
 type fileWatch struct {
 	path string
 	read LedgerReader
+	// started, when set, is called once the watch is in place (tests).
+	started func()
 }
 
 // settle is how long the watcher waits after a file event for more events
@@ -83,6 +85,9 @@ func (w *fileWatch) Follow(ctx context.Context, fn func(Event)) error {
 		}
 	}
 	catchUp(false)
+	if w.started != nil {
+		w.started()
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
