@@ -258,11 +258,7 @@ func (e *Engine) nowString() string { return schema.FormatTime(e.now()) }
 // visible reports whether a record belongs to this engine's view: its scope
 // holds the base scope and its agent is unset or this agent.
 func (e *Engine) visible(rec *schema.MemoryRecord) bool {
-	if !store.MatchScope(rec.Scope, e.base) {
-		return false
-	}
-	a, ok := rec.Scope[store.AgentKey]
-	return !ok || a == "" || a == e.name
+	return store.InView(rec.Scope, e.base, e.name)
 }
 
 // get returns a record of this engine's view; a missing record and one

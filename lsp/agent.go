@@ -12,6 +12,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // agentFile is one agent file as the server sees it now: the editor's text
@@ -71,16 +72,14 @@ func (f *agentFile) requireAgent() error {
 // agent, so an agent actor gets nothing from it either. Humans and the
 // system may work on any agent's file.
 func foreignAgent(ws *workspaceInfo, agent *schema.AgentConfig) error {
-	if ws.Actor.Kind != store.ActorAgent {
+	view := trust.ViewOf(ws.Actor, ws.Config.Scope)
+	if !view.Confined() {
 		return nil
 	}
 	if agent == nil {
 		return fmt.Errorf("%w: %s cannot use the memories of a file with schema errors (it names no agent)", store.ErrForbidden, ws.Actor)
 	}
-	if name := agent.RoleTemplate.Name; name != ws.Actor.Name {
-		return fmt.Errorf("%w: %s cannot act on or read agent %q's memories", store.ErrForbidden, ws.Actor, name)
-	}
-	return nil
+	return view.ForeignAgent(agent.RoleTemplate.Name)
 }
 
 // errNoStore is returned by withStore when the store file does not exist.
@@ -94,6 +93,12 @@ var errNoStore = errors.New("no memory store")
 func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Store) error) error {
 	if err := foreignAgent(f.ws, f.agent); err != nil {
 		return err
+	}
+	if write {
+		// Nothing writes to the store of a read-only workspace (readonly.go).
+		if err := s.writable(ctx, f.ws, "writing the memory store"); err != nil {
+			return err
+		}
 	}
 	open := s.opts.OpenStore
 	if !write && s.opts.OpenStoreReadOnly != nil {

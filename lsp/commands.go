@@ -127,6 +127,10 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	if err != nil {
 		return nil, err
 	}
+	// Every command from here on changes state.
+	if err := s.writable(ctx, f.ws, p.Command); err != nil {
+		return nil, err
+	}
 	if p.Command == CommandAdopt {
 		return s.adopt(ctx, f, a.RecordID)
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // initOptions are initialize's initializationOptions (docs/LSP-PROTOCOL.md);
@@ -53,14 +55,24 @@ type workspaceInfo struct {
 	ConfigPath string // "" when there is no .agent-ls.yaml
 	Config     schema.WorkspaceConfig
 	StorePath  string // absolute
-	Actor      store.Actor
-	// Problem is why the config file could not be used ("" when fine).
-	Problem string
+	// Actor is who state-changing requests act as (trust.ResolveActor); the
+	// zero Actor when the workspace is read-only for its config.
+	Actor store.Actor
+	// Problem is why the config file could not be used ("" when fine);
+	// ProblemRange is where in ConfigPath.
+	Problem      string
+	ProblemRange protocol.Range
+	// ReadOnly lists why state-changing requests are refused (readonly.go);
+	// empty when the workspace is writable.
+	ReadOnly []string
 }
 
 // workspaceFor resolves the workspace of a file or directory: the nearest
-// .agent-ls.yaml walking up (never above the workspace folder holding it), then
-// initializationOptions on top. Results are cached until a config changes.
+// .agent-ls.yaml walking up (never above the workspace folder holding it,
+// workspace.FindWithin), then initializationOptions on top, then the actor
+// (trust.ResolveActor). A config that does not parse or names an actor that
+// does not parse makes the workspace read-only (readonly.go); nothing falls
+// back to another actor. Results are cached until a config changes.
 func (s *server) workspaceFor(path string) *workspaceInfo {
 	dir := path
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
@@ -91,29 +103,27 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	}
 	s.mu.Unlock()
 
-	ws := &workspaceInfo{}
+	var wsp *workspace.Workspace
+	var loadErr error
 	switch {
 	case cfgPath != "":
-		ws.Root, ws.ConfigPath = filepath.Dir(cfgPath), cfgPath
-		cfg, err := loadWorkspaceConfig(cfgPath)
-		if err != nil {
-			ws.Problem = err.Error()
+		wsp, loadErr = workspace.Load(cfgPath)
+		if wsp == nil {
+			wsp = workspace.Default(filepath.Dir(cfgPath))
+			wsp.ConfigPath, wsp.Err = cfgPath, loadErr
 		}
-		ws.Config = cfg
 	case root != "":
-		ws.Root = root
+		wsp = workspace.Default(root)
 	default:
-		ws.Root = dir
+		wsp = workspace.Default(dir)
 	}
-	cfg := ws.Config
+	ws := &workspaceInfo{Root: wsp.Root, ConfigPath: wsp.ConfigPath}
+	cfg := wsp.Config
 	if init.StorePath != "" {
 		cfg.Store = init.StorePath
 	}
 	if len(init.Scope) > 0 {
 		cfg.Scope = init.Scope
-	}
-	if init.Actor != "" {
-		cfg.Actor = init.Actor
 	}
 	if init.Budgets != nil {
 		cfg.Budgets = *init.Budgets
@@ -123,22 +133,14 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	if !filepath.IsAbs(ws.StorePath) {
 		ws.StorePath = filepath.Join(ws.Root, ws.StorePath)
 	}
-	actor := ws.Config.Actor
-	if actor == "" {
-		user := s.opts.Getenv("USER")
-		if user == "" {
-			user = "unknown"
-		}
-		actor = "human:" + user
-	}
-	a, err := store.ParseActor(actor)
+	a, _, err := trust.ResolveActor(init.Actor, wsp, s.opts.Getenv)
 	if err != nil {
-		a = store.Actor{Kind: store.ActorHuman, Name: "unknown"}
-		if ws.Problem == "" {
-			ws.Problem = err.Error()
-		}
+		ws.Problem, ws.ProblemRange = configProblem(err)
+		ws.ReadOnly = append(ws.ReadOnly, "the workspace configuration is invalid: "+ws.Problem)
+	} else {
+		ws.Actor = a
+		ws.Config.Actor = a.String()
 	}
-	ws.Actor = a
 	s.mu.Lock()
 	if s.workspaces == nil {
 		s.workspaces = map[string]*workspaceInfo{}
@@ -147,9 +149,26 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	s.workspaces[key] = ws
 	s.mu.Unlock()
 	if ws.Problem != "" && !seen {
-		s.showMessage(protocol.MessageTypeWarning, "agent-ls: workspace configuration: "+ws.Problem)
+		s.configReadOnly(ws)
+	} else if ws.Problem == "" && ws.ConfigPath != "" {
+		s.clearConfigDiagnostic(ws.ConfigPath)
 	}
 	return ws
+}
+
+// configProblem is the message and range of a config error: the first
+// problem of a *workspace.ConfigError or the position of a
+// *schema.ParseError (the whole first line otherwise).
+func configProblem(err error) (string, protocol.Range) {
+	var ce *workspace.ConfigError
+	if errors.As(err, &ce) && len(ce.Problems) > 0 {
+		return err.Error(), toRange(ce.Problems[0].Range)
+	}
+	var pe *schema.ParseError
+	if errors.As(err, &pe) {
+		return err.Error(), toRange(pe.Range())
+	}
+	return err.Error(), protocol.Range{}
 }
 
 // forgetWorkspaces drops cached workspace configs (a config file changed).
@@ -159,40 +178,12 @@ func (s *server) forgetWorkspaces() {
 	s.mu.Unlock()
 }
 
-// findConfig walks up from dir to the nearest .agent-ls.yaml, stopping
-// after stop when it is set (the workspace folder).
+// findConfig is the .agent-ls.yaml nearest above dir, never above stop
+// (workspace.ConfigPathWithin); "" when there is none or it cannot be
+// looked for.
 func findConfig(dir, stop string) string {
-	for d := dir; ; {
-		p := filepath.Join(d, schema.WorkspaceConfigName)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(d)
-		if parent == d || stop != "" && d == stop {
-			return ""
-		}
-		d = parent
-	}
-}
-
-// loadWorkspaceConfig reads .agent-ls.yaml with the schema package's
-// validation; the first error problem is returned as file:line:col: msg, and
-// the valid part of the config is still used.
-func loadWorkspaceConfig(path string) (schema.WorkspaceConfig, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return schema.WorkspaceConfig{}, fmt.Errorf("read workspace config: %w", err)
-	}
-	cfg, problems, err := schema.ParseWorkspaceConfig(path, data)
-	if err != nil {
-		return schema.WorkspaceConfig{}, err
-	}
-	for _, p := range problems {
-		if p.Severity == schema.SeverityError {
-			return cfg, fmt.Errorf("%s:%d:%d: %s", path, p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
-		}
-	}
-	return cfg, nil
+	p, _ := workspace.ConfigPathWithin(dir, stop)
+	return p
 }
 
 // uriToPath converts a file:// URI to a local path ("" for other schemes).

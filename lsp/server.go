@@ -164,6 +164,10 @@ type server struct {
 	docs           map[protocol.DocumentURI]*document
 	gen            uint64
 	watcher        *watcher
+	// readOnlyChecks are the reasons beyond the config that make a
+	// workspace read-only (readonly.go).
+	readOnlyChecks []readOnlyCheck
+	configDiags    map[string]bool // configs with a read-only diagnostic published
 }
 
 // route is the middleware in front of protocol.ServerHandler.

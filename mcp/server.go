@@ -25,6 +25,7 @@ import (
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // OpenFunc opens the memory store for one tool call; readOnly calls must not
@@ -164,15 +165,9 @@ func (s *Server) engine(st store.Store) (*evolve.Engine, error) {
 		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
 }
 
-// visible reports whether a record is in this agent's view: inside the base
-// scope, and the agent's own or shared.
-func (s *Server) visible(rec *schema.MemoryRecord) bool {
-	if !store.MatchScope(rec.Scope, s.base) {
-		return false
-	}
-	a, ok := rec.Scope[store.AgentKey]
-	return !ok || a == "" || a == s.name
-}
+// view is this agent's view of the store (trust.View: inside the base
+// scope, the agent's own records and shared ones).
+func (s *Server) view() trust.View { return trust.ViewOf(s.actor, s.base) }
 
 // instantiate composes the agent now or at at.
 func (s *Server) instantiate(ctx context.Context, at string) (*compose.Result, error) {

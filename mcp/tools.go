@@ -368,6 +368,7 @@ func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit
 	// The agent filter is applied after the store's subset match, so the
 	// store returns everything matching and the view is cut here.
 	q.Scope, _ = store.AgentFilter(s.base, s.name)
+	view := s.view()
 	q.Limit = store.Limit(store.Unlimited)
 	out := RecordsOutput{Records: []Record{}}
 	err := s.withStore(ctx, true, func(st store.Store) error {
@@ -379,7 +380,7 @@ func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit
 			if len(out.Records) == limit {
 				break
 			}
-			if s.visible(&res.Records[i]) {
+			if view.Visible(&res.Records[i]) {
 				out.Records = append(out.Records, *toRecord(&res.Records[i]))
 			}
 		}

@@ -27,6 +27,10 @@ type Workspace struct {
 	Config schema.WorkspaceConfig
 	// StorePath is the absolute path of the memory store.
 	StorePath string
+	// Err is why the config could not be used (nil when it could): a
+	// workspace returned with an error by Load carries it, and is for
+	// reading only.
+	Err error
 }
 
 // ConfigError is an invalid workspace config: its problems, each printed as
@@ -51,38 +55,77 @@ func (e *ConfigError) Error() string {
 // Find walks up from start (a file or a directory) to the nearest directory
 // holding .agent-ls.yaml and loads it. With none, the workspace is start's
 // directory with the default config. An unreadable or invalid config is an
-// error: a *schema.ParseError or a *ConfigError, each with file:line:col.
+// error: a *schema.ParseError or a *ConfigError, each with file:line:col
+// (see Load for the workspace returned with it).
 func Find(start string) (*Workspace, error) {
+	return FindWithin(start, "")
+}
+
+// FindWithin is Find that never looks above stop (when stop is set): the
+// language server searches up to the workspace folder holding a file and
+// no further, since a config outside it could point the store anywhere.
+func FindWithin(start, stop string) (*Workspace, error) {
+	dir, err := startDir(start)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ConfigPathWithin(dir, stop)
+	if err != nil {
+		return nil, err
+	}
+	if p != "" {
+		return Load(p)
+	}
+	return Default(dir), nil
+}
+
+func startDir(start string) (string, error) {
 	abs, err := filepath.Abs(start)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", start, err)
+		return "", fmt.Errorf("workspace %s: %w", start, err)
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		return "", fmt.Errorf("workspace: %w", err)
 	}
-	dir := abs
 	if !fi.IsDir() {
-		dir = filepath.Dir(abs)
+		return filepath.Dir(abs), nil
 	}
+	return abs, nil
+}
+
+// ConfigPathWithin is the .agent-ls.yaml nearest above dir (an absolute
+// directory), never looking above stop when stop is set; "" when there is
+// none.
+func ConfigPathWithin(dir, stop string) (string, error) {
 	for d := dir; ; {
 		p := filepath.Join(d, schema.WorkspaceConfigName)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return Load(p)
+			return p, nil
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("workspace config %s: %w", p, err)
+			return "", fmt.Errorf("workspace config %s: %w", p, err)
 		}
 		parent := filepath.Dir(d)
-		if parent == d {
-			break
+		if parent == d || stop != "" && d == stop {
+			return "", nil
 		}
 		d = parent
 	}
-	cfg := schema.WorkspaceConfig{}.WithDefaults()
-	return &Workspace{Root: dir, Config: cfg, StorePath: storePath(dir, cfg.Store)}, nil
 }
 
-// Load reads the workspace config at path; its directory is the root.
+// Default is the workspace rooted at dir with no config: the documented
+// defaults.
+func Default(dir string) *Workspace {
+	cfg := schema.WorkspaceConfig{}.WithDefaults()
+	return &Workspace{Root: dir, Config: cfg, StorePath: storePath(dir, cfg.Store)}
+}
+
+// Load reads the workspace config at path; its directory is the root. A
+// config that does not parse (*schema.ParseError) or breaks the schema
+// (*ConfigError) is an error; with it Load also returns the workspace made
+// of the config's valid part (the defaults where the text does not parse),
+// so a surface can keep reading in a read-only mode. Nothing may act (write,
+// choose an actor) on a workspace returned with an error.
 func Load(path string) (*Workspace, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -92,15 +135,20 @@ func Load(path string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace config: %w", err)
 	}
+	root := filepath.Dir(abs)
+	partial := func(cfg schema.WorkspaceConfig, err error) (*Workspace, error) {
+		cfg.Actor = "" // never act as a broken config's actor
+		cfg = cfg.WithDefaults()
+		return &Workspace{Root: root, ConfigPath: abs, Config: cfg, StorePath: storePath(root, cfg.Store), Err: err}, err
+	}
 	cfg, ps, err := schema.ParseWorkspaceConfig(abs, data)
 	if err != nil {
-		return nil, err
+		return partial(schema.WorkspaceConfig{}, err)
 	}
 	if len(ps) > 0 {
-		return nil, &ConfigError{Path: abs, Problems: ps}
+		return partial(cfg, &ConfigError{Path: abs, Problems: ps})
 	}
 	cfg = cfg.WithDefaults()
-	root := filepath.Dir(abs)
 	return &Workspace{Root: root, ConfigPath: abs, Config: cfg, StorePath: storePath(root, cfg.Store)}, nil
 }
 
@@ -188,21 +236,4 @@ func (w *Workspace) FindAgent(name string) (string, error) {
 		return "", errors.New(msg)
 	}
 	return "", fmt.Errorf("agent %q is defined in several files: %s", name, strings.Join(matches, ", "))
-}
-
-// DefaultActor is the actor CLI approvals and code actions act as when the
-// config sets none: human:$USER, or human:unknown when USER is unset.
-func DefaultActor(getenv func(string) string) string {
-	if u := strings.TrimSpace(getenv("USER")); u != "" {
-		return "human:" + u
-	}
-	return "human:unknown"
-}
-
-// Actor is the workspace's configured actor, or DefaultActor.
-func (w *Workspace) Actor(getenv func(string) string) string {
-	if w.Config.Actor != "" {
-		return w.Config.Actor
-	}
-	return DefaultActor(getenv)
 }

@@ -71,7 +71,7 @@ func TestFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Config.Scope["project"] != "atlas" || w.Actor(func(string) string { return "zed" }) != "human:ana" {
+	if w.Config.Scope["project"] != "atlas" || w.Config.Actor != "human:ana" {
 		t.Errorf("config values lost: %+v", w.Config)
 	}
 }
@@ -156,20 +156,6 @@ func TestAgentFilesAndFindAgent(t *testing.T) {
 		}
 		if err != nil || got != filepath.Join(root, tt.file) {
 			t.Errorf("FindAgent(%q) = %q, %v; want %q", tt.name, got, err, tt.file)
-		}
-	}
-}
-
-func TestDefaultActor(t *testing.T) {
-	for _, tt := range []struct{ user, want string }{{"ana", "human:ana"}, {"", "human:unknown"}, {"  ", "human:unknown"}} {
-		got := DefaultActor(func(k string) string {
-			if k == "USER" {
-				return tt.user
-			}
-			return ""
-		})
-		if got != tt.want {
-			t.Errorf("DefaultActor(USER=%q) = %q, want %q", tt.user, got, tt.want)
 		}
 	}
 }

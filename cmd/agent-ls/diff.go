@@ -69,7 +69,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 		recs := res.Records
 		id := *with + *without
 		if *with != "" {
-			rec, err := getVisible(ctx, k.st, id, k.view)
+			rec, err := k.view.Get(ctx, k.st, id)
 			if err != nil {
 				return c.fail(fmt.Errorf("record %s: %w", id, err))
 			}
@@ -78,7 +78,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 			}
 			toName = "with " + id
 		} else {
-			if _, err := getVisible(ctx, k.st, id, k.view); err != nil {
+			if _, err := k.view.Get(ctx, k.st, id); err != nil {
 				return c.fail(fmt.Errorf("record %s: %w", id, err))
 			}
 			recs = slices.DeleteFunc(slices.Clone(recs), func(r schema.MemoryRecord) bool { return r.ID == id })

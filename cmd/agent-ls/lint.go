@@ -16,6 +16,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -72,7 +73,7 @@ type lintCmd struct {
 
 // lintStore is a store opened for the run, or why it could not be.
 type lintStore struct {
-	st     *bolt.Store
+	st     store.Store
 	failed bool
 }
 
@@ -250,7 +251,7 @@ func (c *lintCmd) open(path string) *lintStore {
 	}
 	ls := &lintStore{}
 	c.stores[path] = ls
-	st, err := bolt.Open(path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -89,10 +90,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	maps.Copy(scope, extra)
 	path := ws.StorePath
 	if sf.path != "" {
-		path = sf.path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(e.cwd, path)
-		}
+		path = trust.StoreLocation(e.cwd, sf.path)
 	}
 	var ev evolve.Evaluator
 	if ws.Config.Eval != nil && len(ws.Config.Eval.Command) > 0 {
@@ -105,8 +103,8 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		Workspace:  ws.Config,
 		Scope:      scope,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run},
-		Open: func(_ context.Context, readOnly bool) (store.Store, error) {
-			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
+		Open: func(ctx context.Context, readOnly bool) (store.Store, error) {
+			return trust.OpenStore(ctx, path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
 		},
 		Now:       e.now,
 		Evaluator: ev,

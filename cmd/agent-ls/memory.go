@@ -18,6 +18,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -113,7 +114,7 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 	return pos, 0, true
 }
 
-func (m *memCmd) open(readOnly bool) (*bolt.Store, storeLocation, int, bool) {
+func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
 	s, loc, err := openStore(m.e, m.store, readOnly)
 	if err != nil {
 		return nil, loc, m.storeError(err), false
@@ -122,13 +123,9 @@ func (m *memCmd) open(readOnly bool) (*bolt.Store, storeLocation, int, bool) {
 }
 
 func (m *memCmd) actor(flagValue string, loc storeLocation) (store.Actor, bool) {
-	v := flagValue
-	if v == "" {
-		v = defaultActor(m.e, loc)
-	}
-	a, err := store.ParseActor(v)
+	a, err := resolveActor(m.e, flagValue, loc)
 	if err != nil {
-		m.errorf("--actor: %v", err)
+		m.errorf("%v", err)
 		return store.Actor{}, false
 	}
 	return a, true
@@ -209,9 +206,9 @@ type saveInput struct {
 	Scope     map[string]string
 	AgentFile string
 	Request   evolve.SaveRequest
-	// View confines an agent actor to its own agent ("" for humans): a
-	// save for another agent is refused with store.ErrForbidden.
-	View string
+	// View confines an agent actor to its own agent: a save for another
+	// agent is refused with store.ErrForbidden.
+	View trust.View
 }
 
 // saveMemory is the one save path of the CLI: the evolve engine's
@@ -228,22 +225,22 @@ func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolv
 // saveEngine is the engine a save of in runs on: an agent actor (in.View)
 // saves only into its own agent.
 func saveEngine(e *env, s store.Store, in saveInput) (*evolve.Engine, error) {
-	if in.View != "" {
-		if a := in.Scope[store.AgentKey]; a != "" && a != in.View {
-			return nil, errForeignAgent(in.Request.Actor.String(), a)
+	if in.View.Confined() {
+		if err := in.View.ForeignAgent(in.Scope[store.AgentKey]); err != nil {
+			return nil, err
 		}
 		in.Scope = maps.Clone(in.Scope)
 		if in.Scope == nil {
 			in.Scope = map[string]string{}
 		}
-		in.Scope[store.AgentKey] = in.View
+		in.Scope[store.AgentKey] = in.View.Agent
 	}
 	eng, err := newEngine(e, s, in.Scope, in.AgentFile)
 	if err != nil {
 		return nil, err
 	}
-	if in.View != "" && eng.AgentName() != in.View {
-		return nil, errForeignAgent(in.Request.Actor.String(), eng.AgentName())
+	if in.View.Confined() && eng.AgentName() != in.View.Agent {
+		return nil, in.View.ForeignAgent(eng.AgentName())
 	}
 	return eng, nil
 }
@@ -332,7 +329,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	in.Request = req
-	in.View = agentView(req.Actor)
+	in.View = viewOf(req.Actor, loc)
 	res, err := saveMemory(ctx, m.e, s, in)
 	if err != nil {
 		return m.storeError(err)
@@ -442,16 +439,16 @@ func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, sear
 	if !ok {
 		return exitUsage
 	}
-	view := agentView(a)
-	if view != "" {
+	view := viewOf(a, loc)
+	if view.Confined() {
 		q.Limit = store.Limit(store.Unlimited)
 	}
 	res, err := s.Search(ctx, q)
 	if err != nil {
 		return m.storeError(err)
 	}
-	if view != "" {
-		res.Records = viewRecords(res.Records, view)
+	if view.Confined() {
+		res.Records = view.Records(res.Records)
 		if limit >= 0 && len(res.Records) > limit {
 			res.Records = res.Records[:limit]
 		}
@@ -518,7 +515,7 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
 	if !ok {
 		return code
 	}
@@ -655,7 +652,7 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	var counted bool
-	_, err := getVisible(ctx, s, id, agentView(a))
+	_, err := viewOf(a, loc).Get(ctx, s, id)
 	if err == nil {
 		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
 	}
@@ -727,10 +724,10 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	if view := agentView(a); view != "" {
+	if view := viewOf(a, loc); view.Confined() {
 		for i, r := range recs {
-			if !visibleTo(r, view) {
-				m.errorf("%s:%d: %v; nothing imported", name, lines[i], errForeignAgent(a.String(), r.Scope[store.AgentKey]))
+			if !view.Visible(&r) {
+				m.errorf("%s:%d: %v; nothing imported", name, lines[i], view.ForeignAgent(r.Scope[store.AgentKey]))
 				return exitFindings
 			}
 		}
@@ -836,12 +833,12 @@ func (m *memCmd) openInput(name string) (in io.Reader, done func(), err error) {
 // record id as that actor sees it and builds the evolve engine of the
 // record's agent (agentFile, or found by the record's scope): what a command
 // acting on one record needs. The caller closes the store when ok.
-func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (*bolt.Store, *evolve.Engine, store.Actor, int, bool) {
+func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (store.Store, *evolve.Engine, store.Actor, int, bool) {
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return nil, nil, store.Actor{}, code, false
 	}
-	fail := func(code int) (*bolt.Store, *evolve.Engine, store.Actor, int, bool) {
+	fail := func(code int) (store.Store, *evolve.Engine, store.Actor, int, bool) {
 		_ = s.Close()
 		return nil, nil, store.Actor{}, code, false
 	}
@@ -849,7 +846,7 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 	if !ok {
 		return fail(exitUsage)
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, id, a)
+	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
 	if !ok {
 		return fail(code)
 	}
@@ -862,8 +859,8 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 
 // visibleRecord reads id as a sees it (agentView): a record a may not see,
 // or none, is "no record ID" with exit 1; another failure is a store error.
-func (m *memCmd) visibleRecord(ctx context.Context, s store.Store, id string, a store.Actor) (schema.MemoryRecord, int, bool) {
-	rec, err := getVisible(ctx, s, id, agentView(a))
+func (m *memCmd) visibleRecord(ctx context.Context, s store.Store, view trust.View, id string) (schema.MemoryRecord, int, bool) {
+	rec, err := view.Get(ctx, s, id)
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)
 		return rec, exitFindings, false
@@ -912,11 +909,11 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	view := agentView(a)
+	view := viewOf(a, loc)
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
 	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
-		if !visibleTo(r, view) {
+		if !view.Visible(&r) {
 			return nil
 		}
 		data, err := json.Marshal(r)
@@ -1015,15 +1012,15 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitOK
 	}
-	view := agentView(a)
-	if view != "" {
+	view := viewOf(a, loc)
+	if view.Confined() {
 		f.Limit = 0 // the newest N of the agent's view, not of the whole ledger
 	}
 	entries, err := s.Ledger(ctx, f)
 	if err == nil {
-		entries, err = viewLedger(ctx, s, entries, view)
+		entries, err = view.Ledger(ctx, s, entries)
 	}
-	if view != "" && limit > 0 && len(entries) > limit {
+	if view.Confined() && limit > 0 && len(entries) > limit {
 		entries = entries[len(entries)-limit:]
 	}
 	if err != nil {

@@ -163,9 +163,9 @@ func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve
 	if !ok {
 		return exitUsage
 	}
-	view := agentView(a)
-	if n := base[store.AgentKey]; view != "" && n != "" && n != view {
-		return c.fail(errForeignAgent(a.String(), n))
+	view := viewOf(a, c.loc)
+	if err := view.ForeignAgent(base[store.AgentKey]); err != nil {
+		return c.fail(err)
 	}
 	var names []string
 	if !c.missing {
@@ -173,12 +173,12 @@ func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve
 			return c.fail(err)
 		}
 	}
-	if view != "" && !c.missing {
+	if view.Confined() && !c.missing {
 		// An agent reports on its own view only (its records and shared ones).
-		if c.agentFile != "" && (len(names) != 1 || names[0] != view) {
-			return c.fail(errForeignAgent(a.String(), names[0]))
+		if c.agentFile != "" && (len(names) != 1 || names[0] != view.Agent) {
+			return c.fail(view.ForeignAgent(names[0]))
 		}
-		names = []string{view}
+		names = []string{view.Agent}
 	}
 	delete(base, store.AgentKey)
 	for _, name := range names {
@@ -200,13 +200,9 @@ func (c *evoCmd) close() {
 }
 
 func (c *evoCmd) actor() (store.Actor, bool) {
-	v := c.actorFlag
-	if v == "" {
-		v = defaultActor(c.e, c.loc)
-	}
-	a, err := store.ParseActor(v)
+	a, err := resolveActor(c.e, c.actorFlag, c.loc)
 	if err != nil {
-		c.errorf("--actor: %v", err)
+		c.errorf("%v", err)
 		return store.Actor{}, false
 	}
 	return a, true
@@ -320,32 +316,32 @@ func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine
 // its own agent's engine, so another agent's record is not found, and a
 // --scope or --agent naming another agent is refused.
 func (c *evoCmd) engineForRecordAs(ctx context.Context, id string, a store.Actor) (*evolve.Engine, error) {
-	view := agentView(a)
-	if view == "" {
+	view := viewOf(a, c.loc)
+	if !view.Confined() {
 		return c.engineForRecord(ctx, id)
 	}
-	if _, err := getVisible(ctx, c.st, id, view); err != nil {
-		return nil, fmt.Errorf("record %s: %w", id, store.ErrNotFound)
+	rec, err := view.Get(ctx, c.st, id)
+	if err != nil {
+		return nil, err
 	}
 	base, err := c.baseScope()
 	if err != nil {
 		return nil, err
 	}
-	if n := base[store.AgentKey]; n != "" && n != view {
-		return nil, errForeignAgent(a.String(), n)
+	if err := view.ForeignAgent(base[store.AgentKey]); err != nil {
+		return nil, err
 	}
-	rec, _ := c.st.Get(ctx, id)
 	delete(base, store.AgentKey)
 	if c.scopeFlag == "" && !store.MatchScope(rec.Scope, base) {
 		base = maps.Clone(rec.Scope)
 		delete(base, store.AgentKey)
 	}
-	eng, err := c.engine(view, base)
+	eng, err := c.engine(view.Agent, base)
 	if err != nil {
 		return nil, err
 	}
-	if eng.AgentName() != view {
-		return nil, errForeignAgent(a.String(), eng.AgentName())
+	if eng.AgentName() != view.Agent {
+		return nil, view.ForeignAgent(eng.AgentName())
 	}
 	return eng, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -105,7 +106,7 @@ type composer struct {
 	st     store.Store
 	scope  map[string]string
 	policy overlay.Policy
-	view   string // the agent an agent actor is confined to, "" for humans
+	view   trust.View // the actor's view of the store
 }
 
 // open finds the agent file's workspace and opens its store (--store wins),
@@ -133,20 +134,11 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	}
 	path := ws.StorePath
 	if c.store.path != "" {
-		path = c.store.path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(c.e.cwd, path)
-		}
+		path = trust.StoreLocation(c.e.cwd, c.store.path)
 	}
-	st, err := bolt.Open(path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
+	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
 	if err != nil {
 		return nil, err
-	}
-	if write {
-		if err := refuseDamaged(context.Background(), st); err != nil {
-			st.Close()
-			return nil, err
-		}
 	}
 	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config), view: view}, nil
 }

@@ -91,7 +91,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	for i := range reqs {
 		reqs[i].Actor = a
 	}
-	si.Request.Actor, si.View = a, agentView(a)
+	si.Request.Actor, si.View = a, viewOf(a, loc)
 	eng, err := saveEngine(m.e, s, si)
 	if err != nil {
 		return m.storeError(err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/lsp"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // serveMemoryLimit is serve's soft memory limit (runtime/debug.SetMemoryLimit)
@@ -75,8 +75,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
-		return func(_ context.Context, path string) (store.Store, error) {
-			return bolt.Open(path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
+		return func(ctx context.Context, path string) (store.Store, error) {
+			return trust.OpenStore(ctx, path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
 	err := lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"path/filepath"
 	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -26,63 +25,60 @@ func (sf *storeFlags) register(fs *flag.FlagSet, def storeFlags) {
 	fs.DurationVar(&sf.lockTimeout, "lock-timeout", def.lockTimeout, "how long to wait for another process holding the store")
 }
 
-// storeLocation is where a command's store is and who acts by default.
+// storeLocation is where a command's store is and the workspace it belongs
+// to (which names the default actor and the base scope of an agent's view).
 type storeLocation struct {
-	Path  string // absolute
-	Actor string // the workspace's configured actor, "" when none (see defaultActor)
+	Path      string // absolute path or database URL
+	Workspace *workspace.Workspace
 }
 
-// locateStore resolves the store file: --store (relative to the working
+// locateStore resolves the store: --store (relative to the working
 // directory) or the store of the workspace around cwd (workspace.Find: the
 // nearest .agent-ls.yaml's `store:`, else the default path under cwd). An
-// invalid workspace config is an error naming file:line:col, unless --store
-// is given.
+// invalid workspace config is an error naming file:line:col, --store or not:
+// the config names the actor, and no command falls back past it.
 func locateStore(e *env, sf storeFlags) (storeLocation, error) {
 	ws, err := workspace.Find(e.cwd)
-	if sf.path != "" {
-		p := sf.path
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(e.cwd, p)
-		}
-		loc := storeLocation{Path: filepath.Clean(p)}
-		if err == nil {
-			loc.Actor = ws.Config.Actor
-		}
-		return loc, nil
-	}
 	if err != nil {
 		return storeLocation{}, err
 	}
-	return storeLocation{Path: ws.StorePath, Actor: ws.Config.Actor}, nil
+	loc := storeLocation{Path: ws.StorePath, Workspace: ws}
+	if sf.path != "" {
+		loc.Path = trust.StoreLocation(e.cwd, sf.path)
+	}
+	return loc, nil
 }
 
-// openStore opens the bbolt store for a command. Read-only commands pass
-// readOnly so they take a shared lock and never create the file.
-func openStore(e *env, sf storeFlags, readOnly bool) (*bolt.Store, storeLocation, error) {
+// openStore opens a command's store through trust.OpenStore (its damage
+// policy included). Read-only commands pass readOnly so they take a shared
+// lock and never create the file.
+func openStore(e *env, sf storeFlags, readOnly bool) (store.Store, storeLocation, error) {
 	loc, err := locateStore(e, sf)
 	if err != nil {
 		return nil, loc, err
 	}
-	s, err := bolt.Open(loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
+	s, err := trust.OpenStore(context.Background(), loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, loc, err
-	}
-	if !readOnly {
-		if err := refuseDamaged(context.Background(), s); err != nil {
-			s.Close()
-			return nil, loc, err
-		}
 	}
 	return s, loc, nil
 }
 
-// defaultActor is who a command acts as without --actor: the workspace's
-// `actor:`, else human:$USER (human:unknown when USER is unset).
-func defaultActor(e *env, loc storeLocation) string {
-	if loc.Actor != "" {
-		return loc.Actor
+// resolveActor is who a command acts as (trust.ResolveActor): --actor, else
+// the workspace's `actor:`, else human:$USER.
+func resolveActor(e *env, flagValue string, loc storeLocation) (store.Actor, error) {
+	a, _, err := trust.ResolveActor(flagValue, loc.Workspace, e.getenv)
+	return a, err
+}
+
+// viewOf is a's view of the store of loc (trust.ViewOf with the
+// workspace's base scope).
+func viewOf(a store.Actor, loc storeLocation) trust.View {
+	var base map[string]string
+	if loc.Workspace != nil {
+		base = loc.Workspace.Config.Scope
 	}
-	return workspace.DefaultActor(e.getenv)
+	return trust.ViewOf(a, base)
 }
 
 // storeExitCode maps a store error to an exit code: a refused operation

@@ -1,0 +1,86 @@
+package lsp
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// TestConfigReadOnly: a .agent-ls.yaml that does not parse or names an
+// actor that does not parse makes the server read-only: the config problem
+// is a diagnostic at its line:col, hints keep working, and approving the
+// pending proposal is refused with codeReadOnly instead of acting as
+// human:unknown or human:$USER (issue 19, item 5).
+func TestConfigReadOnly(t *testing.T) {
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, tt := range []struct {
+		name, config string
+		line         uint32 // 0-based line of the diagnostic
+	}{
+		{"kind capitalized", "actor: Agent:alpha\n", 0},
+		{"no kind", "store: .agent-memory/memory.db\nactor: agent-alpha\n", 1},
+		{"syntax error", "actor: agent:alpha\nscope: [unclosed\n", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			cfgPath := env.write(t, ".agent-ls.yaml", tt.config)
+			path := env.write(t, "deploy.agent.yaml", text)
+			res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
+			if res.ProposalID == "" {
+				t.Fatalf("save trigger: %+v", res)
+			}
+			c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true,
+				Getenv: func(k string) string {
+					if k == "USER" {
+						return "mallory"
+					}
+					return ""
+				}})
+			c.initialize(env.root, nil, true)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			cfgURI := pathToURI(cfgPath)
+			c.waitFor("config diagnostic", func(ns, _ []note) bool {
+				for _, d := range diagsOf(ns, cfgURI) {
+					for _, dg := range d.Diagnostics {
+						if dg.Range.Start.Line == tt.line && strings.Contains(dg.Message, "read-only") {
+							return true
+						}
+					}
+				}
+				return false
+			})
+			// Hints keep working: the pending trigger shows as a candidate.
+			if h := hintWith(c.hints(uri), trigger); h == nil {
+				t.Errorf("no candidate hint in read-only mode")
+			}
+			var out CommandResult
+			err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandApprove,
+				"arguments": []any{map[string]any{"uri": uri, "proposalId": res.ProposalID}}}, &out)
+			var je *jsonrpc2.Error
+			if !errors.As(err, &je) || je.Code != codeReadOnly || !strings.Contains(je.Message, "read-only") {
+				t.Fatalf("approve in read-only mode: %v (%+v), want codeReadOnly", err, out)
+			}
+			// Nothing was approved.
+			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandShowComposedPrompt,
+				"arguments": []any{map[string]any{"uri": uri}}}, nil)
+			withBolt(t, env, func(st store.Store) {
+				p, err := st.GetProposal(t.Context(), res.ProposalID)
+				if err != nil || p.State != "pending" {
+					t.Errorf("proposal after refused approval: %+v, %v", p, err)
+				}
+			})
+		})
+	}
+}
