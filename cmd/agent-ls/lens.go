@@ -19,6 +19,7 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -115,6 +116,7 @@ type lensBackend struct {
 	sf    storeFlags
 	loc   storeLocation
 	actor store.Actor
+	view  trust.View // what the actor sees (trust.ViewOf)
 }
 
 func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
@@ -125,12 +127,12 @@ func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := store.ParseActor(defaultActor(e, loc))
+	a, err := resolveActor(e, "", loc)
 	if err != nil {
 		// No actor is no access: nothing falls back to a human.
 		return nil, fmt.Errorf("workspace actor: %w", err)
 	}
-	return &lensBackend{e: e, sf: sf, loc: loc, actor: a}, nil
+	return &lensBackend{e: e, sf: sf, loc: loc, actor: a, view: viewOf(a, loc)}, nil
 }
 
 // events follows the store: a file watch of the bbolt store's directory
@@ -143,7 +145,7 @@ func (b *lensBackend) events() lens.Events {
 		if _, err := os.Stat(b.loc.Path); err != nil {
 			return nil, err
 		}
-		st, err := backend.Open(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: time.Second, Now: b.e.now})
+		st, err := trust.OpenStore(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: time.Second, Now: b.e.now})
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +203,7 @@ func (b *lensBackend) each(ctx context.Context, fn func(c *evoCmd, name string, 
 
 // mayRead refuses an agent actor another agent's pages.
 func (b *lensBackend) mayRead(name string) error {
-	if v := agentView(b.actor); v != "" && name != v && name != "" {
+	if b.view.Confined() && name != b.view.Agent && name != "" {
 		return fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
 	}
 	return nil
@@ -336,11 +338,13 @@ func (b *lensBackend) Timeline(ctx context.Context, name string) ([]store.Ledger
 	if err != nil {
 		return nil, err
 	}
-	view := name
-	if v := agentView(b.actor); v != "" {
-		view = v
+	// An agent's timeline is the ledger as that agent sees it (its records
+	// and shared ones); the shared records' is the whole ledger in view.
+	view := b.view
+	if name != "" && !view.Confined() {
+		view = trust.ViewOf(store.Actor{Kind: store.ActorAgent, Name: name}, b.loc.Workspace.Config.Scope)
 	}
-	return viewLedger(ctx, c.st, entries, view)
+	return view.Ledger(ctx, c.st, entries)
 }
 
 func (b *lensBackend) Record(ctx context.Context, id string) (lens.RecordView, error) {
@@ -352,7 +356,7 @@ func (b *lensBackend) Record(ctx context.Context, id string) (lens.RecordView, e
 	if c.missing {
 		return lens.RecordView{}, fmt.Errorf("record %s: %w", id, store.ErrNotFound)
 	}
-	rec, err := getVisible(ctx, c.st, id, agentView(b.actor))
+	rec, err := b.view.Get(ctx, c.st, id)
 	if err != nil {
 		return lens.RecordView{}, err
 	}
@@ -410,7 +414,7 @@ func (b *lensBackend) Reject(ctx context.Context, id, reason string) (evolve.Out
 func (b *lensBackend) Supersede(ctx context.Context, keepID, dropID string) (evolve.Outcome, error) {
 	return b.act(ctx, func(c *evoCmd) (evolve.Outcome, error) {
 		id := dropID
-		if rec, err := getVisible(ctx, c.st, dropID, agentView(b.actor)); err == nil && rec.Scope[store.AgentKey] == "" {
+		if rec, err := b.view.Get(ctx, c.st, dropID); err == nil && rec.Scope[store.AgentKey] == "" {
 			id = keepID
 		}
 		eng, err := c.engineForRecordAs(ctx, id, b.actor)
