@@ -28,3 +28,6 @@ elif [ ! -f test/e2e/node_modules/vscode-languageserver-protocol/package.json ] 
 	|| [ test/e2e/package-lock.json -nt test/e2e/node_modules/.package-lock.json ]; then
 	(cd test/e2e && npm ci --no-audit --no-fund --loglevel=error) || need_fail "npm ci in test/e2e failed"
 fi
+
+# The lens browser test (lens/e2e_test.go): chromium and playwright-core.
+bash scripts/lens-deps.sh
