@@ -81,7 +81,7 @@ func checkPayload(rec *schema.MemoryRecord) string {
 		return ""
 	}
 	if len(rec.Payload) == 0 {
-		return fmt.Sprintf("a %s memory needs a structured payload to promote", rec.Target.Primitive)
+		return fmt.Sprintf("%s %s memory needs a structured payload to promote", schema.Article(string(rec.Target.Primitive)), rec.Target.Primitive)
 	}
 	switch rec.Target.Primitive {
 	case schema.PrimitiveExample:
@@ -249,7 +249,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
 			return e.doPromote(ctx, rec, actor, ev, o)
 		}
 		if isHuman(actor) {
@@ -264,7 +264,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 			ev := store.Evidence{Conversations: convs, Eval: res.Result}
 			if !res.Pass {
 				o.Status, o.Evidence = StatusBlocked, ev
-				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%d distinct conversations", res.Reason, have, e.recurrence)
+				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%s", res.Reason, have, schema.Count(e.recurrence, "distinct conversation"))
 				return o, nil
 			}
 			ev.Note = "eval pass: " + res.Reason
@@ -272,7 +272,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		}
 		o.Status = StatusBlocked
 		o.Evidence = store.Evidence{Conversations: convs}
-		o.Reason = fmt.Sprintf("needs support from %d distinct conversations, has %d (or an eval pass, or a human's promote)", e.recurrence, have)
+		o.Reason = fmt.Sprintf("needs support from %s, has %d (or an eval pass, or a human's promote)", schema.Count(e.recurrence, "distinct conversation"), have)
 		return o, nil
 	case schema.TierGuarded:
 		if isHuman(actor) {

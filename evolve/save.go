@@ -113,10 +113,26 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		// The first near-duplicate is corroborated; else a keyed slot's
 		// first live record (newest first) is a conflict.
 		keyed := r.Target.SlotKey() != ""
+		byPayload := r.Target.NeedsPayload()
+		lesson, whole := lessonKeys(r.Target, r.Payload)
 		var dup, held *line
 		err := e.eachLine(ctx, *r.Target, false, func(l *line) bool {
 			if old != nil && l.id == old.ID {
 				return true
+			}
+			if byPayload {
+				// Examples and awareness domains are one lesson by payload,
+				// never by prose (lessonKeys).
+				if lesson == "" || l.lesson != lesson {
+					return true
+				}
+				c := *l
+				if r.Target.Primitive == schema.PrimitiveAwareness && l.whole != whole {
+					held = &c
+				} else {
+					dup = &c
+				}
+				return false
 			}
 			if e.sameLesson(keyed, l.content, r.Content) {
 				c := *l
@@ -147,6 +163,12 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 			res.Status, res.Existing = SaveConflict, &rec
 			res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
 				r.Target, rec.Content, rec.ID)
+			if r.Target.Primitive == schema.PrimitiveAwareness {
+				var p schema.AwarenessPayload
+				_ = json.Unmarshal(rec.Payload, &p)
+				res.Guidance = fmt.Sprintf("awareness already holds a domain named %q (record %s, names compare case-insensitively): supersede it or choose another name",
+					p.Name, rec.ID)
+			}
 			return res, nil
 		}
 	}
@@ -284,14 +306,14 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
 			if _, err := e.doPromote(ctx, rec, actor, ev, o); err != nil {
 				return err
 			}
 			res.State, res.Guidance = StatePromoted, "promoted (earned tier): "+ev.Note
 			return nil
 		}
-		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%d distinct conversations; it reaches the agent through recall until another conversation corroborates it", have, e.recurrence)
+		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%s; it reaches the agent through recall until another conversation corroborates it", have, schema.Count(e.recurrence, "distinct conversation"))
 	case schema.TierGuarded:
 		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
 			return err

@@ -242,5 +242,6 @@ func CloneSummary(s OverlaySummary) OverlaySummary {
 		s.CharsPerPrimitive = maps.Clone(s.CharsPerPrimitive)
 	}
 	s.RecordIDs = slices.Clone(s.RecordIDs)
+	s.CandidateIDs = slices.Clone(s.CandidateIDs)
 	return s
 }
