@@ -17,8 +17,9 @@ import (
 // space, surrounding white space is trimmed, and a start that Markdown
 // would read as structure — a heading (#), list item (-, *, +, 1. or 1)),
 // quote (>), table (|), fence (``` or ~~~), horizontal rule or setext
-// underline (---, ***, ___, ===) or HTML block (<) — is escaped with a
-// backslash. Text inside a line is left alone: it cannot start a line.
+// underline (---, ***, ___, ===) — is escaped with a backslash. Text inside
+// a line is left alone: it cannot start a line. HTML is not Markdown
+// structure here; every HTML view escapes content itself.
 func Inline(s string) string {
 	if !needsInline(s) {
 		return s
@@ -69,7 +70,7 @@ func escapeLead(s string) string {
 	}
 	r, _ := utf8.DecodeRuneInString(s)
 	switch r {
-	case '#', '-', '*', '+', '>', '|', '`', '~', '_', '=', '<', '\\':
+	case '#', '-', '*', '+', '>', '|', '`', '~', '_', '=', '\\':
 		return `\` + s
 	}
 	// An ordered list item: digits, then '.' or ')'.
