@@ -642,6 +642,24 @@ func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
 	return ps, nil
 }
 
+// PendingProposals lists the pending proposals of this agent, oldest first,
+// as Proposals does but without expiring overdue ones (it writes nothing):
+// an overdue proposal is left out. For read-only surfaces.
+func (e *Engine) PendingProposals(ctx context.Context) ([]store.Proposal, error) {
+	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: e.base, Agent: e.name})
+	if err != nil {
+		return nil, fmt.Errorf("list proposals: %w", err)
+	}
+	now := e.nowString()
+	out := ps[:0]
+	for _, p := range ps {
+		if store.ProposalStateAt(p, now) == store.ProposalPending {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 // Supersede resolves a conflict: dropID is retired in favour of keepID
 // (through dropID's demotion gate for actor), then keepID, if a candidate,
 // runs its promotion gate.

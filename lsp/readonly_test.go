@@ -72,6 +72,14 @@ func TestConfigReadOnly(t *testing.T) {
 			if !errors.As(err, &je) || je.Code != codeReadOnly || !strings.Contains(je.Message, "read-only") {
 				t.Fatalf("approve in read-only mode: %v (%+v), want codeReadOnly", err, out)
 			}
+			// The review queue still reads (without expiring anything).
+			var props struct {
+				Proposals []ProposalView `json:"proposals"`
+			}
+			c.call(methodProposals, map[string]any{"uri": uri}, &props)
+			if len(props.Proposals) != 1 || props.Proposals[0].ID != res.ProposalID {
+				t.Errorf("proposals in read-only mode: %+v", props.Proposals)
+			}
 			// Nothing was approved.
 			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandShowComposedPrompt,
 				"arguments": []any{map[string]any{"uri": uri}}}, nil)

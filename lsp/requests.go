@@ -148,10 +148,16 @@ func (s *server) proposalsRequest(ctx context.Context, raw json.RawMessage) (any
 	if !fileExists(f.ws.StorePath) {
 		return map[string]any{"proposals": out}, nil
 	}
-	// Listing expires overdue proposals (a ledgered write).
-	err = s.withStore(ctx, f, true, func(st store.Store) error {
+	// Listing expires overdue proposals (a ledgered write), except in a
+	// read-only workspace, where it only leaves them out.
+	write := len(s.readOnlyReasons(ctx, f.ws)) == 0
+	err = s.withStore(ctx, f, write, func(st store.Store) error {
 		e := s.engine(f, st)
-		ps, err := e.Proposals(ctx)
+		list := e.Proposals
+		if !write {
+			list = e.PendingProposals
+		}
+		ps, err := list(ctx)
 		if err != nil {
 			return err
 		}
