@@ -234,7 +234,18 @@ const (
 	OpReject      Op = "reject"
 	OpExpire      Op = "expire"
 	OpImport      Op = "import"
+	// OpConflict records a memory-vs-memory collision the first time an
+	// instantiate or curation sees it; it changes no state.
+	OpConflict Op = "conflict"
 )
+
+// ConflictInfo names the records of a residual memory-vs-memory conflict:
+// Records[0] is the one the overlay renders (the newest), Target the slot
+// they collide on.
+type ConflictInfo struct {
+	Records []string `json:"records"`
+	Target  string   `json:"target,omitempty"`
+}
 
 // LedgerEntry is one hash-chained history entry. Hash covers every other
 // field and PrevHash, so editing, removing or reordering entries breaks the
@@ -258,8 +269,10 @@ type LedgerEntry struct {
 	// Proposal carries the proposal as it stood after a propose, approve,
 	// reject or expire entry, so replay knows what an approval did.
 	Proposal *Proposal `json:"proposal,omitempty"`
-	PrevHash string    `json:"prevHash"`
-	Hash     string    `json:"hash"`
+	// Conflict names the records of a conflict entry.
+	Conflict *ConflictInfo `json:"conflict,omitempty"`
+	PrevHash string        `json:"prevHash"`
+	Hash     string        `json:"hash"`
 }
 
 // LedgerFilter selects ledger entries; zero values match all.
@@ -282,6 +295,11 @@ type OverlaySummary struct {
 	Conflicts         int               `json:"conflicts"`
 	Spilled           int               `json:"spilled"`
 	RecordIDs         []string          `json:"recordIds"`
+	// CandidateIDs are the candidates the recall block's slice showed, in
+	// order; Rotation is the slice's position (see overlay.RotateCandidates)
+	// so the next instantiate shows the next slots and --at replays this one.
+	CandidateIDs []string `json:"candidateIds,omitempty"`
+	Rotation     int      `json:"rotation,omitempty"`
 }
 
 // Store is the memory-store protocol. All methods are safe for concurrent use
