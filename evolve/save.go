@@ -82,6 +82,11 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt}); err != nil {
 		return SaveResult{}, fmt.Errorf("save: %w", err)
 	}
+	// The workspace's limits (schema.Limits), for every surface.
+	if err := store.CheckLimits(e.ws.Limits, &schema.MemoryRecord{Content: r.Content, Scope: e.scope, Tags: r.Tags,
+		Payload: r.Payload, Provenance: r.Provenance, SupersededBy: r.Supersedes}); err != nil {
+		return SaveResult{}, fmt.Errorf("save: %w", err)
+	}
 	res := SaveResult{State: StateRecall}
 	if r.Target != nil {
 		res.Tier = schema.TierOf(*r.Target)

@@ -242,7 +242,7 @@ func (c *lintCmd) open(path string) *lintStore {
 	}
 	ls := &lintStore{}
 	c.stores[path] = ls
-	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls
