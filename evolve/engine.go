@@ -92,16 +92,19 @@ import (
 // Callers map it to a refused answer (CLI exit 1).
 var ErrRefused = errors.New("refused")
 
+// Status is the outcome of a gated operation (Outcome.Status).
+type Status string
+
 // Outcome statuses.
 const (
-	StatusPromoted    = "promoted"
-	StatusPending     = "pending"
-	StatusBlocked     = "blocked"
-	StatusRefused     = "refused"
-	StatusDemoted     = "demoted"
-	StatusInvalidated = "invalidated"
-	StatusApproved    = "approved"
-	StatusRejected    = "rejected"
+	StatusPromoted    Status = "promoted"
+	StatusPending     Status = "pending"
+	StatusBlocked     Status = "blocked"
+	StatusRefused     Status = "refused"
+	StatusDemoted     Status = "demoted"
+	StatusInvalidated Status = "invalidated"
+	StatusApproved    Status = "approved"
+	StatusRejected    Status = "rejected"
 )
 
 // Save statuses and record states.

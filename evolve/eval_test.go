@@ -100,7 +100,7 @@ func TestEvalGatedPromotion(t *testing.T) {
 	tests := []struct {
 		name, lesson string
 		cfg          schema.EvalConfig
-		want         string
+		want         Status
 	}{
 		{"pass", "Flag unchecked errors on deferred Close calls", check, StatusPromoted},
 		{"regression", "Skip the tests for docs-only changes", check, StatusBlocked},

@@ -18,7 +18,7 @@ import (
 type Outcome struct {
 	// Status is promoted, pending, blocked, refused, demoted, invalidated,
 	// approved or rejected.
-	Status   string      `json:"status"`
+	Status   Status      `json:"status"`
 	RecordID string      `json:"recordId,omitempty"`
 	Tier     schema.Tier `json:"tier,omitempty"`
 	// Reason says why, in one human sentence.

@@ -27,7 +27,7 @@ func TestTierOpActor(t *testing.T) {
 		promoted   bool
 		op         string // promote | demote | invalidate
 		actor      store.Actor
-		want       string
+		want       Status
 		refused    bool
 		wantProm   bool // promoted after the op
 		wantValid  bool // valid after the op

@@ -177,9 +177,9 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	s.rerunAll()
 	msg := out.Reason
 	if msg == "" {
-		msg = out.Status
+		msg = string(out.Status)
 	}
-	return &CommandResult{OK: true, Message: msg, Diff: out.Diff, Status: out.Status}, nil
+	return &CommandResult{OK: true, Message: msg, Diff: out.Diff, Status: string(out.Status)}, nil
 }
 
 // commandFile is the agent file a command acts on: uri when given, else the

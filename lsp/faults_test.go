@@ -671,7 +671,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				}
 			case refusedOrProposal:
 				// Blocked (a gate not passed) is a refusal that is not an error.
-				if err == nil && out.Status != evolve.StatusPending && out.Status != evolve.StatusBlocked {
+				if err == nil && out.Status != string(evolve.StatusPending) && out.Status != string(evolve.StatusBlocked) {
 					t.Errorf("answer %+v; want refused, blocked or pending", out)
 				}
 				if err != nil && codeOf(err) != codeRefused {
@@ -679,7 +679,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				}
 				// Pending: a proposal is open (a new one, or the one already
 				// waiting for the same change).
-				if err == nil && out.Status == evolve.StatusPending && (after.pending < before.pending || after.pending == 0 || !strings.Contains(out.Message, "proposal")) {
+				if err == nil && out.Status == string(evolve.StatusPending) && (after.pending < before.pending || after.pending == 0 || !strings.Contains(out.Message, "proposal")) {
 					t.Errorf("answered pending but no proposal is open: %+v", out)
 				}
 			case notFound:

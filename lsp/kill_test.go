@@ -465,7 +465,7 @@ func TestLockedStoreCommands(t *testing.T) {
 	}
 	var res CommandResult
 	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandPromote, "arguments": []any{promote}}, &res)
-	if !res.OK || res.Status != evolve.StatusPromoted {
+	if !res.OK || res.Status != string(evolve.StatusPromoted) {
 		t.Errorf("promote after the lock's release: %+v", res)
 	}
 }

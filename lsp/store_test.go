@@ -244,7 +244,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	before = c.refreshCount()
 	var out CommandResult
 	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
-	if !out.OK || out.Status != evolve.StatusApproved || !strings.Contains(out.Message, "human:ana") {
+	if !out.OK || out.Status != string(evolve.StatusApproved) || !strings.Contains(out.Message, "human:ana") {
 		t.Fatalf("approve: %+v", out)
 	}
 	c.awaitRefresh(before)
@@ -581,7 +581,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 	if !ok || !strings.Contains(promote.Title, lesson[:20]) || len(as) != 1 {
 		t.Fatalf("candidate actions: %+v", as)
 	}
-	if out := run(promote); !out.OK || out.Status != evolve.StatusPromoted {
+	if out := run(promote); !out.OK || out.Status != string(evolve.StatusPromoted) {
 		t.Fatalf("promote: %+v", out)
 	}
 	as = actions()
@@ -593,7 +593,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 	if !strings.Contains(as["Demote"].Title, "leaves the agent") || !strings.Contains(as["Invalidate"].Title, "forgets") {
 		t.Errorf("titles do not say the effect: %q, %q", as["Demote"].Title, as["Invalidate"].Title)
 	}
-	if out := run(as["Demote"]); !out.OK || out.Status != evolve.StatusDemoted {
+	if out := run(as["Demote"]); !out.OK || out.Status != string(evolve.StatusDemoted) {
 		t.Fatalf("demote: %+v", out)
 	}
 	if h := hintWith(c.hints(uri), lesson); h == nil || strings.HasPrefix(h.Label, "+ ") {

@@ -29,9 +29,9 @@ const (
 const (
 	// StatusProposed: the change waits for a human (the record keeps rendering).
 	StatusProposed    = "proposed"
-	StatusInvalidated = evolve.StatusInvalidated
-	StatusDemoted     = evolve.StatusDemoted
-	StatusRefused     = evolve.StatusRefused
+	StatusInvalidated = string(evolve.StatusInvalidated)
+	StatusDemoted     = string(evolve.StatusDemoted)
+	StatusRefused     = string(evolve.StatusRefused)
 	StatusNotFound    = evolve.SaveNotFound
 )
 
@@ -433,7 +433,7 @@ func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in Inva
 			out.Message += " (" + o.Reason + ")"
 		}
 	default:
-		out.Status, out.Message = o.Status, o.Reason
+		out.Status, out.Message = string(o.Status), o.Reason
 	}
 	return nil, out, nil
 }
