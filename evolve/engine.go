@@ -107,17 +107,26 @@ const (
 	StatusRejected    Status = "rejected"
 )
 
-// Save statuses and record states.
-const (
-	SaveSaved    = "saved"
-	SaveConflict = "conflict"
-	SaveNotFound = "not_found"
-	SaveRefused  = "refused"
+// SaveStatus is the answer of a save (SaveResult.Status).
+type SaveStatus string
 
-	StatePromoted  = "promoted"
-	StateCandidate = "candidate"
-	StatePending   = "pending"
-	StateRecall    = "recall"
+// Save statuses.
+const (
+	SaveSaved    SaveStatus = "saved"
+	SaveConflict SaveStatus = "conflict"
+	SaveNotFound SaveStatus = "not_found"
+	SaveRefused  SaveStatus = "refused"
+)
+
+// State is where a saved record stands (SaveResult.State).
+type State string
+
+// Record states.
+const (
+	StatePromoted  State = "promoted"
+	StateCandidate State = "candidate"
+	StatePending   State = "pending"
+	StateRecall    State = "recall"
 )
 
 // Config is what an Engine needs. Store is required; the rest have defaults.

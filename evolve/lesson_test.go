@@ -32,24 +32,24 @@ func TestPayloadLessons(t *testing.T) {
 		steps        []step
 	}{
 		{"awareness: the same name is a collision", "awareness", []step{
-			{"Incident tracker", aw("Incidents", "open incidents"), "c1", SaveSaved, -1, false, ""},
-			{"Another incident list", aw("incidents", "the on-call list"), "c2", SaveConflict, 0, false, "awareness already holds a domain named \"Incidents\""},
+			{"Incident tracker", aw("Incidents", "open incidents"), "c1", string(SaveSaved), -1, false, ""},
+			{"Another incident list", aw("incidents", "the on-call list"), "c2", string(SaveConflict), 0, false, "awareness already holds a domain named \"Incidents\""},
 		}},
 		{"awareness: the same domain again corroborates", "awareness", []step{
-			{"Incident tracker", aw("Incidents", "open incidents"), "c1", SaveSaved, -1, false, ""},
-			{"The incidents domain", aw("INCIDENTS", "Open incidents."), "c2", SaveSaved, 0, true, "corroborated"},
+			{"Incident tracker", aw("Incidents", "open incidents"), "c1", string(SaveSaved), -1, false, ""},
+			{"The incidents domain", aw("INCIDENTS", "Open incidents."), "c2", string(SaveSaved), 0, true, "corroborated"},
 		}},
 		{"awareness: another name is another domain", "awareness", []step{
-			{"Incident tracker", aw("Incidents", "open incidents"), "c1", SaveSaved, -1, false, ""},
-			{"Incident tracker", aw("Deploys", "open incidents"), "c2", SaveSaved, -1, false, ""},
+			{"Incident tracker", aw("Incidents", "open incidents"), "c1", string(SaveSaved), -1, false, ""},
+			{"Incident tracker", aw("Deploys", "open incidents"), "c2", string(SaveSaved), -1, false, ""},
 		}},
 		{"example: the same payload with other prose is one lesson", "example.code-review", []step{
-			{"Asked to approve without tests: refused", ex("A PR without tests asks for approval", "Request tests first"), "c1", SaveSaved, -1, false, ""},
-			{"Totally different words about it", ex("a PR without tests asks for approval.", "request tests first"), "c2", SaveSaved, 0, true, "corroborated"},
+			{"Asked to approve without tests: refused", ex("A PR without tests asks for approval", "Request tests first"), "c1", string(SaveSaved), -1, false, ""},
+			{"Totally different words about it", ex("a PR without tests asks for approval.", "request tests first"), "c2", string(SaveSaved), 0, true, "corroborated"},
 		}},
 		{"example: the same prose with another scenario is another lesson", "example.code-review", []step{
-			{"Asked to approve without tests: refused", ex("A PR without tests asks for approval", "Request tests first"), "c1", SaveSaved, -1, false, ""},
-			{"Asked to approve without tests: refused", ex("A hotfix without tests asks for approval", "Request tests first"), "c2", SaveSaved, -1, false, ""},
+			{"Asked to approve without tests: refused", ex("A PR without tests asks for approval", "Request tests first"), "c1", string(SaveSaved), -1, false, ""},
+			{"Asked to approve without tests: refused", ex("A hotfix without tests asks for approval", "Request tests first"), "c2", string(SaveSaved), -1, false, ""},
 		}},
 	}
 	for _, tc := range cases {
@@ -62,7 +62,7 @@ func TestPayloadLessons(t *testing.T) {
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
 				}
-				if res.Status != s.status {
+				if string(res.Status) != s.status {
 					t.Fatalf("step %d: status %s, want %s (%s)", i, res.Status, s.status, res.Guidance)
 				}
 				id := ""
@@ -75,7 +75,7 @@ func TestPayloadLessons(t *testing.T) {
 				if s.sameAs >= 0 && id != ids[s.sameAs] {
 					t.Errorf("step %d: record %s, want step %d's %s (%s)", i, id, s.sameAs, ids[s.sameAs], res.Guidance)
 				}
-				if s.sameAs < 0 && s.status == SaveSaved && len(ids) > 0 && id == ids[0] {
+				if s.sameAs < 0 && s.status == string(SaveSaved) && len(ids) > 0 && id == ids[0] {
 					t.Errorf("step %d: matched step 0's record; want a new one (%s)", i, res.Guidance)
 				}
 				if res.Corroborated != s.corroborated {

@@ -27,14 +27,14 @@ func TestRetarget(t *testing.T) {
 		state    string
 		wantErr  error
 	}{
-		{name: "earned evidence carried: promotes", supports: []string{"conv-2"}, to: "judgment.code-review.heuristics", status: SaveSaved, state: StatePromoted},
-		{name: "one conversation: candidate", to: "judgment.code-review.heuristics", status: SaveSaved, state: StateCandidate},
-		{name: "auto tier target", to: "background.projectContext.perf_rule", status: SaveSaved, state: StatePromoted},
-		{name: "same lesson already there: corroborates it", existing: true, to: "judgment.code-review.heuristics", status: SaveSaved, state: StatePromoted},
-		{name: "unknown domain", to: "judgment.nope.heuristics", status: SaveRefused},
-		{name: "same target", to: "judgment.review-old.heuristics", status: SaveRefused},
-		{name: "locked target", to: "manual.deploy.workflows", status: SaveRefused},
-		{name: "no such record", id: "01NOPE", to: "judgment.code-review.heuristics", status: SaveNotFound},
+		{name: "earned evidence carried: promotes", supports: []string{"conv-2"}, to: "judgment.code-review.heuristics", status: string(SaveSaved), state: string(StatePromoted)},
+		{name: "one conversation: candidate", to: "judgment.code-review.heuristics", status: string(SaveSaved), state: string(StateCandidate)},
+		{name: "auto tier target", to: "background.projectContext.perf_rule", status: string(SaveSaved), state: string(StatePromoted)},
+		{name: "same lesson already there: corroborates it", existing: true, to: "judgment.code-review.heuristics", status: string(SaveSaved), state: string(StatePromoted)},
+		{name: "unknown domain", to: "judgment.nope.heuristics", status: string(SaveRefused)},
+		{name: "same target", to: "judgment.review-old.heuristics", status: string(SaveRefused)},
+		{name: "locked target", to: "manual.deploy.workflows", status: string(SaveRefused)},
+		{name: "no such record", id: "01NOPE", to: "judgment.code-review.heuristics", status: string(SaveNotFound)},
 		{name: "invalid target", to: "background.nosuch.k", wantErr: store.ErrInvalid},
 	}
 	for _, tt := range tests {
@@ -70,16 +70,16 @@ func TestRetarget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Status != tt.status {
+			if string(res.Status) != tt.status {
 				t.Fatalf("status %q, want %q: %+v", res.Status, tt.status, res)
 			}
-			if tt.status != SaveSaved {
+			if tt.status != string(SaveSaved) {
 				if tt.id == "" && !f.isValid(old.ID) {
 					t.Error("a refused retarget retired the record")
 				}
 				return
 			}
-			if res.State != tt.state {
+			if string(res.State) != tt.state {
 				t.Errorf("state %q, want %q (%s)", res.State, tt.state, res.Guidance)
 			}
 			got, err := f.st.Get(f.ctx, old.ID)
@@ -126,7 +126,7 @@ func TestRetarget(t *testing.T) {
 			if len(tt.supports) > 0 {
 				want = "supersede,corroborate"
 			}
-			if got := strings.Join(ops, ","); !strings.HasPrefix(got, want) || (tt.state == StatePromoted) != strings.Contains(got, "promote") {
+			if got := strings.Join(ops, ","); !strings.HasPrefix(got, want) || (tt.state == string(StatePromoted)) != strings.Contains(got, "promote") {
 				t.Errorf("ledger of the new record: %s", got)
 			}
 		})

@@ -30,7 +30,7 @@ type SaveRequest struct {
 // SaveResult is Save's answer.
 type SaveResult struct {
 	// Status is saved, conflict, not_found or refused.
-	Status string `json:"status"`
+	Status SaveStatus `json:"status"`
 	// Record is the record written, or the existing one that was corroborated.
 	Record       *schema.MemoryRecord `json:"record,omitempty"`
 	SupersededID string               `json:"supersededId,omitempty"`
@@ -38,7 +38,7 @@ type SaveResult struct {
 	Tier         schema.Tier          `json:"tier,omitempty"`
 	// State is promoted, candidate, pending (a proposal waits) or recall
 	// (untargeted).
-	State      string `json:"state,omitempty"`
+	State      State  `json:"state,omitempty"`
 	ProposalID string `json:"proposalId,omitempty"`
 	// DemotionProposalID is the pending demotion opened when an agent
 	// superseded a gated (earned or guarded) promoted record.

@@ -153,10 +153,10 @@ func TestSaveBatchSameAsSaves(t *testing.T) {
 	}
 	scripts := []script{
 		{"reviewer", testAgent, map[string]string{"user": "u1"}, reviewerScript, 100,
-			[]string{SaveSaved, SaveConflict, SaveRefused, SaveNotFound, StatePromoted, StateCandidate, StatePending, StateRecall, "corroborated", "conflicts", "demotion"}},
+			[]string{string(SaveSaved), string(SaveConflict), string(SaveRefused), string(SaveNotFound), string(StatePromoted), string(StateCandidate), string(StatePending), string(StateRecall), "corroborated", "conflicts", "demotion"}},
 		{"bench-mix", func(*testing.T) *schema.AgentConfig { return saveBenchAgent() }, map[string]string{"project": "bench"},
 			func(*testing.T, *batchWorld) []SaveRequest { return saveBenchRequests(300) }, 50,
-			[]string{SaveSaved, StatePromoted, StateCandidate, StateRecall, "corroborated"}},
+			[]string{string(SaveSaved), string(StatePromoted), string(StateCandidate), string(StateRecall), "corroborated"}},
 	}
 	for _, b := range backends {
 		for _, sc := range scripts {
@@ -205,7 +205,7 @@ func TestSaveBatchSameAsSaves(t *testing.T) {
 				}
 				seen := map[string]bool{}
 				for _, r := range want {
-					seen[r.Status], seen[r.State] = true, true
+					seen[string(r.Status)], seen[string(r.State)] = true, true
 					seen["corroborated"] = seen["corroborated"] || r.Corroborated
 					seen["conflicts"] = seen["conflicts"] || len(r.Conflicts) > 0
 					seen["demotion"] = seen["demotion"] || r.DemotionProposalID != ""

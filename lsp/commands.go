@@ -220,5 +220,5 @@ func (s *server) retarget(ctx context.Context, f *agentFile, id string, to schem
 		return nil, jsonrpc2.NewError(codeRefused, CommandRetarget+": "+res.Guidance)
 	}
 	s.rerunAll()
-	return &CommandResult{OK: true, Message: res.Guidance, Status: res.State}, nil
+	return &CommandResult{OK: true, Message: res.Guidance, Status: string(res.State)}, nil
 }

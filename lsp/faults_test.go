@@ -690,7 +690,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				// The agent's invalidate of the same record (an earlier row)
 				// is pending: the retarget's supersede waits for that
 				// decision (issue 19 item 8) instead of reusing it.
-				if (err != nil || out.Status != evolve.StatePending) && (codeOf(err) != codeRefused || !strings.Contains(err.Error(), "already pending")) {
+				if (err != nil || out.Status != string(evolve.StatePending)) && (codeOf(err) != codeRefused || !strings.Contains(err.Error(), "already pending")) {
 					t.Errorf("answer %+v, %v; want the new record pending, or refused while a demotion is pending", out, err)
 				}
 				for _, op := range added {

@@ -32,7 +32,7 @@ const (
 	StatusInvalidated = string(evolve.StatusInvalidated)
 	StatusDemoted     = string(evolve.StatusDemoted)
 	StatusRefused     = string(evolve.StatusRefused)
-	StatusNotFound    = evolve.SaveNotFound
+	StatusNotFound    = string(evolve.SaveNotFound)
 )
 
 // maxLimit bounds search and list answers.
@@ -303,8 +303,8 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
-	out := SaveOutput{Status: res.Status, SupersededID: res.SupersededID, Corroborated: res.Corroborated,
-		Tier: string(res.Tier), State: res.State, ProposalID: res.ProposalID, Record: toRecord(res.Record),
+	out := SaveOutput{Status: string(res.Status), SupersededID: res.SupersededID, Corroborated: res.Corroborated,
+		Tier: string(res.Tier), State: string(res.State), ProposalID: res.ProposalID, Record: toRecord(res.Record),
 		Existing: toRecord(res.Existing), Guidance: res.Guidance}
 	if res.Record != nil {
 		out.ID = res.Record.ID

@@ -48,11 +48,11 @@ func TestAgentNeverPassesAGateOrReadsAnotherAgent(t *testing.T) {
 
 	var earned, guarded SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}, &earned)
-	if earned.Status != evolve.SaveSaved || earned.State != evolve.StateCandidate {
+	if earned.Status != string(evolve.SaveSaved) || earned.State != string(evolve.StateCandidate) {
 		t.Errorf("earned save from one conversation = %+v, want a candidate", earned)
 	}
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Escalate refunds above 500 EUR to a lead", "target": "judgment.refunds.escalationTriggers"}, &guarded)
-	if guarded.State != evolve.StatePending || guarded.ProposalID == "" {
+	if guarded.State != string(evolve.StatePending) || guarded.ProposalID == "" {
 		t.Fatalf("guarded save = %+v, want pending", guarded)
 	}
 	f.withStore(func(st store.Store) {
@@ -144,7 +144,7 @@ func TestModelCannotNameItsProvenance(t *testing.T) {
 	lesson := map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}
 	var first SaveOutput
 	f.call(ToolSave, lesson, &first)
-	if first.State != evolve.StateCandidate || first.Record.ConversationID != "conv-start" {
+	if first.State != string(evolve.StateCandidate) || first.Record.ConversationID != "conv-start" {
 		t.Fatalf("first save = %+v", first)
 	}
 	for _, extra := range []map[string]any{{"conversationId": "made-up"}, {"runId": "r9"}, {"provenance": map[string]any{"conversationId": "made-up"}}} {
@@ -166,7 +166,7 @@ func TestModelCannotNameItsProvenance(t *testing.T) {
 	}
 	var again SaveOutput
 	f.call(ToolSave, lesson, &again)
-	if again.State != evolve.StateCandidate || again.Record.Conversations != 1 {
+	if again.State != string(evolve.StateCandidate) || again.Record.Conversations != 1 {
 		t.Fatalf("after the attempts: %+v, want a candidate of one conversation", again)
 	}
 }

@@ -358,7 +358,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		}
 	}
 	if refused {
-		msg := res.Status
+		msg := string(res.Status)
 		if res.Existing != nil {
 			msg += " with " + res.Existing.ID
 		}

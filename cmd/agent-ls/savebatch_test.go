@@ -32,13 +32,13 @@ func TestMemorySaveBatch(t *testing.T) {
 		line         int
 		status       string
 		corroborated bool
-	}{{1, evolve.SaveSaved, false}, {2, evolve.SaveConflict, false}, {3, evolve.SaveSaved, false}, {5, evolve.SaveSaved, true}, {6, evolve.SaveSaved, false}}
+	}{{1, string(evolve.SaveSaved), false}, {2, string(evolve.SaveConflict), false}, {3, string(evolve.SaveSaved), false}, {5, string(evolve.SaveSaved), true}, {6, string(evolve.SaveSaved), false}}
 	if len(answers) != len(want) {
 		t.Fatalf("answers %+v", answers)
 	}
 	for i, w := range want {
 		a := answers[i]
-		if a.Line != w.line || a.Status != w.status || a.Corroborated != w.corroborated {
+		if a.Line != w.line || string(a.Status) != w.status || a.Corroborated != w.corroborated {
 			t.Errorf("answer %d: line %d %s corroborated=%v, want line %d %s corroborated=%v (%s)", i, a.Line, a.Status, a.Corroborated, w.line, w.status, w.corroborated, a.Guidance)
 		}
 	}

@@ -87,8 +87,8 @@ func workspace(t *testing.T) string {
 	defer st.Close()
 	e := evolve.New(evolve.Config{Store: st, Agent: cfg})
 	for _, m := range []struct{ content, target, conv, want string }{
-		{"Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1", evolve.StatePromoted},
-		{trigger, "judgment.deploy.escalationTriggers", "conv-2", evolve.StatePending},
+		{"Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1", string(evolve.StatePromoted)},
+		{trigger, "judgment.deploy.escalationTriggers", "conv-2", string(evolve.StatePending)},
 	} {
 		mt, err := schema.ParseTarget(m.target)
 		if err != nil {
@@ -97,7 +97,7 @@ func workspace(t *testing.T) string {
 		res, err := e.Save(context.Background(), evolve.SaveRequest{Kind: schema.KindFact, Content: m.content, Target: &mt,
 			Provenance: schema.Provenance{ConversationID: m.conv, RunID: "run-" + m.conv},
 			Actor:      store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}})
-		if err != nil || res.State != m.want {
+		if err != nil || string(res.State) != m.want {
 			t.Fatalf("save %q: %+v %v", m.content, res, err)
 		}
 	}
