@@ -358,6 +358,12 @@ type Store interface {
 	// supports they had then.
 	StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, error)
 
+	// RecordConflict appends a conflict ledger entry (OpConflict) naming
+	// c.Records the first time that set of records is reported, in any
+	// order; recorded is false when it already was. Fewer than two
+	// distinct records is ErrInvalid, an unknown one ErrNotFound.
+	RecordConflict(ctx context.Context, c ConflictInfo, actor Actor) (recorded bool, err error)
+
 	// AppendOverlaySummary stores an instantiate summary (bounded retention).
 	AppendOverlaySummary(ctx context.Context, s OverlaySummary) error
 	// OverlaySummaries returns the newest summaries first, up to limit (0 = all kept).

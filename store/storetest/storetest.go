@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Proposals", k.proposalTests()},
 		{"Ledger", k.ledgerTests()},
 		{"OverlaySummaries", k.summaryTests()},
+		{"Conflicts", k.conflictTests()},
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},

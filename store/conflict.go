@@ -1,0 +1,26 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ConflictKey is the identity of a conflict: its distinct record ids,
+// sorted and joined, so one pair is one conflict whichever renders. It
+// returns ErrInvalid for fewer than two distinct ids.
+func ConflictKey(c ConflictInfo) (string, error) {
+	ids := slices.Clone(c.Records)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	if len(ids) < 2 || ids[0] == "" {
+		return "", fmt.Errorf("record conflict: %w: want two or more distinct record ids, got %q", ErrInvalid, c.Records)
+	}
+	return strings.Join(ids, "\x00"), nil
+}
+
+// ConflictEntry is the ledger entry RecordConflict appends at now.
+func ConflictEntry(c ConflictInfo, actor Actor, now string) LedgerEntry {
+	return LedgerEntry{At: now, Op: OpConflict, RecordID: c.Records[0], Actor: actor,
+		Conflict: &ConflictInfo{Records: slices.Clone(c.Records), Target: c.Target}}
+}
