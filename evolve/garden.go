@@ -40,6 +40,9 @@ type Finding struct {
 	RecordIDs  []string `json:"recordIds"`
 	Message    string   `json:"message"`
 	ProposalID string   `json:"proposalId,omitempty"`
+	// Diff is the composition diff the proposal would make once approved
+	// (set for the proposals this run opened).
+	Diff string `json:"diff,omitempty"`
 }
 
 // PrimitiveHealth is the size of one primitive's learned composition.
@@ -135,6 +138,9 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 		}
 		f.ProposalID = p.ID
 		h.Proposals = append(h.Proposals, p.ID)
+		if f.Diff, err = e.Preview(ctx, p); err != nil {
+			return err
+		}
 		return nil
 	}
 
@@ -168,8 +174,9 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 				if retired[a.ID] || retired[b.ID] {
 					continue
 				}
+				lesson := e.lessonOf(keyed, &a, &b)
 				switch {
-				case e.sameLesson(keyed, a.Content, b.Content):
+				case lesson == lessonSame:
 					f := Finding{Kind: FindingDuplicate, RecordIDs: []string{a.ID, b.ID},
 						Message: fmt.Sprintf("%s: %s duplicates %s; keep %s (more support or older)", k, b.ID, a.ID, a.ID)}
 					if isProm[b.ID] {
@@ -180,14 +187,43 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 						retired[b.ID] = true
 					}
 					h.Findings = append(h.Findings, f)
-				case keyed:
-					h.Findings = append(h.Findings, Finding{Kind: FindingKeyCollision, RecordIDs: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s is held by two live records (%s, %s): the newest renders; supersede one", k, a.ID, b.ID)})
+				case lesson == lessonCollide:
+					// A residual conflict: the newest renders and is kept;
+					// the other is proposed for invalidation (superseded by
+					// the newest) and the conflict is ledgered.
+					newer, older := a, b
+					if newerRecord(&b, &a) {
+						newer, older = b, a
+					}
+					f := Finding{Kind: FindingKeyCollision, RecordIDs: []string{newer.ID, older.ID},
+						Message: fmt.Sprintf("%s is held by two live records: %s renders (newest), %s is shadowed; supersede %s by %s", k, newer.ID, older.ID, older.ID, newer.ID)}
+					if isProm[newer.ID] && isProm[older.ID] {
+						if _, err := e.st.RecordConflict(ctx, store.ConflictInfo{Records: []string{newer.ID, older.ID}, Target: k}, GardenActor()); err != nil {
+							return h, fmt.Errorf("record conflict: %w", err)
+						}
+						if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: older.ID, Tier: schema.TierOf(*older.Target),
+							Reason: fmt.Sprintf("conflict on %s: superseded by the newest, %s", k, newer.ID), Invalidate: true, SupersededBy: newer.ID}); err != nil {
+							return h, err
+						}
+						retired[older.ID] = true
+					}
+					h.Findings = append(h.Findings, f)
 				default:
 					if s := lexical.Similarity(a.Content, b.Content); s >= FragmentThreshold {
 						if c, _ := lexical.Contradicts(a.Content, b.Content); !c {
-							h.Findings = append(h.Findings, Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
-								Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): consider merging them into one entry", k, a.ID, b.ID, s)})
+							// Fragments merge into the better-supported one
+							// (a; keeperFirst): the other is proposed for
+							// invalidation, superseded by a.
+							f := Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
+								Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge %s into %s (supersede %s with one entry holding both)", k, a.ID, b.ID, s, b.ID, a.ID, a.ID)}
+							if isProm[a.ID] && isProm[b.ID] {
+								if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
+									Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID}); err != nil {
+									return h, err
+								}
+								retired[b.ID] = true
+							}
+							h.Findings = append(h.Findings, f)
 						}
 					}
 				}
@@ -302,6 +338,47 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 	}
 	h.PendingReviews = len(ps)
 	return h, nil
+}
+
+// How two live records of one target relate.
+const (
+	lessonOther   = iota // different lessons
+	lessonSame           // one lesson said twice: a duplicate
+	lessonCollide        // two lessons for one key or name: a conflict
+)
+
+// lessonOf compares two records of one target as Save does: examples and
+// awareness domains by payload (lessonKeys), keyed background slots by
+// key (identical content is the same lesson, else a collision), list slots
+// by near-duplicate content.
+func (e *Engine) lessonOf(keyed bool, a, b *schema.MemoryRecord) int {
+	if a.Target != nil && a.Target.NeedsPayload() {
+		la, wa := lessonKeys(a.Target, a.Payload)
+		lb, wb := lessonKeys(b.Target, b.Payload)
+		switch {
+		case la == "" || la != lb:
+			return lessonOther
+		case a.Target.Primitive == schema.PrimitiveAwareness && wa != wb:
+			return lessonCollide
+		}
+		return lessonSame
+	}
+	if e.sameLesson(keyed, a.Content, b.Content) {
+		return lessonSame
+	}
+	if keyed {
+		return lessonCollide
+	}
+	return lessonOther
+}
+
+// newerRecord reports whether a is newer than b (createdAt, then id), the
+// one the overlay renders on a collision.
+func newerRecord(a, b *schema.MemoryRecord) bool {
+	if a.CreatedAt != b.CreatedAt {
+		return a.CreatedAt > b.CreatedAt
+	}
+	return a.ID > b.ID
 }
 
 // keeperFirst orders duplicates: more distinct conversations first, then
