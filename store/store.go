@@ -252,17 +252,20 @@ type ConflictInfo struct {
 // chain. Record carries the record as written (write, supersede, import) so
 // StateAt can rebuild the composition from the ledger alone.
 type LedgerEntry struct {
-	Seq        uint64               `json:"seq"`
-	At         string               `json:"at"`
-	Op         Op                   `json:"op"`
-	RecordID   string               `json:"recordId,omitempty"`
-	ProposalID string               `json:"proposalId,omitempty"`
-	Actor      Actor                `json:"actor"`
-	Reason     string               `json:"reason,omitempty"`
-	Tier       schema.Tier          `json:"tier,omitempty"`
-	Evidence   *Evidence            `json:"evidence,omitempty"`
-	Support    *schema.Support      `json:"support,omitempty"`
-	Record     *schema.MemoryRecord `json:"record,omitempty"`
+	Seq        uint64      `json:"seq"`
+	At         string      `json:"at"`
+	Op         Op          `json:"op"`
+	RecordID   string      `json:"recordId,omitempty"`
+	ProposalID string      `json:"proposalId,omitempty"`
+	Actor      Actor       `json:"actor"`
+	Reason     string      `json:"reason,omitempty"`
+	Tier       schema.Tier `json:"tier,omitempty"`
+	// Approver is a promote entry's approver (kind:name), as its promotion
+	// row records it.
+	Approver string               `json:"approver,omitempty"`
+	Evidence *Evidence            `json:"evidence,omitempty"`
+	Support  *schema.Support      `json:"support,omitempty"`
+	Record   *schema.MemoryRecord `json:"record,omitempty"`
 	// Proposal carries the proposal as it stood after a propose, approve,
 	// reject or expire entry, so replay knows what an approval did.
 	Proposal *Proposal `json:"proposal,omitempty"`

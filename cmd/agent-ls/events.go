@@ -15,7 +15,7 @@ import (
 // memEvents prints the typed event stream (package events): the events
 // since --since, then, with --follow, each new one as other processes write.
 func memEvents(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubNamed("events"))
+	fs := m.flags()
 	var since, actor string
 	var follow bool
 	fs.StringVar(&since, "since", "", "only events since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
@@ -102,14 +102,4 @@ func writeEvent(w io.Writer, format string, ev events.Event) error {
 	}
 	_, err := fmt.Fprintln(w, b.String())
 	return err
-}
-
-// memorySubNamed returns the memory subcommand called name.
-func memorySubNamed(name string) memorySub {
-	for _, s := range memorySubs() {
-		if s.name == name {
-			return s
-		}
-	}
-	return memorySub{name: name}
 }
