@@ -292,6 +292,10 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 		return nil, SaveOutput{}, errors.New("content is empty")
 	}
 	target, err := parseTarget(in.Target)
+	if errors.Is(err, schema.ErrLockedTarget) {
+		return nil, SaveOutput{Status: evolve.SaveRefused, Tier: string(schema.TierLocked),
+			Guidance: fmt.Sprintf("%v is locked: %s", in.Target, schema.LockedReason)}, nil
+	}
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
