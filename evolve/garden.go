@@ -32,6 +32,7 @@ const (
 	FindingEvalRegression = "eval-regression"
 	FindingEvalFailed     = "eval-failed"
 	FindingCeiling        = "ceiling"
+	FindingExpired        = "expired"
 )
 
 // Finding is one thing gardening noticed; ProposalID is set when it opened
@@ -237,6 +238,12 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 		}
 	}
 
+	// Promoted records whose expiry passed left the composition by
+	// themselves: the first pass that sees one ledgers it (once).
+	if err := e.expired(ctx, &h); err != nil {
+		return h, err
+	}
+
 	// Fragments: promoted list entries of one slot that overlap without
 	// repeating each other merge into the better supported one.
 	if err := e.fragments(ctx, live, isProm, retired, &h, propose); err != nil {
@@ -350,6 +357,42 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 				}
 				h.Findings = append(h.Findings, f)
 			}
+		}
+	}
+	return nil
+}
+
+// expired finds the agent's promoted records (in its view) whose expiresAt
+// has passed, ledgers each expiry once (store.RecordExpiry as
+// system:garden) and reports the ones first ledgered now.
+func (e *Engine) expired(ctx context.Context, h *HealthReport) error {
+	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	now := e.nowString()
+	seen := map[string]bool{}
+	for _, en := range entries {
+		if seen[en.RecordID] || (en.Op == store.OpApprove && (en.Proposal == nil || en.Proposal.Kind != store.ProposePromote)) {
+			continue
+		}
+		seen[en.RecordID] = true
+		rec, err := e.st.Get(ctx, en.RecordID)
+		if err != nil || !e.visible(&rec) || rec.ExpiresAt == "" || rec.ExpiresAt > now || (rec.InvalidAt != "" && rec.InvalidAt <= rec.ExpiresAt) {
+			continue
+		}
+		if _, ok, err := e.promotion(ctx, rec.ID); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		recorded, err := e.st.RecordExpiry(ctx, rec.ID, GardenActor())
+		if err != nil {
+			return fmt.Errorf("record expiry: %w", err)
+		}
+		if recorded {
+			h.Findings = append(h.Findings, Finding{Kind: FindingExpired, RecordIDs: []string{rec.ID},
+				Message: fmt.Sprintf("%s (%s) expired at %s and left the composition", rec.ID, targetString(&rec), rec.ExpiresAt)})
 		}
 	}
 	return nil

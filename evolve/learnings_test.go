@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // TestLearningsDroppedAndExpired (issue 21 item 10): a promotion the
@@ -44,5 +45,30 @@ func TestLearningsDroppedAndExpired(t *testing.T) {
 	}
 	if !strings.Contains(ls[0].Reason, "authored wins") || ls[3].At != expiresAt {
 		t.Errorf("dropped %+v, expired %+v", ls[0], ls[3])
+	}
+}
+
+// TestGardenLedgersExpiry: garden ledgers a promoted record's expiry once
+// (an expire entry naming the record), so the event stream shows it.
+func TestGardenLedgersExpiry(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.eng.Save(f.ctx, SaveRequest{Content: "Release 1.4 is in code freeze", Target: tgt(t, "background.currentState.release"),
+		ExpiresAt: schema.FormatTime(f.clock.Now().Add(time.Hour)), Provenance: schema.Provenance{ConversationID: "conv-2"}, Actor: agentKind})
+	if err != nil || res.State != StatePromoted {
+		t.Fatalf("save: %+v %v", res, err)
+	}
+	f.clock.Advance(2 * time.Hour)
+	for i, want := range []int{1, 0} {
+		h, err := f.eng.Garden(f.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Count(FindingExpired); got != want {
+			t.Errorf("garden run %d: %d expired findings, want %d", i+1, got, want)
+		}
+	}
+	es, _ := f.st.Ledger(f.ctx, store.LedgerFilter{Ops: []store.Op{store.OpExpire}})
+	if len(es) != 1 || es[0].RecordID != res.Record.ID || es[0].Actor != GardenActor() {
+		t.Fatalf("expire entries %+v", es)
 	}
 }

@@ -46,3 +46,38 @@ func (s *Store) RecordConflict(ctx context.Context, c store.ConflictInfo, actor 
 	}
 	return recorded, nil
 }
+
+// expiryPrefix starts the meta keys marking recorded record expiries.
+const expiryPrefix = "expired\x00"
+
+// RecordExpiry implements store.Store.
+func (s *Store) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
+	now := s.nowString()
+	recorded := false
+	err := s.update(ctx, func(tx *bbolt.Tx) error {
+		st, found, err := s.getStored(tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("record expiry %s: %w", id, store.ErrNotFound)
+		}
+		if err := store.CheckExpired(&st.Rec, now); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		mk := []byte(expiryPrefix + id)
+		if meta.Get(mk) != nil {
+			return nil
+		}
+		if err := meta.Put(mk, []byte{1}); err != nil {
+			return err
+		}
+		recorded = true
+		return s.appendLedger(tx, store.ExpiryEntry(&st.Rec, actor, now))
+	})
+	if err != nil {
+		return false, err
+	}
+	return recorded, nil
+}

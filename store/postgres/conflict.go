@@ -56,3 +56,47 @@ func (s *Store) RecordConflict(ctx context.Context, c store.ConflictInfo, actor 
 	}
 	return recorded, nil
 }
+
+// RecordExpiry implements store.Store: the record's own ledger entries
+// (an indexed read) say whether its expiry was recorded.
+func (s *Store) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
+	_, now := s.nowTime()
+	recorded := false
+	err := s.mutate(ctx, func(ts *txState) error {
+		st, found, err := s.getStored(ctx, ts.tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("record expiry %s: %w", id, store.ErrNotFound)
+		}
+		if err := store.CheckExpired(&st.Rec, now); err != nil {
+			return err
+		}
+		rows, err := ts.tx.Query(ctx, `SELECT body FROM agent_ls_ledger WHERE record_id = $1 AND body LIKE '%"op":"expire"%'`, id)
+		if err != nil {
+			return fmt.Errorf("record expiry: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var body string
+			if err := rows.Scan(&body); err != nil {
+				return fmt.Errorf("record expiry: %w", err)
+			}
+			var e store.LedgerEntry
+			if json.Unmarshal([]byte(body), &e) == nil && store.IsRecordExpiry(e) {
+				return nil
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("record expiry: %w", err)
+		}
+		rows.Close()
+		recorded = true
+		return appendLedger(ctx, ts, store.ExpiryEntry(&st.Rec, actor, now))
+	})
+	if err != nil {
+		return false, err
+	}
+	return recorded, nil
+}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -56,6 +57,43 @@ func (k kit) conflictTests() []test {
 			}
 			if es := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpConflict}}); len(es) != 0 {
 				t.Errorf("entries after errors: %+v", es)
+			}
+		}},
+	}
+}
+
+func (k kit) expiryTests() []test {
+	return []test{
+		{"OncePerRecord", func(t *testing.T) {
+			e := k.open(t)
+			exp := schema.FormatTime(e.clock.Now().Add(time.Hour))
+			r := e.write1(store.WriteRequest{Kind: schema.KindFact, Content: "temporary", ExpiresAt: exp})
+			if _, err := e.s.RecordExpiry(e.ctx, r.ID, System); !errors.Is(err, store.ErrConflict) {
+				t.Fatalf("RecordExpiry before expiry = %v, want ErrConflict", err)
+			}
+			e.clock.Advance(2 * time.Hour)
+			for i, want := range []bool{true, false} {
+				got, err := e.s.RecordExpiry(e.ctx, r.ID, System)
+				if err != nil || got != want {
+					t.Fatalf("RecordExpiry #%d = %v, %v; want %v", i+1, got, err, want)
+				}
+			}
+			es := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpExpire}})
+			if len(es) != 1 || es[0].RecordID != r.ID || es[0].Proposal != nil || !store.IsRecordExpiry(es[0]) || es[0].Reason != "expired at "+exp {
+				t.Fatalf("expire entries %+v", es)
+			}
+			if err := e.s.Verify(e.ctx); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+		}},
+		{"Errors", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(store.WriteRequest{Kind: schema.KindFact, Content: "forever"})
+			if _, err := e.s.RecordExpiry(e.ctx, r.ID, System); !errors.Is(err, store.ErrConflict) {
+				t.Errorf("no expiry: %v, want ErrConflict", err)
+			}
+			if _, err := e.s.RecordExpiry(e.ctx, "01JZZZZZZZZZZZZZZZZZZZZZZZ", System); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("unknown id: %v, want ErrNotFound", err)
 			}
 		}},
 	}

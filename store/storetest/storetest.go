@@ -96,6 +96,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Ledger", k.ledgerTests()},
 		{"OverlaySummaries", k.summaryTests()},
 		{"Conflicts", k.conflictTests()},
+		{"Expiry", k.expiryTests()},
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},
