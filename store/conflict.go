@@ -42,4 +42,6 @@ func ExpiryEntry(rec *schema.MemoryRecord, actor Actor, now string) LedgerEntry 
 
 // IsRecordExpiry reports whether e is a record's expire entry (not a
 // proposal's: those carry the proposal).
-func IsRecordExpiry(e LedgerEntry) bool { return e.Op == OpExpire && e.Proposal == nil && e.ProposalID == "" }
+func IsRecordExpiry(e LedgerEntry) bool {
+	return e.Op == OpExpire && e.Proposal == nil && e.ProposalID == ""
+}
