@@ -32,7 +32,9 @@ type Request struct {
 	// Now stamps the overlay summary; nil is time.Now.
 	Now func() time.Time
 	// Summarize appends the overlay summary to the store (what a runtime's
-	// instantiate does). It is ignored with At: a replay is not an instantiate.
+	// instantiate does), with the candidate slice it shows, and records each
+	// conflict it sees for the first time in the ledger. It is ignored with
+	// At: a replay is not an instantiate.
 	Summarize bool
 	// ReadFile reads the agent file; nil is os.ReadFile.
 	ReadFile func(string) ([]byte, error)
@@ -145,6 +147,14 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		}
 		if err := req.Store.AppendOverlaySummary(ctx, s); err != nil {
 			return nil, fmt.Errorf("append overlay summary: %w", err)
+		}
+		// Each residual conflict becomes a ledger entry the first time an
+		// instantiate sees it (the store keeps it once per pair).
+		for _, c := range res.Report.Conflicts {
+			ci := store.ConflictInfo{Records: []string{c.Winner, c.Shadowed}, Target: c.Slot}
+			if _, err := req.Store.RecordConflict(ctx, ci, store.SystemActor); err != nil {
+				return nil, fmt.Errorf("record conflict: %w", err)
+			}
 		}
 		res.Summary = &s
 	}

@@ -374,6 +374,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		}
 		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
 			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
+		for _, cf := range h.ConflictRecords {
+			fmt.Fprintf(w, "  conflict on %s: %s renders (newest), %s is shadowed\n", cf.Slot, cf.Winner, cf.Shadowed)
+		}
 		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
 			fmt.Fprintf(w, "  %-10s  %7d  %7d  %7d\n", p.Primitive, p.Records, p.Chars, p.Budget)

@@ -303,6 +303,18 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if target != "" {
 		t, err := schema.ParseTarget(target)
+		if errors.Is(err, schema.ErrLockedTarget) {
+			// A locked target is a refused save (exit 1), as Save refuses
+			// the locked targets it can parse.
+			res := evolve.SaveResult{Status: evolve.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+			if m.format == "json" {
+				if c := m.writeJSON(res); c != exitOK {
+					return c
+				}
+			}
+			m.errorf("%s: %s", res.Status, res.Guidance)
+			return exitFindings
+		}
 		if err != nil {
 			m.errorf("--target: %v", err)
 			return exitUsage
