@@ -113,7 +113,7 @@ func TestLintFlagsAfterPaths(t *testing.T) {
 // the one not-found wording (issue 22 item 2).
 func TestErrorsSaidOnce(t *testing.T) {
 	w := newEvoWorkspace(t, "")
-	if r := w.cli("memory", "save", "--scope", "agent=deploy-bot", "deploys freeze on Fridays"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
 	var list struct {
@@ -165,10 +165,10 @@ func TestUnknownCommandSuggests(t *testing.T) {
 // file as an argument, the same as --agent (issue 22 item 5).
 func TestAgentFilePositional(t *testing.T) {
 	w := newEvoWorkspace(t, "")
-	if r := w.cli("memory", "save", "--scope", "agent=deploy-bot", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
-	if r := w.cli("memory", "save", "--scope", "agent=code-review-bot", "reviews need two approvals"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=code-reviewer", "reviews need two approvals"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
 	for _, cmd := range [][]string{{"garden"}, {"learnings", "--since", "2020-01-01T00:00:00Z"}, {"proposals"}} {
@@ -182,8 +182,8 @@ func TestAgentFilePositional(t *testing.T) {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q; --agent gave %d, %q, %q", args, r.code, r.stdout, r.stderr, byFlag.code, byFlag.stdout, byFlag.stderr)
 			}
 		}
-		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-review-bot") {
-			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-bot's report only", cmd, byFlag.code, byFlag.stdout)
+		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-reviewer") {
+			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-ops's report only", cmd, byFlag.code, byFlag.stdout)
 		}
 	}
 }

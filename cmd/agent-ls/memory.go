@@ -53,6 +53,8 @@ func memorySubs() []memorySub {
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
 			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
+		{"backup", "FILE [flags]", "write a consistent snapshot of the whole store (records, promotions, proposals, ledger) to FILE and verify it",
+			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
 			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
 	}
