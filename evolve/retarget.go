@@ -76,6 +76,9 @@ func (e *Engine) Retarget(ctx context.Context, id string, to schema.MemoryTarget
 	}
 	carried := 0
 	for _, s := range old.Supports {
+		if k, err := schema.NormalizeConversationID(s.ConversationID); err == nil {
+			s.ConversationID = k
+		}
 		if s.ConversationID == "" || seen[s.ConversationID] {
 			continue
 		}

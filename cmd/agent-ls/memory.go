@@ -49,7 +49,7 @@ func memorySubs() []memorySub {
 			"agent-ls memory import records.jsonl", memImport},
 		{"export", "[--format jsonl|text] [flags]", "write every readable record as JSON lines to stdout (records only: use backup for the whole store)",
 			"agent-ls memory export > records.jsonl", memExport},
-		{"ledger", "[--since T] [--record ID] [--verify] [flags]", "list or verify the hash-chained ledger",
+		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
 			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
@@ -57,6 +57,8 @@ func memorySubs() []memorySub {
 			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
 			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
+		{"events", "[--since T] [--follow] [--format json] [flags]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write",
+			"agent-ls memory events --follow --format json", memEvents},
 	}
 }
 
@@ -643,7 +645,12 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("want one record ID")
 		return exitUsage
 	}
-	if strings.TrimSpace(conv) == "" {
+	conv, err := schema.NormalizeConversationID(conv)
+	if err != nil {
+		m.errorf("--conversation: %v", err)
+		return exitUsage
+	}
+	if conv == "" {
 		m.errorf("--conversation is required")
 		return exitUsage
 	}
@@ -658,7 +665,7 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	var counted bool
-	_, err := viewOf(a, loc).Get(ctx, s, id)
+	_, err = viewOf(a, loc).Get(ctx, s, id)
 	if err == nil {
 		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
 	}
@@ -707,6 +714,21 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	name := pos[0]
+	// Import writes records as they are (supports, provenance, any scope):
+	// it is a human operation, refused before the input is read. Agents
+	// write through save, save-batch and MCP, which reconcile and confine.
+	loc, err := locateStore(m.e, m.store)
+	if err != nil {
+		return m.storeError(err)
+	}
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if trust.Decide(a, trust.OpImport, nil) == trust.Refuse {
+		m.errorf("refused: %s cannot import; import is a human operation (agents save through memory save, save-batch or MCP); nothing imported", a)
+		return exitFindings
+	}
 	in, done, err := m.openInput(name)
 	if err != nil {
 		m.errorf("%v", err)
@@ -721,23 +743,11 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, loc, code, ok := m.open(false)
+	s, _, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
-	if view := viewOf(a, loc); view.Confined() {
-		for i, r := range recs {
-			if !view.Visible(&r) {
-				m.errorf("%s:%d: %v; nothing imported", name, lines[i], view.ForeignAgent(r.Scope[store.AgentKey]))
-				return exitFindings
-			}
-		}
-	}
 	if err := s.Import(ctx, recs, a); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// Name the line of the first record whose id is taken.
@@ -852,11 +862,19 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 	if !ok {
 		return fail(exitUsage)
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
+	view := viewOf(a, loc)
+	rec, code, ok := m.visibleRecord(ctx, s, view, id)
 	if !ok {
 		return fail(code)
 	}
-	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	scope := rec.Scope
+	if view.Confined() {
+		// An agent works in its own engine: what it writes (a retarget's
+		// new record) is its own, a shared record it sees is not.
+		scope = maps.Clone(rec.Scope)
+		scope[store.AgentKey] = view.Agent
+	}
+	eng, err := newEngine(m.e, s, scope, agentFile)
 	if err != nil {
 		return fail(m.storeError(err))
 	}
@@ -943,6 +961,57 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
+// headFlag is --head of memory ledger: alone it asks for the head to be
+// printed; with a SEQ:HASH value (--head=SEQ:HASH, or --head SEQ:HASH
+// joined by joinHeadArg) it pins one for --verify.
+type headFlag struct {
+	print bool
+	pin   *store.Head
+}
+
+func (h *headFlag) String() string {
+	if h == nil || h.pin == nil {
+		return ""
+	}
+	return h.pin.String()
+}
+
+func (h *headFlag) Set(v string) error {
+	if v == "true" {
+		h.print = true
+		return nil
+	}
+	p, err := store.ParseHead(v)
+	if err != nil {
+		return err
+	}
+	h.pin = &p
+	return nil
+}
+
+func (h *headFlag) IsBoolFlag() bool { return true }
+
+// joinHeadArg turns "--head SEQ:HASH" into "--head=SEQ:HASH": --head alone
+// is a boolean, so its value must be joined to it.
+func joinHeadArg(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "--head" || a == "-head") && i+1 < len(args) {
+			if seq, _, ok := strings.Cut(args[i+1], ":"); ok && seq != "" && strings.Trim(seq, "0123456789") == "" {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var since, record, ops, actor string
@@ -952,9 +1021,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
 	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
-	fs.BoolVar(&verify, "verify", false, "check the hash chain instead of listing; exit 1 naming the first bad entry")
+	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
+	var head headFlag
+	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
-	pos, code, ok := m.parse(fs, args)
+	pos, code, ok := m.parse(fs, joinHeadArg(args))
 	if !ok {
 		return code
 	}
@@ -983,6 +1054,26 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	if head.pin != nil && !verify {
+		m.errorf("--head SEQ:HASH pins a head for --verify; without --verify, --head takes no value")
+		return exitUsage
+	}
+	if head.print && !verify {
+		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return m.storeError(err)
+		}
+		h := store.HeadOf(entries)
+		if m.format == "json" {
+			return m.writeJSON(struct {
+				Seq  uint64 `json:"seq"`
+				Hash string `json:"hash"`
+				Head string `json:"head"`
+			}{h.Seq, h.Hash, h.String()})
+		}
+		fmt.Fprintln(m.e.stdout, h)
+		return exitOK
+	}
 	if verify {
 		entries, err := s.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -992,25 +1083,45 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		if verr == nil {
 			verr = verifyCreations(ctx, s, entries)
 		}
+		if verr == nil && head.pin != nil {
+			verr = store.CheckPin(entries, *head.pin)
+		}
 		var le *store.LedgerError
-		if verr != nil && !errors.As(verr, &le) {
+		var se *store.StateError
+		if verr != nil && !errors.As(verr, &le) && !errors.As(verr, &se) {
 			return m.storeError(verr)
 		}
 		if m.format == "json" {
 			out := struct {
-				OK      bool   `json:"ok"`
-				Entries int    `json:"entries"`
-				BadSeq  uint64 `json:"badSeq,omitempty"`
-				Error   string `json:"error,omitempty"`
-			}{OK: verr == nil, Entries: len(entries)}
+				OK          bool               `json:"ok"`
+				Entries     int                `json:"entries"`
+				Head        string             `json:"head"`
+				BadSeq      uint64             `json:"badSeq,omitempty"`
+				Differences []store.Difference `json:"differences,omitempty"`
+				Error       string             `json:"error,omitempty"`
+			}{OK: verr == nil, Entries: len(entries), Head: store.HeadOf(entries).String()}
 			if le != nil {
-				out.BadSeq, out.Error = le.Seq, verr.Error()
+				out.BadSeq = le.Seq
+			}
+			if se != nil {
+				out.Differences = se.Diffs
+			}
+			if verr != nil {
+				out.Error = verr.Error()
 			}
 			if c := m.writeJSON(out); c != exitOK {
 				return c
 			}
 		} else if verr == nil {
-			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact\n", len(entries))
+			pinned := ""
+			if head.pin != nil {
+				pinned = ", extends the pinned head " + head.pin.String()
+			}
+			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact, stored state matches its replay%s\n", len(entries), pinned)
+		} else if se != nil {
+			for _, d := range se.Diffs {
+				fmt.Fprintln(m.e.stdout, d)
+			}
 		}
 		if verr != nil {
 			m.errorf("%v", verr)
