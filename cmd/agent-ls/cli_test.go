@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -185,5 +187,47 @@ func TestAgentFilePositional(t *testing.T) {
 		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-reviewer") {
 			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-ops's report only", cmd, byFlag.code, byFlag.stdout)
 		}
+	}
+}
+
+// TestNoStoreSaysSo: a read that finds no store says where it looked, with
+// and without --store, and a save that creates one says where (issue 22
+// item 7).
+func TestNoStoreSaysSo(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	def := filepath.Join(w.dir, ".agent-memory", "memory.db")
+	other := filepath.Join(w.dir, "nonexist.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "deploy.agent.yaml"}, "agent-ls render: no memory store at " + def + ": the authored agent only\n"},
+		{[]string{"render", "deploy.agent.yaml", "--store", "nonexist.db"}, "agent-ls render: no memory store at " + other + ": the authored agent only\n"},
+		{[]string{"overlay", "deploy.agent.yaml", "--store", "nonexist.db"}, "agent-ls overlay: no memory store at " + other + ": the authored agent only\n"},
+		{[]string{"lint", "deploy.agent.yaml"}, "agent-ls lint: no memory store at " + def + ": the authored agent only\n"},
+		{[]string{"garden", "deploy.agent.yaml"}, "agent-ls garden: no memory store at " + def + ": nothing saved yet\n"},
+		{[]string{"memory", "list", "--store", "nonexist.db"}, "agent-ls memory list: no memory store at " + other + ": no records\n"},
+	} {
+		r := w.cli(tc.args...)
+		if r.code != 0 || r.stderr != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 0, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("a read created %s", other)
+	}
+	r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays")
+	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+def+"\n" {
+		t.Errorf("first save: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// The agent file's workspace, not the working directory's, for every
+	// command given one: from a subdirectory, garden finds the same store.
+	sub := filepath.Join(w.dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := runBin(t, sub, "", []string{"USER=ana"}, "garden", "../deploy.agent.yaml")
+	if g.code != 0 || g.stderr != "" || !strings.Contains(g.stdout, "agent deploy-ops:") {
+		t.Errorf("garden ../deploy.agent.yaml from sub/: exit %d, stdout %q, stderr %q", g.code, g.stdout, g.stderr)
 	}
 }

@@ -242,6 +242,9 @@ func (c *lintCmd) open(path string) *lintStore {
 	}
 	ls := &lintStore{}
 	c.stores[path] = ls
+	if storeMissing(path) {
+		noteNoStore(c.e, "lint", path, "the authored agent only")
+	}
 	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)

@@ -117,9 +117,20 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 }
 
 func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
+	missing := false
+	if loc, err := locateStore(m.e, m.store); err == nil && storeMissing(loc.Path) {
+		missing = true
+		if readOnly {
+			noteNoStore(m.e, m.name, loc.Path, "no records")
+		}
+	}
 	s, loc, err := openStore(m.e, m.store, readOnly)
 	if err != nil {
 		return nil, loc, m.storeError(err), false
+	}
+	if missing && !readOnly {
+		// Say where a new store went (README "Where the store lives").
+		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, loc.Path)
 	}
 	return s, loc, 0, true
 }
