@@ -231,3 +231,49 @@ func TestNoStoreSaysSo(t *testing.T) {
 		t.Errorf("garden ../deploy.agent.yaml from sub/: exit %d, stdout %q, stderr %q", g.code, g.stdout, g.stderr)
 	}
 }
+
+// TestOrphanAgents: a save, save-batch or import for an agent no agent file
+// names warns with the nearest name; lint of the workspace reports the
+// records; a scope with separators in a key or value is refused (issue 22
+// item 6).
+func TestOrphanAgents(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	want := `warning: no agent file in the workspace (` + w.dir + `) names agent "deploy-op" (did you mean deploy-ops?); its records reach no composition` + "\n"
+	r := w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-op", "deploys freeze on Fridays")
+	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+filepath.Join(w.dir, ".agent-memory", "memory.db")+"\nagent-ls memory save: "+want {
+		t.Errorf("save: exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
+	}
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys need a ticket"); r.code != 0 || r.stderr != "" {
+		t.Errorf("save for a real agent: exit %d, stderr %q", r.code, r.stderr)
+	}
+	batch := filepath.Join(w.dir, "b.jsonl")
+	if err := os.WriteFile(batch, []byte(`{"content":"rollbacks need a note"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.cli("memory", "save-batch", "--scope", "project=atlas,agent=deploy-op", batch); r.code != 0 || !strings.HasSuffix(r.stderr, "agent-ls memory save-batch: "+want) {
+		t.Errorf("save-batch: exit %d, stderr %q", r.code, r.stderr)
+	}
+	l := w.cli("lint", ".", "--format", "json")
+	var findings []lintFinding
+	if err := json.Unmarshal([]byte(l.stdout), &findings); err != nil {
+		t.Fatalf("lint: %v\n%s\n%s", err, l.stdout, l.stderr)
+	}
+	n := 0
+	for _, f := range findings {
+		if f.Rule == "orphan-records" {
+			n++
+			if f.File != ".agent-ls.yaml" || !strings.Contains(f.Message, `2 records of agent "deploy-op"`) || !strings.Contains(f.Message, "did you mean deploy-ops?") {
+				t.Errorf("orphan finding %+v", f)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("lint .: %d orphan-records findings, want 1: %s", n, l.stdout)
+	}
+	for _, scope := range []string{"agent=deploy-ops;user=x", "agent=a=b", "us;er=x"} {
+		r := w.cli("memory", "save", "--scope", scope, "x")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "keys and values may not contain , ; =") {
+			t.Errorf("--scope %q: exit %d, stderr %q; want it refused", scope, r.code, r.stderr)
+		}
+	}
+}

@@ -354,6 +354,9 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return m.storeError(err)
 	}
 	refused := res.Status != evolve.SaveSaved
+	if !refused && in.AgentFile == "" && res.Record != nil {
+		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
+	}
 	if m.format == "json" {
 		if c := m.writeJSON(res); c != exitOK {
 			return c
@@ -754,7 +757,7 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, _, code, ok := m.open(false)
+	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
@@ -771,12 +774,13 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return m.storeError(fmt.Errorf("%w; nothing imported", err))
 	}
+	warnOrphanAgents(m.e, m.name, loc.Workspace, recs)
 	if m.format == "json" {
 		return m.writeJSON(struct {
 			Imported int `json:"imported"`
 		}{len(recs)})
 	}
-	fmt.Fprintf(m.e.stdout, "imported %d record(s)\n", len(recs))
+	fmt.Fprintf(m.e.stdout, "imported %s\n", schema.Count(len(recs), "record"))
 	return exitOK
 }
 
@@ -1198,6 +1202,12 @@ func parseScope(s string) (map[string]string, error) {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if !ok || k == "" || v == "" {
 			return nil, fmt.Errorf("%q: want key=value pairs separated by commas, e.g. project=web,agent=support-bot", pair)
+		}
+		if err := schema.CheckScopePart("key", k); err != nil {
+			return nil, err
+		}
+		if err := schema.CheckScopePart("value", v); err != nil {
+			return nil, err
 		}
 		if old, dup := out[k]; dup && old != v {
 			return nil, fmt.Errorf("key %q given twice", k)
