@@ -277,3 +277,40 @@ func TestOrphanAgents(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalsWithSharedRecords: with shared records beside several
+// agents, proposals prints the real composition diff and garden credits
+// the pending review to its agent only (issue 22 item 8).
+func TestProposalsWithSharedRecords(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	s := w.cli("memory", "save", "--actor", "agent:deploy-ops", "--target", "judgment.deploy.constraints", "never deploy on Fridays")
+	if s.code != 0 {
+		t.Fatalf("save: %d %s", s.code, s.stderr)
+	}
+	for _, args := range [][]string{
+		{"memory", "save", "--scope", "project=atlas,agent=code-reviewer", "reviews need two approvals"},
+		{"memory", "save", "--scope", "project=atlas,team=ops", "the on-call rota is in the wiki"},
+	} {
+		if r := w.cli(args...); r.code != 0 {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	p := w.cli("proposals")
+	if p.code != 0 || !strings.Contains(p.stdout, "+++ after promote") || !strings.Contains(p.stdout, "+- never deploy on Fridays") {
+		t.Errorf("proposals: exit %d, want the composition diff:\n%s%s", p.code, p.stdout, p.stderr)
+	}
+	var g struct {
+		Reports []struct {
+			Agent          string `json:"agent"`
+			PendingReviews int    `json:"pendingReviews"`
+		} `json:"reports"`
+	}
+	w.cliJSON(&g, "garden")
+	pending := map[string]int{}
+	for _, r := range g.Reports {
+		pending[r.Agent] = r.PendingReviews
+	}
+	if pending["deploy-ops"] != 1 || pending[""] != 0 || pending["code-reviewer"] != 0 {
+		t.Errorf("garden pending reviews by agent %v, want deploy-ops 1 and no other", pending)
+	}
+}
