@@ -314,3 +314,38 @@ func TestProposalsWithSharedRecords(t *testing.T) {
 		t.Errorf("garden pending reviews by agent %v, want deploy-ops 1 and no other", pending)
 	}
 }
+
+// TestValidateNamesAndKeys: validate and lint answer a file that is not an
+// agent file by its name, and suggest the key a misspelt one meant (issue
+// 22 item 9).
+func TestValidateNamesAndKeys(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "agents", "support.agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(string(data), "\n  persona:", "\n  persna:", 1)
+	if typo == string(data) {
+		t.Fatal("fixture has no persona key")
+	}
+	for name, text := range map[string]string{"README.md": "# notes\n", "typo.agent.yaml": typo} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"validate", "lint"} {
+		r := runBin(t, dir, "", nil, cmd, "README.md")
+		want := "agent-ls " + cmd + ": README.md: not an agent file (want *.agent.yaml, *.agent.yml or *.agent.json; also .agent-ls.yaml and *.jsonl records)\n"
+		if r.code != exitUsage || r.stderr != want || r.stdout != "" {
+			t.Errorf("%s README.md: exit %d, stdout %q, stderr %q; want 2 and %q", cmd, r.code, r.stdout, r.stderr, want)
+		}
+		args := []string{cmd, "typo.agent.yaml"}
+		if cmd == "lint" {
+			args = append(args, "--store", "none.db")
+		}
+		r = runBin(t, dir, "", nil, args...)
+		if r.code != exitFindings || !strings.Contains(r.stdout, `unknown property "persna" (did you mean "persona"?) [schema]`) {
+			t.Errorf("%s typo.agent.yaml: exit %d, stdout %q", cmd, r.code, r.stdout)
+		}
+	}
+}

@@ -139,7 +139,12 @@ func runLint(ctx context.Context, e *env, args []string) int {
 				continue
 			}
 			if in != nil {
-				fileFindings = append(fileFindings, lint.Run(*in)...)
+				for _, ff := range lint.Run(*in) {
+					if ff.Rule == schema.RuleSchema && isUnknownKey(ff.Message) {
+						ff.Message += keyHint(in.Doc, f, ff.Pointer)
+					}
+					fileFindings = append(fileFindings, ff)
+				}
 			}
 			for _, ff := range fileFindings {
 				findings = append(findings, lint.FileFinding{File: f, Finding: ff})
