@@ -349,3 +349,41 @@ func TestValidateNamesAndKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestExportFormatsAndListColumns: export prints JSON lines by default and
+// the listing with --format text; list's columns line up (issue 22 item
+// 10).
+func TestExportFormatsAndListColumns(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	for _, args := range [][]string{
+		{"memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"},
+		{"memory", "save", "--scope", "project=atlas,team=ops", "--kind", "preference", "the on-call rota is in the wiki"},
+	} {
+		if r := w.cli(args...); r.code != 0 {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	jsonl := w.cli("memory", "export")
+	lines := strings.Split(strings.TrimSpace(jsonl.stdout), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("export line %q is not JSON", l)
+		}
+	}
+	text := w.cli("memory", "export", "--format", "text")
+	if text.code != 0 || strings.HasPrefix(text.stdout, "{") || !strings.Contains(text.stdout, "deploys freeze on Fridays") {
+		t.Errorf("export --format text: exit %d\n%s", text.code, text.stdout)
+	}
+	for _, out := range []string{text.stdout, w.cli("memory", "list").stdout} {
+		rows := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(rows) != 3 || !strings.HasPrefix(rows[0], "ID ") {
+			t.Fatalf("listing %q: want a header and two rows", out)
+		}
+		col := strings.Index(rows[0], "CONTENT")
+		for _, r := range rows[1:] {
+			if col < 0 || len(r) < col || r[col-2:col] != "  " || r[col] == ' ' {
+				t.Errorf("row %q does not start its content under CONTENT (column %d):\n%s", r, col, out)
+			}
+		}
+	}
+}

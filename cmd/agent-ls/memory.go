@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agent-ls/agent-ls/evolve"
@@ -47,7 +48,7 @@ func memorySubs() []memorySub {
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
 		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
 			"agent-ls memory import records.jsonl", memImport},
-		{"export", "[--format jsonl|text] [flags]", "write every readable record as JSON lines to stdout (records only: use backup for the whole store)",
+		{"export", "[--format jsonl|text|json] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store)",
 			"agent-ls memory export > records.jsonl", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
@@ -71,6 +72,8 @@ type memCmd struct {
 	format string
 	usage  func()    // the current subcommand's help, to stdout
 	sub    memorySub // the subcommand being run
+	// formatSet: --format was given (before or after the subcommand name).
+	formatSet bool
 }
 
 func (m *memCmd) errorf(format string, args ...any) {
@@ -109,9 +112,12 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 	if err != nil {
 		return nil, usageFail(m.e.stderr, m.name, err), false
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
+	if m.sub.name == "export" && m.format == "jsonl" {
+		return pos, 0, true
+	}
 	if m.format != "text" && m.format != "json" {
-		m.errorf("--format %q: want text or json", m.format)
-		return nil, exitUsage, false
+		return nil, usageFail(m.e.stderr, m.name, fmt.Errorf("--format %q: want text or json", m.format)), false
 	}
 	return pos, 0, true
 }
@@ -170,6 +176,7 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 		}
 		return usageFail(e.stderr, "memory", usageError(err))
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
 	rest := fs.Args()
 	if len(rest) == 0 {
 		memoryUsage(e.stderr, fs)
@@ -484,28 +491,41 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		}
 		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
 	}
-	now := schema.FormatTime(m.e.now())
-	for _, r := range res.Records {
-		fmt.Fprintln(m.e.stdout, recordLine(r, now))
+	return printRecords(m.e.stdout, res.Records, schema.FormatTime(m.e.now()))
+}
+
+// printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
+// CONTENT) under a header; nothing for none. It is the text form of list,
+// search and export.
+func printRecords(w io.Writer, recs []schema.MemoryRecord, now string) int {
+	if len(recs) == 0 {
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tTARGET\tSCOPE\tCONTENT")
+	for _, r := range recs {
+		fmt.Fprintln(tw, recordLine(r, now))
+	}
+	if err := tw.Flush(); err != nil {
+		return exitUsage
 	}
 	return exitOK
 }
 
 // recordLine is the one-line text form of a record in listings.
 func recordLine(r schema.MemoryRecord, now string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-10s", r.ID, r.Kind)
+	target, scope := "-", "-"
 	if r.Target != nil {
-		fmt.Fprintf(&b, "  %s", r.Target)
+		target = r.Target.String()
 	}
 	if len(r.Scope) > 0 {
-		fmt.Fprintf(&b, "  {%s}", formatScope(r.Scope))
+		scope = "{" + formatScope(r.Scope) + "}"
 	}
-	fmt.Fprintf(&b, "  %s", oneLine(r.Content, 100))
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, oneLine(r.Content, 100))
 	if r.InvalidAt != "" && r.InvalidAt <= now {
-		b.WriteString("  [invalid]")
+		line += "  [invalid]"
 	}
-	return b.String()
+	return line
 }
 
 // shown is the JSON shape of `memory show`.
@@ -949,10 +969,22 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	view := viewOf(a, loc)
+	// JSON lines unless --format says text (the aligned listing) or json
+	// (one {"records", "skipped"} document).
+	format := "jsonl"
+	if m.formatSet {
+		format = m.format
+	}
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
+	var kept []schema.MemoryRecord
 	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
 		if !view.Visible(&r) {
+			return nil
+		}
+		if format != "jsonl" {
+			n++
+			kept = append(kept, r)
 			return nil
 		}
 		data, err := json.Marshal(r)
@@ -968,6 +1000,19 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if err != nil {
 		return m.storeError(err)
+	}
+	switch format {
+	case "text":
+		if code := printRecords(m.e.stdout, kept, schema.FormatTime(m.e.now())); code != exitOK {
+			return code
+		}
+	case "json":
+		if kept == nil {
+			kept = []schema.MemoryRecord{}
+		}
+		if code := m.writeJSON(listing{Records: kept, Skipped: skipped}); code != exitOK {
+			return code
+		}
 	}
 	if skipped > 0 {
 		m.errorf("exported %d record(s); skipped %d that do not decode", n, skipped)
