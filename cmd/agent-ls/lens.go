@@ -23,23 +23,24 @@ import (
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
+const lensUsage = `Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's
+composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the
+composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,
+learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the
+first line and runs until interrupted. Loopback only. Actions go through the same gates as the CLI, as
+the workspace's actor; with an agent actor configured the lens is read-only.`
+
 // runLens serves the evolution lens for the workspace's store until
 // interrupted.
 func runLens(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("agent-ls lens", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := flag.NewFlagSet("lens", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `address` to serve on (port 0 picks a free one)")
 	open := fs.Bool("open", false, "open the page in the default browser")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
-		printHelp(e.stdout, help{path: "lens", usage: "[--addr 127.0.0.1:0] [--open] [flags]", body: "Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's\n" +
-			"composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the\n" +
-			"composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,\n" +
-			"learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the\n" +
-			"first line and runs until interrupted. Loopback only. Actions go through the same gates as the CLI, as\n" +
-			"the workspace's actor; with an agent actor configured the lens is read-only."}, fs)
+		printHelp(e.stdout, help{path: "lens", usage: "[--addr 127.0.0.1:0] [--open] [flags]", body: lensUsage}, fs)
 		return exitOK
 	}
 	if err != nil {
