@@ -178,3 +178,35 @@ func newest(hits []store.Stored, now string, filter map[string]string, keep func
 	}
 	return out
 }
+
+// Promotions implements store.Store.
+func (s *Store) Promotions(ctx context.Context, ids []string) (map[string]store.Promotion, error) {
+	out := make(map[string]store.Promotion, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.read(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT record_id, body FROM agent_ls_promotions WHERE record_id = ANY($1)`, ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var body []byte
+			if err := rows.Scan(&id, &body); err != nil {
+				return err
+			}
+			var p store.Promotion
+			if err := json.Unmarshal(body, &p); err != nil {
+				return fmt.Errorf("promotion of %s: %w: %v", id, store.ErrCorrupt, err)
+			}
+			out[id] = p
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -101,6 +101,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
 		{"Batch", k.batchTests()},
+		{"Protocol", k.protocolTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
