@@ -197,33 +197,19 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 
 	// Contradictions: candidates and promoted judgment lines against the
 	// authored and promoted lines of their domain.
-	seen := map[[2]string]bool{}
-	for _, r := range live {
-		cs, err := e.Contradictions(ctx, r)
-		if err != nil {
-			return h, err
+	conflicts, err := e.conflicts(ctx, live)
+	if err != nil {
+		return h, err
+	}
+	for _, c := range conflicts {
+		ids := []string{c.RecordID}
+		what := "authored " + c.Authored
+		if c.With != "" {
+			ids = append(ids, c.With)
+			what = "promoted " + c.With
 		}
-		for _, c := range cs {
-			other := c.With
-			if other == "" {
-				other = c.Authored
-			}
-			key := [2]string{min(r.ID, other), max(r.ID, other)}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			ids := []string{r.ID}
-			if c.With != "" {
-				ids = append(ids, c.With)
-			}
-			what := "authored " + c.Authored
-			if c.With != "" {
-				what = "promoted " + c.With
-			}
-			h.Findings = append(h.Findings, Finding{Kind: FindingConflict, RecordIDs: ids,
-				Message: fmt.Sprintf("%s contradicts %s %q: %s", r.ID, what, c.Text, c.Why)})
-		}
+		h.Findings = append(h.Findings, Finding{Kind: FindingConflict, RecordIDs: ids,
+			Message: fmt.Sprintf("%s contradicts %s %q: %s", c.RecordID, what, c.Text, c.Why)})
 	}
 
 	// Stale currentState facts.

@@ -28,3 +28,12 @@ elif [ ! -f test/e2e/node_modules/vscode-languageserver-protocol/package.json ] 
 	|| [ test/e2e/package-lock.json -nt test/e2e/node_modules/.package-lock.json ]; then
 	(cd test/e2e && npm ci --no-audit --no-fund --loglevel=error) || need_fail "npm ci in test/e2e failed"
 fi
+
+# Prerequisites of other phases of make test (a PostgreSQL cluster, a
+# headless browser, ...): each scripts/deps.d/NAME.sh is sourced here, with
+# need_fail to call when something is missing (it exits 1 under CI=true).
+for f in scripts/deps.d/*.sh; do
+	[ -e "$f" ] || continue
+	# shellcheck source=/dev/null
+	. "$f"
+done

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,7 +28,7 @@ type proposalView struct {
 }
 
 func runProposals(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "proposals", "[flags]",
+	c := newEvoCmd(e, "proposals", "[AGENT_FILE] [flags]",
 		"List the pending-review queue: promotions and demotions waiting for a human, each with the diff it would\nmake to the composed prompt. Expired proposals are closed first (they fail closed: nothing changes).", false)
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
@@ -35,27 +36,15 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 	views := []proposalView{}
 	seen := map[string]bool{}
 	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
-		ps, err := eng.Proposals(ctx)
+		items, err := c.pendingReviews(ctx, eng, seen)
 		if err != nil {
 			return err
 		}
-		for _, p := range ps {
-			if seen[p.ID] {
-				continue
-			}
-			seen[p.ID] = true
-			v := proposalView{ID: p.ID, Kind: string(p.Kind), RecordID: p.RecordID, Tier: string(p.Tier), Agent: name,
-				RequestedBy: p.RequestedBy.String(), Reason: p.Reason, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt}
-			if rec, err := c.st.Get(ctx, p.RecordID); err == nil {
-				v.Content = rec.Content
-				if rec.Target != nil {
-					v.Target = rec.Target.String()
-				}
-			}
-			if v.Diff, err = eng.Preview(ctx, p); err != nil {
-				return err
-			}
-			views = append(views, v)
+		for _, it := range items {
+			p := it.Proposal
+			views = append(views, proposalView{ID: p.ID, Kind: string(p.Kind), RecordID: p.RecordID, Tier: string(p.Tier), Agent: name,
+				RequestedBy: p.RequestedBy.String(), Reason: p.Reason, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
+				Content: it.Content, Target: it.Target, Diff: it.Diff})
 		}
 		return nil
 	}); code != exitOK {
@@ -95,10 +84,10 @@ func runReject(ctx context.Context, e *env, args []string) int {
 }
 
 func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
-	name, line, summary := "approve", "PROPOSAL_ID [--reason TEXT] [flags]",
+	name, line, summary := "approve", "PROPOSAL_ID [AGENT_FILE] [--reason TEXT] [flags]",
 		"Approve a pending proposal: carry out its promotion or demotion. Only a human (actor human:NAME) approves;\n--actor agent:NAME is refused (exit 1). An expired or decided proposal cannot be approved."
 	if !approve {
-		name, line, summary = "reject", "PROPOSAL_ID --reason TEXT [flags]",
+		name, line, summary = "reject", "PROPOSAL_ID [AGENT_FILE] --reason TEXT [flags]",
 			"Reject a pending proposal: close it without effect. Only a human rejects."
 	}
 	c := newEvoCmd(e, name, line, summary, true)
@@ -123,23 +112,72 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	if c.missing {
 		return c.noStore()
 	}
-	p, err := c.st.GetProposal(ctx, pos[0])
+	if approve {
+		return c.report(c.decide(ctx, pos[0], a, true, reason))
+	}
+	return c.report(c.decide(ctx, pos[0], a, false, reason))
+}
+
+// reviewItem is a pending proposal with its record's content and target
+// and the composition diff it would make.
+type reviewItem struct {
+	Proposal store.Proposal
+	Content  string
+	Target   string
+	Diff     string
+}
+
+// pendingReviews lists eng's pending proposals not in seen (and adds them
+// to it), each with its composition-diff preview: what the proposals
+// command and the lens show.
+func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen map[string]bool) ([]reviewItem, error) {
+	ps, err := eng.Proposals(ctx)
 	if err != nil {
-		return c.fail(err) // the store names the proposal
+		return nil, err
+	}
+	var out []reviewItem
+	for _, p := range ps {
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		it := reviewItem{Proposal: p}
+		if rec, err := c.st.Get(ctx, p.RecordID); err == nil {
+			it.Content = rec.Content
+			if rec.Target != nil {
+				it.Target = rec.Target.String()
+			}
+		}
+		if it.Diff, err = eng.Preview(ctx, p); err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// decide approves or rejects proposal id as actor a through the gates of
+// its record's agent (c's store open); an approval carries the diff it made.
+func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (evolve.Outcome, error) {
+	p, err := c.st.GetProposal(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return evolve.Outcome{}, noSuch("proposal", id)
+	}
+	if err != nil {
+		return evolve.Outcome{}, err // the store names the proposal
 	}
 	eng, err := c.engineForRecordAs(ctx, p.RecordID, a)
 	if err != nil {
-		return c.fail(err)
+		return evolve.Outcome{}, err
 	}
-	var o evolve.Outcome
-	if approve {
-		if a.Kind == store.ActorHuman && p.State == store.ProposalPending {
-			o.Diff, _ = eng.Preview(ctx, p)
-		}
-		res, err := eng.Approve(ctx, pos[0], a, reason)
-		res.Diff = o.Diff
-		return c.report(res, err)
+	if !approve {
+		return eng.Reject(ctx, id, a, reason)
 	}
-	o, err = eng.Reject(ctx, pos[0], a, reason)
-	return c.report(o, err)
+	var diff string
+	if a.Kind == store.ActorHuman && p.State == store.ProposalPending {
+		diff, _ = eng.Preview(ctx, p)
+	}
+	res, err := eng.Approve(ctx, id, a, reason)
+	res.Diff = diff
+	return res, err
 }

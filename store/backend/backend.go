@@ -32,5 +32,5 @@ func Open(ctx context.Context, location string, opts store.Options) (store.Store
 	if IsURL(location) {
 		return postgres.Open(ctx, location, opts)
 	}
-	return bolt.Open(location, opts)
+	return bolt.OpenContext(ctx, location, opts)
 }

@@ -9,6 +9,7 @@ export const CommandIds = {
   showLearnings: "agentLs.showLearnings",
   showPendingReviews: "agentLs.showPendingReviews",
   restartServer: "agentLs.restartServer",
+  openLens: "agentLs.openLens",
 } as const;
 
 export type CommandKey = keyof typeof CommandIds;
@@ -23,6 +24,7 @@ export const CommandTitles: Readonly<Record<CommandId, string>> = {
   [CommandIds.showLearnings]: "Show learnings since…",
   [CommandIds.showPendingReviews]: "Show pending reviews",
   [CommandIds.restartServer]: "Restart server",
+  [CommandIds.openLens]: "Open evolution lens",
 };
 
 /** Every contributed command id, in palette order. */

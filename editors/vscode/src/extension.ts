@@ -2,6 +2,7 @@
 // agent files, shows the composed prompt, learnings and pending reviews, and
 // reports the store's state in the status bar. The logic it relies on lives in
 // pure modules (settings, render, status, files) that are unit-tested without VS Code.
+import { spawn, type ChildProcess } from "node:child_process";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
@@ -13,6 +14,7 @@ import {
 } from "vscode-languageclient/node";
 import { CommandIds, type CommandId } from "./commands";
 import { agentFileGlob, documentSelector, isAgentFile } from "./files";
+import { firstLine, lensExecutable, parseLensUrl } from "./lens";
 import {
   Methods,
   ServerCommands,
@@ -74,6 +76,8 @@ class AgentLsExtension implements vscode.Disposable {
   private readonly statusItem: vscode.StatusBarItem;
   private readonly memoryDecoration: vscode.TextEditorDecorationType;
   private readonly disposables: { dispose(): unknown }[] = [];
+  /** The running `agent-ls lens` and its URL, while it runs. */
+  private lens: { proc: ChildProcess; url: string } | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel("Agent LS");
@@ -95,6 +99,7 @@ class AgentLsExtension implements vscode.Disposable {
       [CommandIds.showLearnings]: () => this.showLearnings(),
       [CommandIds.showPendingReviews]: () => this.showPendingReviews(),
       [CommandIds.restartServer]: () => this.restart(),
+      [CommandIds.openLens]: () => this.openLens(),
     };
     for (const [id, handler] of Object.entries(handlers)) {
       this.disposables.push(vscode.commands.registerCommand(id, () => this.guard(handler)));
@@ -379,8 +384,52 @@ class AgentLsExtension implements vscode.Disposable {
     this.statusItem.show();
   }
 
+  /**
+   * Agent LS: Open evolution lens. Starts `agent-ls lens` for the workspace
+   * (once; later runs reopen the same page), reads the URL it prints first and
+   * opens it in the browser.
+   */
+  private async openLens(): Promise<void> {
+    if (this.lens === undefined || this.lens.proc.exitCode !== null || this.lens.proc.signalCode !== null) {
+      const exe = lensExecutable(this.settings, { workspaceRoot: this.workspaceRoot(), home: os.homedir() });
+      const proc = spawn(exe.command, exe.args, { cwd: this.workspaceRoot(), stdio: ["ignore", "pipe", "pipe"] });
+      proc.stderr.on("data", (chunk: Buffer) => {
+        this.output.append(`lens: ${chunk.toString()}`);
+      });
+      const started = new Promise<never>((_, reject) => {
+        proc.once("error", (err) => {
+          reject(new Error(`could not start "${exe.command} lens" (${err.message}); set agentLs.serverPath to the agent-ls binary`));
+        });
+      });
+      let line: string;
+      try {
+        line = await Promise.race([firstLine(proc.stdout, 15000), started]);
+      } catch (err) {
+        proc.kill();
+        throw err;
+      }
+      const url = parseLensUrl(line);
+      if (url === undefined) {
+        proc.kill();
+        throw new Error(`agent-ls lens printed no URL (first line: ${JSON.stringify(line)})`);
+      }
+      proc.stdout.resume();
+      proc.once("exit", (code) => {
+        this.output.appendLine(`lens: exited (${String(code)})`);
+      });
+      this.lens = { proc, url };
+      this.output.appendLine(`lens: ${url.replace(/token=[^&]*/, "token=…")}`);
+    }
+    const external = await vscode.env.asExternalUri(vscode.Uri.parse(this.lens.url, true));
+    if (!(await vscode.env.openExternal(external))) {
+      throw new Error("the browser did not open the lens");
+    }
+  }
+
   /** Stops the server and releases everything; safe to call twice. */
   async shutdown(): Promise<void> {
+    this.lens?.proc.kill("SIGTERM");
+    this.lens = undefined;
     await this.stop();
     for (const d of this.disposables.splice(0)) {
       d.dispose();

@@ -1,0 +1,101 @@
+package lens
+
+import (
+	"context"
+	"time"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Backend is what the lens reads and changes. Every method goes through the
+// same engine and gates as the CLI; the lens only translates. Reads are
+// confined to the actor's view; an implementation refuses writes for an
+// actor that is not human.
+type Backend interface {
+	// Actor is who the lens acts as (the workspace's actor).
+	Actor() store.Actor
+	// Overview is the landing page: what needs a human.
+	Overview(ctx context.Context) (Overview, error)
+	// Agent composes one agent (now, or at at when not "") and lists what it
+	// learned since since.
+	Agent(ctx context.Context, name, at string, since time.Time) (AgentView, error)
+	// Timeline is the ledger of one agent's view, oldest first.
+	Timeline(ctx context.Context, name string) ([]store.LedgerEntry, error)
+	// Record is one record with its promotion and ledger history.
+	Record(ctx context.Context, id string) (RecordView, error)
+	// Garden runs the curation pass for one agent and returns its health
+	// report (it may open proposals, as system:garden).
+	Garden(ctx context.Context, name string) (evolve.HealthReport, error)
+	// Approve, Reject and Supersede decide as Actor, through the gates.
+	Approve(ctx context.Context, proposalID string) (evolve.Outcome, error)
+	Reject(ctx context.Context, proposalID, reason string) (evolve.Outcome, error)
+	Supersede(ctx context.Context, keepID, dropID string) (evolve.Outcome, error)
+}
+
+// Overview is the pending-review queue, the conflicts and the agents.
+type Overview struct {
+	Agents    []string   // "" is the shared records
+	Proposals []Proposal // pending, oldest first
+	Conflicts []Conflict
+}
+
+// Proposal is a pending proposal with its record and composition diff.
+type Proposal struct {
+	store.Proposal
+	Agent   string
+	Content string
+	Target  string
+	// Diff is the unified diff of the composed prompt the proposal would
+	// make once approved.
+	Diff string
+}
+
+// Conflict is two sides that contradict each other: a record and another
+// record (Other) or an authored line (Other nil, Authored set).
+type Conflict struct {
+	Agent    string
+	Why      string
+	Record   Side
+	Other    *Side
+	Authored string // JSON pointer of the authored line
+	Text     string // the other side's text
+}
+
+// Side is one record of a conflict with its provenance and state.
+type Side struct {
+	Record   schema.MemoryRecord
+	Promoted bool
+}
+
+// AgentView is one agent's composition, sizes and learnings.
+type AgentView struct {
+	Name string
+	File string // the agent file, "" when the workspace has none
+	At   string // canonical time composed, "" for now
+	// Sections is the composed prompt with attribution (nil without a file).
+	Sections []overlay.Section
+	Records  map[string]schema.MemoryRecord
+	Sizes    []Size
+	Chars    int
+	Ceiling  int
+	// Learnings since the time asked for, oldest first.
+	Learnings []evolve.Learning
+}
+
+// Size is the composition size of one primitive against its budget.
+type Size struct {
+	Primitive string
+	Chars     int
+	Budget    int
+}
+
+// RecordView is a record, its promotion (nil when not promoted) and the
+// ledger entries about it.
+type RecordView struct {
+	Record    schema.MemoryRecord
+	Promotion *store.Promotion
+	Ledger    []store.LedgerEntry
+}

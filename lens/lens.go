@@ -1,0 +1,426 @@
+// Package lens is the evolution lens: a local web page for the people who
+// review what agents learn (ADR-0008). It serves the pending-review queue
+// with each proposal's composition diff, the conflicts panel, each agent's
+// composed prompt with its learned lines attributed, its sizes against
+// budget and ceiling, its health report, learnings and ledger timeline, and
+// pushes changes to the page as Server-Sent Events. It reads and changes
+// the store only through a Backend (the engine and gates the CLI uses); it
+// binds loopback only and asks a per-start token of every request.
+package lens
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configure a Server.
+type Options struct {
+	Backend Backend
+	// Events feeds the live page; nil serves no live updates.
+	Events Events
+	// ReadOnly hides and refuses every action (an agent actor is configured).
+	ReadOnly bool
+	// Token is the access token; "" draws a random one.
+	Token string
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Server serves the lens.
+type Server struct {
+	b        Backend
+	events   Events
+	readOnly bool
+	token    string
+	now      func() time.Time
+	tmpl     *template.Template
+	static   http.Handler
+
+	mu     sync.Mutex
+	subs   map[chan Event]struct{}
+	health map[string]evolve.HealthReport // the last garden run per agent
+}
+
+// New builds a Server.
+func New(o Options) (*Server, error) {
+	if o.Backend == nil {
+		return nil, errors.New("lens: no backend")
+	}
+	tok := o.Token
+	if tok == "" {
+		var err error
+		if tok, err = newToken(); err != nil {
+			return nil, err
+		}
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	tmpl, err := template.New("lens").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("lens templates: %w", err)
+	}
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		return nil, err
+	}
+	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
+		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
+		subs: map[chan Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
+}
+
+// Token is the access token every request must carry.
+func (s *Server) Token() string { return s.token }
+
+// URL is the address to open: the listener's with the token.
+func (s *Server) URL(addr net.Addr) string {
+	return "http://" + addr.String() + "/?token=" + url.QueryEscape(s.token)
+}
+
+// Handler is the lens's HTTP handler, guarded (see guard).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.landing)
+	mux.HandleFunc("GET /agent", s.agent)
+	mux.HandleFunc("GET /timeline", s.timeline)
+	mux.HandleFunc("GET /record/{id}", s.record)
+	mux.HandleFunc("GET /events", s.sse)
+	mux.Handle("GET /assets/", http.StripPrefix("/assets/", s.static))
+	mux.HandleFunc("POST /approve", s.act(s.approve))
+	mux.HandleFunc("POST /reject", s.act(s.reject))
+	mux.HandleFunc("POST /supersede", s.act(s.supersede))
+	mux.HandleFunc("POST /garden", s.act(s.garden))
+	return s.guard(mux)
+}
+
+// Serve serves on ln until ctx ends, then shuts down (in-flight requests
+// get a few seconds) and returns nil.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	if s.events != nil {
+		go func() {
+			_ = s.events.Follow(ctx, s.publish) // the page stays usable without live updates
+		}()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// publish hands an event to every live page; a page that is behind gets
+// the next one (each event only says "reload").
+func (s *Server) publish(ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.subs {
+		select {
+		case c <- ev:
+		default:
+		}
+	}
+}
+
+func (s *Server) subscribe() (chan Event, func()) {
+	c := make(chan Event, 1)
+	s.mu.Lock()
+	s.subs[c] = struct{}{}
+	s.mu.Unlock()
+	return c, func() {
+		s.mu.Lock()
+		delete(s.subs, c)
+		s.mu.Unlock()
+	}
+}
+
+// sse streams the store's events to a page as Server-Sent Events
+// ("event: change", data the event as JSON).
+func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	c, done := s.subscribe()
+	defer done()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	fmt.Fprint(w, "retry: 1000\n: live\n\n")
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ping.C:
+			fmt.Fprint(w, ": ping\n\n")
+		case ev := <-c:
+			data, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: change\ndata: %s\n\n", data)
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// page is what every template gets.
+type page struct {
+	Title    string
+	Token    string
+	ReadOnly bool
+	Actor    string
+	Msg      string
+	Err      string
+	Back     string // this page, for forms to return to
+	Data     any
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	p := page{Title: title, Token: s.token, ReadOnly: s.readOnly, Actor: s.b.Actor().String(),
+		Msg: r.URL.Query().Get("msg"), Err: r.URL.Query().Get("err"), Back: backOf(r), Data: data}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&b, name, p); err != nil {
+		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	fmt.Fprint(w, b.String())
+}
+
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, store.ErrForbidden), errors.Is(err, evolve.ErrRefused):
+		code = http.StatusForbidden
+	case errors.Is(err, store.ErrInvalid):
+		code = http.StatusBadRequest
+	}
+	http.Error(w, err.Error(), code)
+}
+
+// landingData is the landing page's data.
+type landingData struct {
+	Overview
+}
+
+func (s *Server) landing(w http.ResponseWriter, r *http.Request) {
+	ov, err := s.b.Overview(r.Context())
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, r, "landing.html", "Needs a human", landingData{ov})
+}
+
+// agentData is the agent page's data.
+type agentData struct {
+	AgentView
+	Since  string
+	Chart  chart
+	Health *evolve.HealthReport
+}
+
+func (s *Server) agent(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	name := q.Get("name")
+	since := q.Get("since")
+	if since == "" {
+		since = "7d"
+	}
+	from, err := schema.ParseSince(since, s.now())
+	if err != nil {
+		http.Error(w, "since: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	v, err := s.b.Agent(r.Context(), name, q.Get("at"), from)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	d := agentData{AgentView: v, Since: since, Chart: newChart(v)}
+	s.mu.Lock()
+	if h, ok := s.health[name]; ok {
+		d.Health = &h
+	}
+	s.mu.Unlock()
+	s.render(w, r, "agent.html", agentTitle(name), d)
+}
+
+func agentTitle(name string) string {
+	if name == "" {
+		return "Shared records"
+	}
+	return "Agent " + name
+}
+
+// timelineData is the timeline page's data.
+type timelineData struct {
+	Name    string
+	Entries []store.LedgerEntry
+}
+
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	es, err := s.b.Timeline(r.Context(), name)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	// Newest first.
+	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
+		es[i], es[j] = es[j], es[i]
+	}
+	s.render(w, r, "timeline.html", "Timeline of "+strings.ToLower(agentTitle(name)[:1])+agentTitle(name)[1:], timelineData{Name: name, Entries: es})
+}
+
+func (s *Server) record(w http.ResponseWriter, r *http.Request) {
+	v, err := s.b.Record(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	s.render(w, r, "record.html", "Record "+v.Record.ID, v)
+}
+
+// act wraps a state change: refused in read-only mode; it answers with a
+// redirect to the form's back page carrying the outcome (msg or err).
+func (s *Server) act(fn func(r *http.Request) (string, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.readOnly {
+			http.Error(w, "forbidden: the lens is read-only for "+s.b.Actor().String()+" (only a human actor decides)", http.StatusForbidden)
+			return
+		}
+		msg, err := fn(r)
+		back := r.PostForm.Get("back")
+		if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.HasPrefix(back, "/\\") {
+			back = "/"
+		}
+		u, perr := url.Parse(back)
+		if perr != nil {
+			u = &url.URL{Path: "/"}
+		}
+		q := u.Query()
+		q.Del("msg")
+		q.Del("err")
+		if err != nil {
+			if !errors.Is(err, evolve.ErrRefused) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrForbidden) &&
+				!errors.Is(err, store.ErrConflict) && !errors.Is(err, errBadForm) {
+				s.fail(w, err)
+				return
+			}
+			q.Set("err", err.Error())
+		} else {
+			q.Set("msg", msg)
+		}
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+	}
+}
+
+var errBadForm = errors.New("incomplete form")
+
+func outcomeText(o evolve.Outcome) string {
+	subject := o.RecordID
+	if o.ProposalID != "" {
+		subject = o.ProposalID
+	}
+	t := fmt.Sprintf("%s %s", o.Status, subject)
+	if o.Reason != "" {
+		t += ": " + o.Reason
+	}
+	return t
+}
+
+// outcome turns an engine answer into a message, or an error for refusals.
+func outcome(o evolve.Outcome, err error) (string, error) {
+	if err != nil {
+		if errors.Is(err, evolve.ErrRefused) && o.Reason != "" {
+			return "", fmt.Errorf("%w: %s", evolve.ErrRefused, o.Reason)
+		}
+		return "", err
+	}
+	if o.Status == evolve.StatusBlocked || o.Status == evolve.StatusRefused {
+		return "", fmt.Errorf("%w: %s", evolve.ErrRefused, outcomeText(o))
+	}
+	return outcomeText(o), nil
+}
+
+func (s *Server) approve(r *http.Request) (string, error) {
+	id := r.PostForm.Get("id")
+	if id == "" {
+		return "", fmt.Errorf("%w: approve: no proposal id", errBadForm)
+	}
+	return outcome(s.b.Approve(r.Context(), id))
+}
+
+func (s *Server) reject(r *http.Request) (string, error) {
+	id, reason := r.PostForm.Get("id"), strings.TrimSpace(r.PostForm.Get("reason"))
+	if id == "" || reason == "" {
+		return "", fmt.Errorf("%w: reject needs a proposal id and a reason", errBadForm)
+	}
+	return outcome(s.b.Reject(r.Context(), id, reason))
+}
+
+func (s *Server) supersede(r *http.Request) (string, error) {
+	keep, drop := r.PostForm.Get("keep"), r.PostForm.Get("drop")
+	if keep == "" || drop == "" {
+		return "", fmt.Errorf("%w: keep this one needs both records", errBadForm)
+	}
+	return outcome(s.b.Supersede(r.Context(), keep, drop))
+}
+
+func (s *Server) garden(r *http.Request) (string, error) {
+	name := r.PostForm.Get("name")
+	h, err := s.b.Garden(r.Context(), name)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.health[name] = h
+	s.mu.Unlock()
+	return fmt.Sprintf("garden ran at %s: %d finding(s), %d proposal(s) opened", h.At, len(h.Findings), len(h.Proposals)), nil
+}
+
+// backOf is the page a form returns to: the request's path and query
+// without the previous outcome.
+func backOf(r *http.Request) string {
+	q := r.URL.Query()
+	q.Del("msg")
+	q.Del("err")
+	u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+	return u.RequestURI()
+}

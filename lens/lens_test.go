@@ -1,0 +1,433 @@
+package lens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+const evil = `<script>alert("lens")</script>`
+
+// fakeBackend records the actions it is asked for; its data holds a
+// proposal and a conflict whose content is markup.
+type fakeBackend struct {
+	actor store.Actor
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeBackend) Actor() store.Actor { return f.actor }
+
+func (f *fakeBackend) Overview(context.Context) (Overview, error) {
+	t, _ := schema.ParseTarget("judgment.deploy.constraints")
+	rec := schema.MemoryRecord{ID: "r1", Content: evil + " never on Fridays", Target: &t}
+	other := schema.MemoryRecord{ID: "r2", Content: "always on Fridays"}
+	return Overview{Agents: []string{"deploy-ops"},
+		Proposals: []Proposal{{Proposal: store.Proposal{ID: "p1", Kind: store.ProposePromote, RecordID: "r1", Tier: schema.TierGuarded,
+			RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}}, Agent: "deploy-ops", Content: rec.Content,
+			Target: t.String(), Diff: "--- current\n+++ after\n@@ -1 +1,2 @@\n a\n+- " + evil + "\n"}},
+		Conflicts: []Conflict{{Agent: "deploy-ops", Why: "opposite polarity", Record: Side{Record: rec}, Other: &Side{Record: other, Promoted: true}}},
+	}, nil
+}
+
+func (f *fakeBackend) Agent(_ context.Context, name, at string, _ time.Time) (AgentView, error) {
+	if name != "deploy-ops" {
+		return AgentView{}, fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
+	}
+	return AgentView{Name: name, At: at, Sections: []overlay.Section{{Title: "Boundaries", Fragments: []overlay.Fragment{
+		{Text: "- " + evil, MemoryIDs: []string{"r1"}}}}}, Sizes: []Size{{Primitive: "judgment", Chars: 30, Budget: 20}}, Chars: 30, Ceiling: 100,
+		Records: map[string]schema.MemoryRecord{"r1": {ID: "r1", Content: evil}}}, nil
+}
+
+func (f *fakeBackend) Timeline(context.Context, string) ([]store.LedgerEntry, error) {
+	return []store.LedgerEntry{{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"}}, nil
+}
+
+func (f *fakeBackend) Record(_ context.Context, id string) (RecordView, error) {
+	return RecordView{Record: schema.MemoryRecord{ID: id, Content: evil}}, nil
+}
+
+func (f *fakeBackend) call(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+}
+
+func (f *fakeBackend) Garden(_ context.Context, name string) (evolve.HealthReport, error) {
+	f.call("garden " + name)
+	return evolve.HealthReport{Agent: name}, nil
+}
+
+func (f *fakeBackend) Approve(_ context.Context, id string) (evolve.Outcome, error) {
+	f.call("approve " + id)
+	return evolve.Outcome{Status: evolve.StatusApproved, ProposalID: id}, nil
+}
+
+func (f *fakeBackend) Reject(_ context.Context, id, reason string) (evolve.Outcome, error) {
+	f.call("reject " + id + " " + reason)
+	return evolve.Outcome{Status: evolve.StatusRejected, ProposalID: id}, nil
+}
+
+func (f *fakeBackend) Supersede(_ context.Context, keep, drop string) (evolve.Outcome, error) {
+	f.call("supersede " + keep + " " + drop)
+	return evolve.Outcome{}, fmt.Errorf("%w: not in this test", evolve.ErrRefused)
+}
+
+// lensServer starts a lens over a fake backend; the client carries no
+// cookie and follows no redirects.
+func lensServer(t *testing.T, actor store.Actor, ev Events) (*httptest.Server, *Server, *fakeBackend) {
+	t.Helper()
+	fb := &fakeBackend{actor: actor}
+	s, err := New(Options{Backend: fb, Events: ev, Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if ev != nil {
+		go ev.Follow(ctx, s.publish) //nolint:errcheck
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { cancel(); ts.Close() })
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return ts, s, fb
+}
+
+var human = store.Actor{Kind: store.ActorHuman, Name: "ana"}
+
+func cookieFor(t *testing.T, ts *httptest.Server) *http.Cookie {
+	t.Helper()
+	res, err := ts.Client().Get(ts.URL + "/?token=secret-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		t.Fatalf("first load: %d to %q, want 303 to /", res.StatusCode, res.Header.Get("Location"))
+	}
+	cs := res.Cookies()
+	if len(cs) != 1 || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Value != "secret-token" {
+		t.Fatalf("cookie %+v: want one HttpOnly SameSite=Strict cookie with the token", cs)
+	}
+	return cs[0]
+}
+
+func do(t *testing.T, ts *httptest.Server, req *http.Request) (int, string, http.Header) {
+	t.Helper()
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body), res.Header
+}
+
+func TestTokenRequired(t *testing.T) {
+	ts, _, _ := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	for _, tc := range []struct {
+		name   string
+		path   string
+		cookie *http.Cookie
+		host   string
+		want   int
+	}{
+		{"no token", "/", nil, "", http.StatusUnauthorized},
+		{"no token, agent page", "/agent?name=deploy-ops", nil, "", http.StatusUnauthorized},
+		{"no token, record", "/record/r1", nil, "", http.StatusUnauthorized},
+		{"no token, events", "/events", nil, "", http.StatusUnauthorized},
+		{"no token, assets", "/assets/lens.js", nil, "", http.StatusUnauthorized},
+		{"wrong token in the URL", "/?token=guess", nil, "", http.StatusUnauthorized},
+		{"wrong cookie", "/", &http.Cookie{Name: c.Name, Value: "guess"}, "", http.StatusUnauthorized},
+		{"cookie", "/", c, "", http.StatusOK},
+		{"cookie, other host name (rebinding)", "/", c, "evil.example:80", http.StatusForbidden},
+		{"cookie, localhost", "/", c, "localhost", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", ts.URL+tc.path, nil)
+			if tc.cookie != nil {
+				req.AddCookie(tc.cookie)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			code, body, h := do(t, ts, req)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d: %s", code, tc.want, body)
+			}
+			if code != http.StatusOK && (strings.Contains(body, "Fridays") || strings.Contains(body, "deploy-ops")) {
+				t.Fatalf("a refused request got data: %s", body)
+			}
+			if h.Get("Access-Control-Allow-Origin") != "" {
+				t.Fatalf("CORS header set: %v", h)
+			}
+			if code == http.StatusOK && !strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") {
+				t.Fatalf("no CSP: %v", h)
+			}
+		})
+	}
+}
+
+func TestContentIsEscaped(t *testing.T) {
+	ts, _, _ := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	for _, path := range []string{"/", "/agent?name=deploy-ops", "/record/r1"} {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.AddCookie(c)
+		code, body, _ := do(t, ts, req)
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+		if strings.Contains(body, "<script>alert") {
+			t.Errorf("%s: memory content rendered as markup", path)
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(&#34;lens&#34;)&lt;/script&gt;") {
+			t.Errorf("%s: escaped content missing", path)
+		}
+	}
+}
+
+func post(ts *httptest.Server, c *http.Cookie, path string, form url.Values, header map[string]string) *http.Request {
+	req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if c != nil {
+		req.AddCookie(c)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+func TestStateChangesNeedTokenAndSameOrigin(t *testing.T) {
+	ts, _, fb := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	good := url.Values{"token": {"secret-token"}, "id": {"p1"}, "back": {"/"}}
+	for _, tc := range []struct {
+		name   string
+		method string
+		cookie *http.Cookie
+		form   url.Values
+		header map[string]string
+		want   int
+	}{
+		{"no cookie", "POST", nil, good, nil, http.StatusUnauthorized},
+		{"no form token", "POST", c, url.Values{"id": {"p1"}}, nil, http.StatusForbidden},
+		{"wrong form token", "POST", c, url.Values{"id": {"p1"}, "token": {"x"}}, nil, http.StatusForbidden},
+		{"cross-site fetch", "POST", c, good, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"other origin", "POST", c, good, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"GET does not act", "GET", c, good, nil, http.StatusMethodNotAllowed},
+		{"PUT", "PUT", c, good, nil, http.StatusMethodNotAllowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := post(ts, tc.cookie, "/approve", tc.form, tc.header)
+			req.Method = tc.method
+			if tc.method == "GET" {
+				req, _ = http.NewRequest("GET", ts.URL+"/approve?id=p1", nil)
+				req.AddCookie(c)
+			}
+			if code, body, _ := do(t, ts, req); code != tc.want {
+				t.Fatalf("status %d, want %d: %s", code, tc.want, body)
+			}
+		})
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("refused requests reached the backend: %v", fb.calls)
+	}
+	// Same origin, with the token: the action runs.
+	code, _, h := do(t, ts, post(ts, c, "/approve", good, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": ts.URL}))
+	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/?msg=approved") {
+		t.Fatalf("approve: %d %q", code, h.Get("Location"))
+	}
+	code, _, h = do(t, ts, post(ts, c, "/reject", url.Values{"token": {"secret-token"}, "id": {"p1"}, "reason": {"too broad"}, "back": {"//evil.example/"}}, nil))
+	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/?") {
+		t.Fatalf("reject: %d %q (an off-site back must not be followed)", code, h.Get("Location"))
+	}
+	code, _, h = do(t, ts, post(ts, c, "/reject", url.Values{"token": {"secret-token"}, "id": {"p1"}}, nil))
+	if code != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "err=") {
+		t.Fatalf("reject without a reason: %d %q", code, h.Get("Location"))
+	}
+	code, _, h = do(t, ts, post(ts, c, "/supersede", url.Values{"token": {"secret-token"}, "keep": {"r1"}, "drop": {"r2"}}, nil))
+	if code != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "err=refused") {
+		t.Fatalf("refused supersede: %d %q", code, h.Get("Location"))
+	}
+	want := []string{"approve p1", "reject p1 too broad", "supersede r1 r2"}
+	if strings.Join(fb.calls, "|") != strings.Join(want, "|") {
+		t.Fatalf("backend calls %v, want %v", fb.calls, want)
+	}
+}
+
+func TestReadOnlyForAgentActor(t *testing.T) {
+	ts, _, fb := lensServer(t, store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}, nil)
+	c := cookieFor(t, ts)
+	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+	req.AddCookie(c)
+	_, body, _ := do(t, ts, req)
+	if strings.Contains(body, `action="/approve"`) || !strings.Contains(body, "read-only") {
+		t.Fatalf("read-only page shows actions")
+	}
+	for _, p := range []string{"/approve", "/reject", "/supersede", "/garden"} {
+		code, _, _ := do(t, ts, post(ts, c, p, url.Values{"token": {"secret-token"}, "id": {"p1"}, "reason": {"x"}, "keep": {"a"}, "drop": {"b"}}, nil))
+		if code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", p, code)
+		}
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("read-only lens acted: %v", fb.calls)
+	}
+}
+
+func TestListenLoopbackOnly(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:0", true},
+		{"localhost:0", true},
+		{"0.0.0.0:0", false},
+		{":0", false},
+		{"[::]:0", false},
+		{"192.0.2.1:0", false},
+		{"example.com:0", false},
+		{"127.0.0.1", false},
+	} {
+		ln, err := Listen(tc.addr)
+		if ln != nil {
+			ln.Close()
+		}
+		if tc.ok != (err == nil) {
+			t.Errorf("Listen(%q): %v, want ok=%v", tc.addr, err, tc.ok)
+		}
+		if !tc.ok && strings.Contains(tc.addr, ":0") && tc.addr != "127.0.0.1" && !errors.Is(err, ErrNotLoopback) {
+			t.Errorf("Listen(%q): %v, want ErrNotLoopback", tc.addr, err)
+		}
+	}
+}
+
+// chanEvents is an Events fed by the test.
+type chanEvents chan Event
+
+func (c chanEvents) Follow(ctx context.Context, fn func(Event)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-c:
+			fn(ev)
+		}
+	}
+}
+
+func TestServerSentEvents(t *testing.T) {
+	ch := make(chanEvents)
+	ts, s, _ := lensServer(t, human, ch)
+	c := cookieFor(t, ts)
+	req, _ := http.NewRequest("GET", ts.URL+"/events", nil)
+	req.AddCookie(c)
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	buf := make([]byte, 4096)
+	n, _ := res.Body.Read(buf) // the preamble, sent once subscribed
+	if !strings.Contains(string(buf[:n]), ": live") {
+		t.Fatalf("preamble %q", buf[:n])
+	}
+	_ = s
+	ch <- Event{Type: "agent.memory.propose", Seq: 7, ProposalID: "p9"}
+	var got strings.Builder
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(got.String(), "\n\n") && time.Now().Before(deadline) {
+		n, err := res.Body.Read(buf)
+		got.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(got.String(), "event: change\ndata: {\"type\":\"agent.memory.propose\",\"seq\":7,\"proposalId\":\"p9\"") {
+		t.Fatalf("event stream %q", got.String())
+	}
+}
+
+// TestWatchFile: a write to the store file that appends no ledger entry is
+// no event; one that appends is, once.
+func TestWatchFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "memory.db")
+	if err := os.WriteFile(path, []byte("0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ledger := []store.LedgerEntry{{Seq: 1, At: "2026-01-01T00:00:00.000Z", Op: store.OpWrite}}
+	read := func(_ context.Context, since string) ([]store.LedgerEntry, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []store.LedgerEntry
+		for _, e := range ledger {
+			if e.At >= since {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan Event, 10)
+	started := make(chan struct{})
+	w := WatchFile(path, read).(*fileWatch)
+	w.started = func() { close(started) }
+	done := make(chan error, 1)
+	go func() { done <- w.Follow(ctx, func(e Event) { got <- e }) }()
+	<-started
+	// A write that appends nothing (a transaction without changes).
+	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another file in the directory.
+	if err := os.WriteFile(filepath.Join(dir, "other"), []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	ledger = append(ledger, store.LedgerEntry{Seq: 2, At: "2026-01-01T00:00:01.000Z", Op: store.OpPropose, ProposalID: "p2",
+		Actor: store.Actor{Kind: store.ActorAgent, Name: "a"}})
+	mu.Unlock()
+	if err := os.WriteFile(path, []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-got:
+		if e.Seq != 2 || e.Type != "agent.memory.propose" || e.ProposalID != "p2" || e.Actor != "agent:a" {
+			t.Fatalf("first event %+v, want the propose entry (seq 2)", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event for the appended entry")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-got:
+		t.Fatalf("extra event %+v", e)
+	default:
+	}
+}
