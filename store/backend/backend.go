@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
 	"github.com/agent-ls/agent-ls/store/postgres"
@@ -33,4 +35,16 @@ func Open(ctx context.Context, location string, opts store.Options) (store.Store
 		return postgres.Open(ctx, location, opts)
 	}
 	return bolt.OpenContext(ctx, location, opts)
+}
+
+// Source returns what tells a follower (events.Follow, the language
+// server) that the store at location may have changed: fsnotify on a
+// file's directory, or LISTEN with a polling fallback on a database
+// (postgres.Listener; poll 0 is postgres.DefaultPoll, negative is
+// notifications only).
+func Source(location string, poll time.Duration) events.Source {
+	if IsURL(location) {
+		return postgres.NewListener(location, postgres.ListenOptions{Poll: poll})
+	}
+	return events.FileSource(location)
 }
