@@ -48,3 +48,34 @@ func Source(location string, poll time.Duration) events.Source {
 	}
 	return events.FileSource(location)
 }
+
+// Redact returns location fit for messages: a URL's password replaced by
+// "xxxxx"; a file path as is.
+func Redact(location string) string {
+	if IsURL(location) {
+		return postgres.Redact(location)
+	}
+	return location
+}
+
+// Init creates the store at location, or brings its schema up to date,
+// and describes what it did: a database's tables (for a role that may
+// create them; the runtime role then needs data grants only), or a file.
+func Init(ctx context.Context, location string, opts store.Options) (string, error) {
+	opts.ReadOnly = false
+	if IsURL(location) {
+		v, err := postgres.Init(ctx, location, opts)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("schema version %d", v), nil
+	}
+	s, err := bolt.Open(location, opts)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Close(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("file schema version %d", bolt.Version), nil
+}

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -48,4 +49,35 @@ func (s *Store) Promotions(ctx context.Context, ids []string) (map[string]store.
 		}
 	}
 	return out, nil
+}
+
+var _ store.Loader = (*Store)(nil)
+
+// Load implements store.Loader.
+func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
+	if _, _, err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if len(s.records)+len(s.ledger)+len(s.proposals)+len(s.summaries) > 0 {
+		return fmt.Errorf("load: %w: the destination is not empty", store.ErrConflict)
+	}
+	for _, st := range snap.Records {
+		s.records[st.Rec.ID] = &store.Stored{Rec: store.CloneRecord(st.Rec), Seq: st.Seq}
+		s.seq = max(s.seq, st.Seq)
+	}
+	for _, p := range snap.Promotions {
+		s.promotions[p.RecordID] = clonePromotion(p)
+	}
+	for _, p := range snap.Proposals {
+		s.proposals[p.ID] = cloneProposal(p)
+	}
+	for _, e := range snap.Ledger {
+		s.ledger = append(s.ledger, store.CloneEntry(e))
+	}
+	for _, sum := range snap.Summaries {
+		s.summaries = append(s.summaries, store.CloneSummary(sum))
+	}
+	s.changes++
+	return nil
 }

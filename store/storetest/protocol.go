@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -174,6 +175,72 @@ func (k kit) protocolTests() []test {
 			none, err := e.s.Promotions(e.ctx, nil)
 			if err != nil || len(none) != 0 {
 				t.Errorf("Promotions(nil) = %v, %v; want none", none, err)
+			}
+		}},
+	}
+}
+
+// loadTests check store.Copy into a backend that is a store.Loader: the
+// destination holds the same records, promotions, proposals, ledger and
+// summaries, verifies, composes the same Promoted lists (write order kept
+// for createdAt ties) and refuses a second load.
+func (k kit) loadTests() []test {
+	return []test{
+		{"CopyIsExact", func(t *testing.T) {
+			src := k.open(t)
+			a, b, _, _ := src.history()
+			// Same createdAt for two records: only the write order ranks them.
+			src.write(fact("tie one", "project", "p"), fact("tie two", "project", "p"))
+			if _, err := src.s.Propose(src.ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, RequestedBy: Agent, TTL: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.s.Propose(src.ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: a.ID, RequestedBy: Agent, TTL: time.Hour}); err != nil {
+				t.Fatal(err)
+			}
+			if err := src.s.AppendOverlaySummary(src.ctx, store.OverlaySummary{Agent: "bot", RecordIDs: []string{b.ID}, CharsPerPrimitive: map[string]int{"background": 3}}); err != nil {
+				t.Fatal(err)
+			}
+			src.clock.Advance(2 * time.Minute) // the first proposal is past its expiry, not yet ledgered
+			dst := k.open(t)
+			dst.clock.Set(src.clock.Now())
+			if _, ok := dst.s.(store.Loader); !ok {
+				t.Skip("the backend is not a store.Loader")
+			}
+			rep, err := store.Copy(src.ctx, src.s, dst.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Records != len(src.all()) || rep.Promotions != 2 || rep.Proposals != 3 || rep.Summaries != 1 || rep.LedgerEntries != len(src.ledger(store.LedgerFilter{})) {
+				t.Errorf("copy report %+v", rep)
+			}
+			if !sameRecords(src.all(), dst.all()) {
+				t.Errorf("records differ:\n%v\n%v", contents(src.all()), contents(dst.all()))
+			}
+			if !sameRecords(src.promoted(nil, ""), dst.promoted(nil, "")) {
+				t.Errorf("promoted records differ")
+			}
+			if got := dst.search(store.Query{Scope: scopeOf("project", "p"), Limit: store.Limit(2)}); len(got) != 2 || got[0].Content != "tie two" {
+				t.Errorf("newest first in the destination: %v, want the later write of a tie first", contents(got))
+			}
+			sl, dl := src.ledger(store.LedgerFilter{}), dst.ledger(store.LedgerFilter{})
+			if !reflect.DeepEqual(sl, dl) {
+				t.Errorf("ledgers differ: %v / %v", ops(sl), ops(dl))
+			}
+			// The destination goes on as the source would: the expiry is
+			// ledgered once, chained to the copied head.
+			se, err1 := src.s.ExpireProposals(src.ctx)
+			de, err2 := dst.s.ExpireProposals(dst.ctx)
+			if err1 != nil || err2 != nil || len(se) != 1 || len(de) != 1 {
+				t.Fatalf("ExpireProposals after the copy: %d (%v) / %d (%v), want 1 each", len(se), err1, len(de), err2)
+			}
+			if err := dst.s.Verify(dst.ctx); err != nil {
+				t.Errorf("destination after a write: %v", err)
+			}
+			if _, err := store.Copy(src.ctx, src.s, dst.s); !errors.Is(err, store.ErrConflict) {
+				t.Errorf("copy into a non-empty store: %v, want ErrConflict", err)
+			}
+			if got := len(dst.ledger(store.LedgerFilter{})); got != len(sl)+1 {
+				t.Errorf("the refused copy changed the destination: %d ledger entries", got)
 			}
 		}},
 	}

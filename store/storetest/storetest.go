@@ -102,6 +102,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Close", k.closeTests()},
 		{"Batch", k.batchTests()},
 		{"Protocol", k.protocolTests()},
+		{"Load", k.loadTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
