@@ -23,37 +23,31 @@ import (
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
+const lensUsage = `Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's
+composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the
+composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,
+learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the
+first line and runs until interrupted. Loopback only. Actions go through the same gates as the CLI, as
+the workspace's actor; with an agent actor configured the lens is read-only.`
+
 // runLens serves the evolution lens for the workspace's store until
 // interrupted.
 func runLens(ctx context.Context, e *env, args []string) int {
-	fs := flag.NewFlagSet("agent-ls lens", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := flag.NewFlagSet("lens", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `address` to serve on (port 0 picks a free one)")
 	open := fs.Bool("open", false, "open the page in the default browser")
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(e.stdout, "Usage: agent-ls lens [--addr 127.0.0.1:0] [--open] [flags]")
-			fmt.Fprintln(e.stdout)
-			fmt.Fprintln(e.stdout, "Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's\n"+
-				"composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the\n"+
-				"composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,\n"+
-				"learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the\n"+
-				"first line and runs until interrupted. Loopback only. Actions go through the same gates as the CLI, as\n"+
-				"the workspace's actor; with an agent actor configured the lens is read-only.")
-			fmt.Fprintln(e.stdout, "\nFlags:")
-			fs.SetOutput(e.stdout)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintln(e.stderr, "Run 'agent-ls lens --help' for usage.")
-		return exitUsage
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(e.stdout, help{path: "lens", usage: "[--addr 127.0.0.1:0] [--open] [flags]", body: lensUsage}, fs)
+		return exitOK
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "agent-ls lens: unexpected arguments %q\n", fs.Args())
-		return exitUsage
+	if err != nil {
+		return usageFail(e.stderr, "lens", err)
+	}
+	if len(pos) > 0 {
+		return usageFail(e.stderr, "lens", fmt.Errorf("unexpected arguments %q", pos))
 	}
 	b, err := newLensBackend(e, sf)
 	if err != nil {
