@@ -77,7 +77,10 @@ func TestRuntimeRoleGrants(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"corroborate", func() error { _, err := s.Corroborate(ctx, recs[0].ID, schema.Support{ConversationID: "c2"}, human); return err }},
+		{"corroborate", func() error {
+			_, err := s.Corroborate(ctx, recs[0].ID, schema.Support{ConversationID: "c2"}, human)
+			return err
+		}},
 		{"promote", func() error {
 			_, err := s.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierEarned, Actor: human})
 			return err
