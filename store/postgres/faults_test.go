@@ -71,3 +71,30 @@ func TestUnreachableServer(t *testing.T) {
 		t.Errorf("error %q shows the password or no redacted URL", err)
 	}
 }
+
+// TestConcurrentFirstOpens: stores opened at once on an empty schema (each
+// with its own connections, as separate processes) all succeed and the
+// migrations are applied once.
+func TestConcurrentFirstOpens(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			s, err := postgres.Open(context.Background(), loc, store.Options{})
+			if err == nil {
+				_, err = s.Write(context.Background(), []store.WriteRequest{{Kind: schema.KindFact, Content: "x"}}, store.Actor{Kind: store.ActorHuman, Name: "ana"})
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent first open: %v", err)
+		}
+	}
+	if err := pgtest.ExecErr(loc, `DO $$ BEGIN IF (SELECT count(*) FROM agent_ls_migrations) <> 1 OR (SELECT count(*) FROM agent_ls_records) <> 6 THEN RAISE 'wrong counts'; END IF; END $$`); err != nil {
+		t.Errorf("after concurrent first opens: %v", err)
+	}
+}
