@@ -16,7 +16,7 @@ var _ store.Loader = (*Store)(nil)
 func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 	return s.mutate(ctx, func(ts *txState) error {
 		var used bool
-		if err := ts.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_ls_records) OR EXISTS (SELECT 1 FROM agent_ls_ledger)
+		if err := ts.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_ls_records) OR EXISTS (SELECT 1 FROM agent_ls_ledger)
 			OR EXISTS (SELECT 1 FROM agent_ls_proposals) OR EXISTS (SELECT 1 FROM agent_ls_summaries)`).Scan(&used); err != nil {
 			return err
 		}
@@ -25,7 +25,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 		}
 		recs := make(map[string]schema.MemoryRecord, len(snap.Records))
 		for _, st := range snap.Records {
-			if err := insertRecord(ctx, ts.tx, st.Rec, int64(st.Seq)); err != nil {
+			if err := insertRecord(ctx, ts, st.Rec, int64(st.Seq)); err != nil {
 				return err
 			}
 			recs[st.Rec.ID] = st.Rec
@@ -38,12 +38,12 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			if !ok {
 				return fmt.Errorf("load: promotion of %s: %w: no such record", p.RecordID, store.ErrInvalid)
 			}
-			if err := putPromotion(ctx, ts.tx, rec, p); err != nil {
+			if err := putPromotion(ctx, ts, rec, p); err != nil {
 				return err
 			}
 		}
 		for _, p := range snap.Proposals {
-			if err := putProposal(ctx, ts.tx, p, true); err != nil {
+			if err := putProposal(ctx, ts, p, true); err != nil {
 				return err
 			}
 		}
@@ -56,7 +56,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			if e.Record != nil {
 				carried = e.Record.ID
 			}
-			if _, err := ts.tx.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
+			if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
 				int64(e.Seq), e.RecordID, carried, string(b)); err != nil {
 				return fmt.Errorf("load: ledger entry %d: %w", e.Seq, err)
 			}
@@ -68,7 +68,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 				return fmt.Errorf("load: overlay summary: %w", err)
 			}
 			ts.h.summarySeq++
-			if _, err := ts.tx.Exec(ctx, `INSERT INTO agent_ls_summaries (seq, body) VALUES ($1, $2)`, ts.h.summarySeq, string(b)); err != nil {
+			if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_summaries (seq, body) VALUES ($1, $2)`, ts.h.summarySeq, string(b)); err != nil {
 				return err
 			}
 		}
