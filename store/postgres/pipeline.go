@@ -133,4 +133,3 @@ func (r *oneRow) Scan(dest ...any) error {
 	r.rows.Close()
 	return r.rows.Err()
 }
-

@@ -270,8 +270,8 @@ type txState struct {
 	// recs and proms are the records and promotion rows this transaction
 	// read or wrote (a nil row: known to have none). Every writer holds the
 	// head row, so nothing else changes them until the commit.
-	recs  map[string]store.Stored
-	proms map[string]*store.Promotion
+	recs   map[string]store.Stored
+	proms  map[string]*store.Promotion
 	h      head
 	base   int64 // changes when the transaction started
 	dirty  bool
