@@ -48,6 +48,10 @@ type SaveResult struct {
 	// Conflicts are contradictions with authored or promoted judgment lines.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	Guidance  string     `json:"guidance,omitempty"`
+	// StateGuidance is what the record's tier and state mean now: Guidance
+	// without a corroboration's note about which record it joined, for a
+	// surface that shows Record.ID and Corroborated itself.
+	StateGuidance string `json:"stateGuidance,omitempty"`
 }
 
 // Save is the one entry point for new memories: it validates, reconciles
@@ -371,6 +375,7 @@ func (e *Engine) corroborate(ctx context.Context, c schema.MemoryRecord, r SaveR
 	if !counted {
 		note = fmt.Sprintf("near-duplicate of record %s from the same conversation: counted once", c.ID)
 	}
+	res.StateGuidance = res.Guidance
 	res.Guidance = note + "; " + res.Guidance
 	return res, nil
 }

@@ -386,6 +386,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 			}
 			fmt.Fprintf(w, "    %s %s (%s%s)\n", cd.ID, cd.Target, cd.Tier, prog)
 		}
+		if len(h.Rejected) > 0 {
+			fmt.Fprintf(w, "  rejected (a human declined their promotion; new evidence reopens them): %s\n", strings.Join(h.Rejected, ", "))
+		}
 		stale := "none"
 		if len(h.Stale) > 0 {
 			stale = strings.Join(h.Stale, ", ")

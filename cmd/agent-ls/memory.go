@@ -366,7 +366,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		guidance := res.Guidance
 		if res.Corroborated {
 			verb = "corroborated existing record"
-			guidance = strings.TrimPrefix(strings.TrimPrefix(guidance, "corroborated existing record "+res.Record.ID), "; ")
+			guidance = res.StateGuidance
 		}
 		fmt.Fprintf(m.e.stdout, "%s %s%s\n", verb, res.Record.ID, prefixed(": ", guidance))
 		if res.SupersededID != "" {
