@@ -61,6 +61,12 @@ type Result struct {
 	scope  map[string]string
 	store  store.Store
 	policy overlay.Policy
+	// slice and rotation are the candidate slice an instantiate recorded
+	// (sliceSet); pastSt is the replayed store of a result At a time.
+	slice    []schema.MemoryRecord
+	rotation int
+	sliceSet bool
+	pastSt   *pastState
 }
 
 // Instantiate composes the agent of req.AgentFile. A missing or malformed
@@ -128,6 +134,15 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 			now = time.Now
 		}
 		s := Summary(res.Report, res.Agent, req.Scope, schema.FormatTime(now()))
+		slice, rot, err := res.candidateSlice(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.slice, res.rotation, res.sliceSet = slice, rot, true
+		s.CandidateIDs, s.Rotation = []string{}, rot
+		for _, c := range slice {
+			s.CandidateIDs = append(s.CandidateIDs, c.ID)
+		}
 		if err := req.Store.AppendOverlaySummary(ctx, s); err != nil {
 			return nil, fmt.Errorf("append overlay summary: %w", err)
 		}
@@ -212,10 +227,13 @@ func Summary(rep overlay.Report, agent string, scope map[string]string, at strin
 }
 
 // Recall builds the recall block a runtime delivers with a conversation's
-// first message: the reserved slice of targeted candidates, the spilled
-// records, and the records matching query (none when query is empty).
-// Candidates and hits come from the store as it is now, also for a replayed
-// composition; records already in the composition are never repeated.
+// first message: the rotating slice of targeted candidates (the one the
+// instantiate recorded, see candidateSlice), the spilled records, and the
+// records matching query (none when query is empty). For a result At a
+// time, all three are as the store held them then: candidates and hits
+// are replayed from the ledger, and the slice is the one the last
+// instantiate at or before that time showed. Records already in the
+// composition are never repeated.
 func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock, error) {
 	spilledIDs := map[string]bool{}
 	for _, id := range r.Report.IDs(overlay.StatusSpilled) {
@@ -230,24 +248,12 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 	var cands, hits []schema.MemoryRecord
 	if r.store != nil {
 		var err error
-		cands, err = r.store.Candidates(ctx, r.scope, r.Agent)
-		if err != nil {
-			return overlay.RecallBlock{}, fmt.Errorf("candidates: %w", err)
+		if cands, _, err = r.candidateSlice(ctx); err != nil {
+			return overlay.RecallBlock{}, err
 		}
 		if query != "" {
-			filter, keep := store.AgentFilter(r.scope, r.Agent)
-			res, err := r.store.Search(ctx, store.Query{Scope: filter, Text: query, Limit: store.Limit(store.DefaultLimit)})
-			if err != nil {
-				return overlay.RecallBlock{}, fmt.Errorf("search: %w", err)
-			}
-			applied := map[string]bool{}
-			for _, id := range r.Report.IDs(overlay.StatusApplied) {
-				applied[id] = true
-			}
-			for _, h := range res.Records {
-				if keep(h.Scope) && !applied[h.ID] {
-					hits = append(hits, h)
-				}
+			if hits, err = r.hits(ctx, query); err != nil {
+				return overlay.RecallBlock{}, err
 			}
 		}
 	}

@@ -26,6 +26,23 @@
 // (promotion.proposalExpiry) and nothing changes. Delete is never an engine
 // operation (the store refuses agents).
 //
+// # Shared records
+//
+// An agent changes only what is its own (trust.Decide). A record without an
+// agent key is shared by every agent of its scope, so an agent's
+// invalidate, demote, supersede, retarget or promotion of it never takes
+// effect directly: it becomes a pending human proposal (a demotion
+// proposal that invalidates, or supersedes, even when the record is not
+// promoted; a promotion proposal), and the record stays as it is until a
+// human approves. An agent's corroboration of a shared record counts as
+// evidence; once the tier's bar is met it opens a promotion proposal
+// instead of promoting.
+//
+// A record has at most one pending proposal of each kind: a supersede while
+// a plain demotion (an earlier invalidate) is pending is a conflict naming
+// that proposal, never folded into it (its approval would leave
+// supersededBy empty).
+//
 // Recurrence counts distinct conversations (the record's provenance plus its
 // supports): one conversation repeating a lesson never promotes it, and
 // contradicting evidence never decrements the count (it is a separate record
@@ -326,10 +343,25 @@ func (e *Engine) pendingFor(ctx context.Context, id string, k store.ProposalKind
 	return store.Proposal{}, false, nil
 }
 
-// propose opens a proposal unless an equivalent one is already pending.
+// propose opens a proposal unless one of the same kind is already pending
+// (the store keeps one per record and kind): an equivalent one (the same
+// superseding record) is returned; another (a plain demotion when a
+// supersede is asked, or a supersede by another record) is an error
+// wrapping store.ErrConflict, so a supersede never reuses a proposal whose
+// approval would not set supersededBy.
 func (e *Engine) propose(ctx context.Context, req store.ProposalRequest) (store.Proposal, error) {
-	if p, ok, err := e.pendingFor(ctx, req.RecordID, req.Kind); err != nil || ok {
-		return p, err
+	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, RecordID: req.RecordID})
+	if err != nil {
+		return store.Proposal{}, fmt.Errorf("proposals of %s: %w", req.RecordID, err)
+	}
+	for _, p := range ps {
+		if p.Kind != req.Kind {
+			continue
+		}
+		if p.SupersededBy != req.SupersededBy {
+			return p, pendingConflict(p)
+		}
+		return p, nil
 	}
 	req.TTL = e.ttl
 	p, err := e.st.Propose(ctx, req)
@@ -347,6 +379,9 @@ func evidenceConversations(rec *schema.MemoryRecord) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(c string) {
+		if k, err := schema.NormalizeConversationID(c); err == nil {
+			c = k
+		}
 		if c != "" && !seen[c] {
 			seen[c] = true
 			out = append(out, c)
@@ -360,3 +395,18 @@ func evidenceConversations(rec *schema.MemoryRecord) []string {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// pendingConflict is the error of a change that a different pending
+// proposal of the record stands in the way of.
+func pendingConflict(p store.Proposal) error {
+	what := "a demotion"
+	switch {
+	case p.Kind == store.ProposePromote:
+		what = "a promotion"
+	case p.SupersededBy != "":
+		what = "a supersede by " + p.SupersededBy
+	case p.Invalidate:
+		what = "an invalidation"
+	}
+	return fmt.Errorf("%w: proposal %s (%s of record %s) is already pending: a human decides it first", store.ErrConflict, p.ID, what, p.RecordID)
+}

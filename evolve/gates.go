@@ -11,6 +11,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // Outcome is the answer of a gated operation.
@@ -80,7 +81,7 @@ func checkPayload(rec *schema.MemoryRecord) string {
 		return ""
 	}
 	if len(rec.Payload) == 0 {
-		return fmt.Sprintf("a %s memory needs a structured payload to promote", rec.Target.Primitive)
+		return fmt.Sprintf("%s %s memory needs a structured payload to promote", schema.Article(string(rec.Target.Primitive)), rec.Target.Primitive)
 	}
 	switch rec.Target.Primitive {
 	case schema.PrimitiveExample:
@@ -219,6 +220,17 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		return o, nil
 	}
 	convs := evidenceConversations(&rec)
+	if trust.Decide(actor, trust.OpPromote, &rec) == trust.Propose {
+		// A shared record is in every agent's prompt: an agent's promotion
+		// of it waits for a human, whatever its tier.
+		if o.Tier == schema.TierEarned && len(convs) < e.recurrence {
+			o.Status = StatusBlocked
+			o.Evidence = store.Evidence{Conversations: convs}
+			o.Reason = fmt.Sprintf("needs support from %d distinct conversations, has %d (or a human's promote)", e.recurrence, len(convs))
+			return o, nil
+		}
+		return e.proposeShared(ctx, rec, actor, o, convs)
+	}
 	switch o.Tier {
 	case schema.TierAuto:
 		ev := store.Evidence{Conversations: convs, Note: "auto"}
@@ -226,7 +238,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
 			return e.doPromote(ctx, rec, actor, ev, o)
 		}
 		if isHuman(actor) {
@@ -241,7 +253,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 			ev := store.Evidence{Conversations: convs, Eval: res.Result}
 			if !res.Pass {
 				o.Status, o.Evidence = StatusBlocked, ev
-				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%d distinct conversations", res.Reason, have, e.recurrence)
+				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%s", res.Reason, have, schema.Count(e.recurrence, "distinct conversation"))
 				return o, nil
 			}
 			ev.Note = "eval pass: " + res.Reason
@@ -249,7 +261,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		}
 		o.Status = StatusBlocked
 		o.Evidence = store.Evidence{Conversations: convs}
-		o.Reason = fmt.Sprintf("needs support from %d distinct conversations, has %d (or an eval pass, or a human's promote)", e.recurrence, have)
+		o.Reason = fmt.Sprintf("needs support from %s, has %d (or an eval pass, or a human's promote)", schema.Count(e.recurrence, "distinct conversation"), have)
 		return o, nil
 	case schema.TierGuarded:
 		if isHuman(actor) {
@@ -267,6 +279,22 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 	}
 	return refused(o, "%s is not promotable", rec.Target)
 }
+
+// proposeShared opens (or finds) the promotion proposal of a shared record
+// an agent asked to promote (trust.Decide: Propose).
+func (e *Engine) proposeShared(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, o Outcome, convs []string) (Outcome, error) {
+	p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: rec.ID, Tier: o.Tier,
+		RequestedBy: actor, Reason: sharedReason, Evidence: store.Evidence{Conversations: convs}})
+	if err != nil {
+		return o, err
+	}
+	o.Status, o.ProposalID, o.Evidence = StatusPending, p.ID, p.Evidence
+	o.Reason = fmt.Sprintf("%s: proposal %s waits for a human approval until %s", sharedReason, p.ID, p.ExpiresAt)
+	return o, nil
+}
+
+// sharedReason is why an agent's change to a shared record waits.
+const sharedReason = "a shared record (no agent key) is in every agent's prompt: an agent's change to it needs a human"
 
 func (e *Engine) doPromote(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, ev store.Evidence, o Outcome) (Outcome, error) {
 	req := store.PromoteRequest{Tier: o.Tier, Actor: actor, Evidence: ev}
@@ -321,11 +349,32 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 		}
 		return o, nil
 	}
-	if !promoted {
-		if !invalidate {
-			return refused(o, "record %s is not promoted", id)
+	if !promoted && !invalidate {
+		return refused(o, "record %s is not promoted", id)
+	}
+	op := trust.OpDemote
+	switch {
+	case supersededBy != "":
+		op = trust.OpSupersede
+	case invalidate:
+		op = trust.OpInvalidate
+	}
+	if trust.Decide(actor, op, &rec) == trust.Propose {
+		// Another agent sees this record: the agent proposes, a human decides.
+		if promoted {
+			o.Tier = prom.Tier
 		}
-		// A candidate or untargeted record: anyone may retire it.
+		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: id, Tier: o.Tier,
+			RequestedBy: actor, Reason: reason, Invalidate: invalidate || supersededBy != "", SupersededBy: supersededBy})
+		if err != nil {
+			return o, err
+		}
+		o.Status, o.ProposalID = StatusPending, p.ID
+		o.Reason = fmt.Sprintf("%s; the record stays as it is until a human approves proposal %s (expires %s)", sharedReason, p.ID, p.ExpiresAt)
+		return o, nil
+	}
+	if !promoted {
+		// A candidate or untargeted record of the actor's own: it may retire it.
 		return e.doInvalidate(ctx, id, reason, actor, o)
 	}
 	o.Tier = prom.Tier
@@ -441,9 +490,9 @@ func (e *Engine) Reject(ctx context.Context, proposalID string, actor store.Acto
 
 func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reason string, approve bool) (Outcome, error) {
 	o := Outcome{ProposalID: id}
-	verb := "reject"
+	verb, done := "reject", "rejected"
 	if approve {
-		verb = "approve"
+		verb, done = "approve", "approved"
 	}
 	if !isHuman(actor) {
 		return refused(o, "%s cannot %s: only a human (actor human:NAME) approves or rejects proposals", actor, verb)
@@ -468,7 +517,7 @@ func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reaso
 		p, err = e.st.Reject(ctx, id, actor, reason)
 	}
 	if errors.Is(err, store.ErrConflict) {
-		return refused(o, "proposal %s can no longer be %sd: %v", id, verb, err)
+		return refused(o, "proposal %s can no longer be %s: %v", id, done, err)
 	}
 	if err != nil {
 		return o, fmt.Errorf("%s proposal %s: %w", verb, id, err)
@@ -477,7 +526,7 @@ func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reaso
 	if approve {
 		o.Status = StatusApproved
 	}
-	o.Reason = fmt.Sprintf("%s of %s %sd by %s", p.Kind, p.RecordID, verb, actor)
+	o.Reason = fmt.Sprintf("%s of %s %s by %s", p.Kind, p.RecordID, done, actor)
 	return o, nil
 }
 

@@ -38,6 +38,8 @@ type line struct {
 	id, content, createdAt string
 	invalidAt, expiresAt   string
 	promoted               bool
+	// lesson and whole are lessonKeys of the record's payload.
+	lesson, whole string
 	// rec is the whole record when the line was read without the cache.
 	rec *schema.MemoryRecord
 }
@@ -48,7 +50,9 @@ func (l *line) valid(now string) bool {
 }
 
 func lineOf(r *schema.MemoryRecord, promoted bool) line {
-	return line{id: r.ID, content: r.Content, createdAt: r.CreatedAt, invalidAt: r.InvalidAt, expiresAt: r.ExpiresAt, promoted: promoted}
+	l := line{id: r.ID, content: r.Content, createdAt: r.CreatedAt, invalidAt: r.InvalidAt, expiresAt: r.ExpiresAt, promoted: promoted}
+	l.lesson, l.whole = lessonKeys(r.Target, r.Payload)
+	return l
 }
 
 // slot is every record of one target in the engine's view, invalidated ones

@@ -76,6 +76,9 @@ func (e *Engine) Retarget(ctx context.Context, id string, to schema.MemoryTarget
 	}
 	carried := 0
 	for _, s := range old.Supports {
+		if k, err := schema.NormalizeConversationID(s.ConversationID); err == nil {
+			s.ConversationID = k
+		}
 		if s.ConversationID == "" || seen[s.ConversationID] {
 			continue
 		}
@@ -97,13 +100,6 @@ func (e *Engine) Retarget(ctx context.Context, id string, to schema.MemoryTarget
 			return res, err
 		}
 	}
-	res.Guidance = fmt.Sprintf("retargeted %s to %s as %s (%d support%s carried over); %s", old.ID, to, rec.ID, carried, plural(carried), res.Guidance)
+	res.Guidance = fmt.Sprintf("retargeted %s to %s as %s (%s carried over); %s", old.ID, to, rec.ID, schema.Count(carried, "support"), res.Guidance)
 	return res, nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

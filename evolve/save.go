@@ -9,6 +9,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // SaveRequest is one new memory, as memory_save, `agent-ls memory save` and
@@ -59,6 +60,13 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	if r.Kind == "" {
 		r.Kind = schema.KindFact
 	}
+	// Distinct conversations are counted on normalized ids: "c1", "C1" and
+	// "c1 " are one conversation.
+	conv, err := schema.NormalizeConversationID(r.Provenance.ConversationID)
+	if err != nil {
+		return SaveResult{}, fmt.Errorf("%w: provenance: %v", store.ErrInvalid, err)
+	}
+	r.Provenance.ConversationID = conv
 	if r.ExpiresAt != "" {
 		t, err := schema.ParseTime(r.ExpiresAt)
 		if err != nil {
@@ -105,10 +113,26 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		// The first near-duplicate is corroborated; else a keyed slot's
 		// first live record (newest first) is a conflict.
 		keyed := r.Target.SlotKey() != ""
+		byPayload := r.Target.NeedsPayload()
+		lesson, whole := lessonKeys(r.Target, r.Payload)
 		var dup, held *line
 		err := e.eachLine(ctx, *r.Target, false, func(l *line) bool {
 			if old != nil && l.id == old.ID {
 				return true
+			}
+			if byPayload {
+				// Examples and awareness domains are one lesson by payload,
+				// never by prose (lessonKeys).
+				if lesson == "" || l.lesson != lesson {
+					return true
+				}
+				c := *l
+				if r.Target.Primitive == schema.PrimitiveAwareness && l.whole != whole {
+					held = &c
+				} else {
+					dup = &c
+				}
+				return false
 			}
 			if e.sameLesson(keyed, l.content, r.Content) {
 				c := *l
@@ -139,6 +163,12 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 			res.Status, res.Existing = SaveConflict, &rec
 			res.Guidance = fmt.Sprintf("%s already holds %q (record %s): supersede it or choose another key",
 				r.Target, rec.Content, rec.ID)
+			if r.Target.Primitive == schema.PrimitiveAwareness {
+				var p schema.AwarenessPayload
+				_ = json.Unmarshal(rec.Payload, &p)
+				res.Guidance = fmt.Sprintf("awareness already holds a domain named %q (record %s, names compare case-insensitively): supersede it or choose another name",
+					p.Name, rec.ID)
+			}
 			return res, nil
 		}
 	}
@@ -160,13 +190,29 @@ func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRec
 	req := store.WriteRequest{Scope: e.Scope(), Kind: r.Kind, Content: r.Content, Tags: r.Tags, Provenance: r.Provenance,
 		ExpiresAt: r.ExpiresAt, Target: r.Target, Payload: r.Payload, Supersedes: r.Supersedes}
 	deferred := false
-	if old != nil && !isHuman(r.Actor) {
+	if old != nil && trust.Decide(r.Actor, trust.OpSupersede, old) == trust.Propose {
+		// A shared record is superseded for every agent: write the new
+		// record, propose the retirement of the old one to a human.
+		req.Supersedes, deferred = "", true
+	} else if old != nil && !isHuman(r.Actor) {
 		if p, ok, err := e.promotion(ctx, old.ID); err != nil {
 			return res, err
 		} else if ok && p.Tier != schema.TierAuto {
 			// A gated learning is not unlearned by an agent's supersede:
 			// write the new record, propose the demotion of the old one.
 			req.Supersedes, deferred = "", true
+		}
+	}
+	if deferred {
+		// The supersede becomes a proposal naming the new record; a pending
+		// demotion of the old record (an earlier invalidate) would not set
+		// supersededBy on approval, so the save waits for that decision.
+		if p, ok, err := e.pendingFor(ctx, old.ID, store.ProposeDemote); err != nil {
+			return res, err
+		} else if ok {
+			res.Status, res.Existing = SaveConflict, old
+			res.Guidance = pendingConflict(p).Error() + "; save again once it is decided"
+			return res, nil
 		}
 	}
 	recs, err := e.st.Write(ctx, []store.WriteRequest{req}, r.Actor)
@@ -236,6 +282,21 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	}
 	convs := evidenceConversations(&rec)
 	o := Outcome{RecordID: rec.ID, Tier: tier}
+	if trust.Decide(actor, trust.OpCorroborate, &rec) == trust.Evidence {
+		// An agent's corroboration of a shared record counts as evidence; it
+		// never promotes by itself: once the tier's bar is met a human
+		// decides (a promotion proposal).
+		if tier == schema.TierEarned && len(convs) < e.recurrence {
+			res.Guidance = fmt.Sprintf("candidate (earned tier, shared record): %d/%d distinct conversations", len(convs), e.recurrence)
+			return nil
+		}
+		po, err := e.proposeShared(ctx, rec, actor, o, convs)
+		if err != nil {
+			return err
+		}
+		res.State, res.ProposalID, res.Guidance = StatePending, po.ProposalID, "pending: "+po.Reason
+		return nil
+	}
 	switch tier {
 	case schema.TierAuto:
 		if _, err := e.doPromote(ctx, rec, actor, store.Evidence{Conversations: convs, Note: "auto"}, o); err != nil {
@@ -245,14 +306,14 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %d distinct conversations (need %d)", have, e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
 			if _, err := e.doPromote(ctx, rec, actor, ev, o); err != nil {
 				return err
 			}
 			res.State, res.Guidance = StatePromoted, "promoted (earned tier): "+ev.Note
 			return nil
 		}
-		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%d distinct conversations; it reaches the agent through recall until another conversation corroborates it", have, e.recurrence)
+		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%s; it reaches the agent through recall until another conversation corroborates it", have, schema.Count(e.recurrence, "distinct conversation"))
 	case schema.TierGuarded:
 		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
 			return err

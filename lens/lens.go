@@ -11,7 +11,6 @@ package lens
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -23,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -55,7 +55,7 @@ type Server struct {
 	static   http.Handler
 
 	mu     sync.Mutex
-	subs   map[chan Event]struct{}
+	subs   map[chan events.Event]struct{}
 	health map[string]evolve.HealthReport // the last garden run per agent
 }
 
@@ -85,7 +85,7 @@ func New(o Options) (*Server, error) {
 	}
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
 		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
-		subs: map[chan Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
+		subs: map[chan events.Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
 }
 
 // Token is the access token every request must carry.
@@ -142,7 +142,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // publish hands an event to every live page; a page that is behind gets
 // the next one (each event only says "reload").
-func (s *Server) publish(ev Event) {
+func (s *Server) publish(ev events.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.subs {
@@ -153,8 +153,8 @@ func (s *Server) publish(ev Event) {
 	}
 }
 
-func (s *Server) subscribe() (chan Event, func()) {
-	c := make(chan Event, 1)
+func (s *Server) subscribe() (chan events.Event, func()) {
+	c := make(chan events.Event, 1)
 	s.mu.Lock()
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
@@ -186,8 +186,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 		case ev := <-c:
-			data, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "event: change\ndata: %s\n\n", data)
+			fmt.Fprintf(w, "event: change\ndata: %s\n\n", ev.JSON())
 		}
 		if err := rc.Flush(); err != nil {
 			return

@@ -126,7 +126,7 @@ type RuleInfo struct {
 // Rule ids, stable.
 const (
 	RuleSchema            = schema.RuleSchema
-	RuleCeilingExceeded   = "ceiling-exceeded"
+	RuleCeilingExceeded   = schema.RuleCeilingExceeded
 	RuleBudgetSpill       = "budget-spill"
 	RuleAuthoredWins      = "authored-wins"
 	RuleMemoryConflict    = "memory-conflict"
@@ -180,6 +180,9 @@ func Severity(settings schema.WorkspaceConfig, ruleID string) string {
 			def = r.info.DefaultSeverity
 		}
 	}
+	if schema.HardRule(ruleID) {
+		return def
+	}
 	switch s := strings.ToLower(settings.Lint.Rules[ruleID]); s {
 	case SeverityOff, schema.SeverityError, schema.SeverityWarning, schema.SeverityInfo, schema.SeverityHint:
 		return s
@@ -224,9 +227,12 @@ func Run(in Input) []Finding {
 			}
 		}
 	}
+	for _, p := range schema.HardRuleProblems(in.Doc) {
+		all = append(all, Finding{Rule: p.Rule, Severity: p.Severity, Message: p.Message, Pointer: p.Pointer, Range: p.Range})
+	}
 	out := all[:0]
 	for _, f := range all {
-		if !in.Doc.Suppressed(f.Rule, f.Range.Start.Line) {
+		if schema.HardRule(f.Rule) || !in.Doc.Suppressed(f.Rule, f.Range.Start.Line) {
 			out = append(out, f)
 		}
 	}

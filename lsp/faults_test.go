@@ -683,8 +683,11 @@ func TestAgentActorThroughLSP(t *testing.T) {
 					t.Errorf("answer %+v, %v; want InvalidParams not found", out, err)
 				}
 			case retargetGuarded:
-				if err != nil || out.Status != evolve.StatePending {
-					t.Errorf("answer %+v, %v; want the new record pending", out, err)
+				// The agent's invalidate of the same record (an earlier row)
+				// is pending: the retarget's supersede waits for that
+				// decision (issue 19 item 8) instead of reusing it.
+				if (err != nil || out.Status != evolve.StatePending) && (codeOf(err) != codeRefused || !strings.Contains(err.Error(), "already pending")) {
+					t.Errorf("answer %+v, %v; want the new record pending, or refused while a demotion is pending", out, err)
 				}
 				for _, op := range added {
 					if op != store.OpWrite && op != store.OpPropose {

@@ -70,7 +70,7 @@ func renameKeyFix(f *agentFile, d protocol.Diagnostic, key string) *protocol.Cod
 			names = append(names, pr.Name)
 		}
 	}
-	best, ok := nearestKey(key, names)
+	best, ok := schema.NearestName(key, names)
 	if !ok {
 		return nil
 	}
@@ -200,48 +200,6 @@ func nodeWithKeyRangeOK(d *schema.Document, r protocol.Range) (string, bool) {
 	return found, ok
 }
 
-// nearestKey is the one name nearest to key by edit distance (case
-// ignored), within a third of key's length (at least 2); false when none is
-// near enough or two are equally near.
-func nearestKey(key string, names []string) (string, bool) {
-	best, bestDist, ties := "", -1, 0
-	for _, n := range names {
-		dist := editDistance(strings.ToLower(key), strings.ToLower(n))
-		switch {
-		case bestDist < 0 || dist < bestDist:
-			best, bestDist, ties = n, dist, 1
-		case dist == bestDist:
-			ties++
-		}
-	}
-	if ties != 1 || bestDist > max(2, len(key)/3) {
-		return "", false
-	}
-	return best, true
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
-
 // retargetFixes answers each unknown-domain diagnostic in the request with
 // one action per judgment domain the agent has, nearest to the unknown
 // domain (edit distance) first: "Retarget memory to judgment domain Y"
@@ -264,7 +222,7 @@ func retargetFixes(f *agentFile, p *protocol.CodeActionParams, get func(id strin
 		domains := judgmentDomains(f.doc, f.path)
 		unknown := m[2]
 		sort.SliceStable(domains, func(i, j int) bool {
-			return editDistance(strings.ToLower(unknown), strings.ToLower(domains[i])) < editDistance(strings.ToLower(unknown), strings.ToLower(domains[j]))
+			return schema.EditDistance(strings.ToLower(unknown), strings.ToLower(domains[i])) < schema.EditDistance(strings.ToLower(unknown), strings.ToLower(domains[j]))
 		})
 		for _, dom := range domains {
 			to := *rec.Target

@@ -103,27 +103,6 @@ func TestQuickFixes(t *testing.T) {
 	}
 }
 
-func TestNearestKey(t *testing.T) {
-	tests := []struct {
-		key   string
-		names []string
-		want  string
-		ok    bool
-	}{
-		{"judgements", []string{"judgments", "name", "persona"}, "judgments", true},
-		{"Persona", []string{"persona", "tone"}, "persona", true},
-		{"cat", []string{"bat", "hat"}, "", false},      // two equally near: ambiguous
-		{"zzzzzz", []string{"name", "tone"}, "", false}, // nothing near
-		{"tne", []string{"tone", "name", "source"}, "tone", true},
-	}
-	for _, tt := range tests {
-		got, ok := nearestKey(tt.key, tt.names)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("nearestKey(%q, %v) = %q, %v; want %q, %v", tt.key, tt.names, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // TestUnknownDomainQuickFix: a stored memory targeting a judgment domain the
 // agent no longer has gets a lint diagnostic whose quick fix adds that judgment.
 func TestUnknownDomainQuickFix(t *testing.T) {

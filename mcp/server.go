@@ -41,8 +41,9 @@ type Config struct {
 	Workspace schema.WorkspaceConfig
 	// Scope is the base scope (an agent key in it is replaced by the agent's name).
 	Scope map[string]string
-	// Provenance is the default conversation and run of saves (tool
-	// arguments win).
+	// Provenance is the conversation and run of saves, set by the runtime
+	// that started the server (--conversation, --run); a request's _meta
+	// (MetaConversationID, MetaRunID) overrides it for a long-lived server.
 	Provenance schema.Provenance
 	Open       OpenFunc
 	Now        func() time.Time
@@ -85,6 +86,11 @@ func New(c Config) (*Server, error) {
 	if c.Version == "" {
 		c.Version = "dev"
 	}
+	conv, err := schema.NormalizeConversationID(c.Provenance.ConversationID)
+	if err != nil {
+		return nil, fmt.Errorf("--conversation: %w", err)
+	}
+	c.Provenance.ConversationID = conv
 	s := &Server{cfg: c, base: maps.Clone(c.Scope)}
 	cfg, err := s.loadAgent()
 	if err != nil {
@@ -163,6 +169,56 @@ func (s *Server) engine(st store.Store) (*evolve.Engine, error) {
 	scope[store.AgentKey] = s.name
 	return evolve.New(evolve.Config{Store: st, Workspace: s.cfg.Workspace, Agent: cfg, Scope: scope,
 		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
+}
+
+// The _meta keys a runtime sets on a tools/call request to name the
+// conversation and run it belongs to (docs/MCP.md). The model writes tool
+// arguments, never _meta.
+const (
+	MetaConversationID = "agent-ls/conversationId"
+	MetaRunID          = "agent-ls/runId"
+)
+
+// provenance is the conversation and run of one tool call: the request's
+// _meta when it names a conversation (its run then comes from _meta too),
+// else the server's. The conversation id is normalized
+// (schema.NormalizeConversationID); a _meta value that is not a string, or
+// an id with a control character, is an error.
+func (s *Server) provenance(call *mcp.CallToolRequest) (schema.Provenance, error) {
+	p := s.cfg.Provenance
+	var meta map[string]any
+	if call != nil && call.Params != nil {
+		meta = call.Params.GetMeta()
+	}
+	str := func(key string) (string, bool, error) {
+		v, ok := meta[key]
+		if !ok || v == nil {
+			return "", false, nil
+		}
+		sv, ok := v.(string)
+		if !ok {
+			return "", false, fmt.Errorf("_meta %q: want a string, got %T", key, v)
+		}
+		return sv, true, nil
+	}
+	conv, hasConv, err := str(MetaConversationID)
+	if err != nil {
+		return p, err
+	}
+	run, hasRun, err := str(MetaRunID)
+	if err != nil {
+		return p, err
+	}
+	if hasConv {
+		p.ConversationID, p.RunID = conv, ""
+	}
+	if hasRun {
+		p.RunID = run
+	}
+	if p.ConversationID, err = schema.NormalizeConversationID(p.ConversationID); err != nil {
+		return p, fmt.Errorf("_meta %q: %w", MetaConversationID, err)
+	}
+	return p, nil
 }
 
 // view is this agent's view of the store (trust.View: inside the base

@@ -112,7 +112,13 @@ func (f *fixture) call(name string, args map[string]any, out any) {
 
 func (f *fixture) callRaw(name string, args map[string]any) *mcp.CallToolResult {
 	f.t.Helper()
-	res, err := f.client.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	return f.callMeta(name, args, nil)
+}
+
+// callMeta calls a tool with the request's _meta set, as a runtime does.
+func (f *fixture) callMeta(name string, args map[string]any, meta map[string]any) *mcp.CallToolResult {
+	f.t.Helper()
+	res, err := f.client.CallTool(context.Background(), &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 	if err != nil {
 		f.t.Fatalf("%s %v: %v", name, args, err)
 	}
@@ -289,22 +295,37 @@ func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
 	f := newFixture(t)
 	lesson := "Offer an exchange before a refund when the size is wrong"
 	var first, second, again SaveOutput
-	f.call(ToolSave, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics", "conversationId": "c1"}, &first)
+	save := func(conv, run string, out *SaveOutput) {
+		t.Helper()
+		meta := map[string]any{MetaConversationID: conv}
+		if run != "" {
+			meta[MetaRunID] = run
+		}
+		res := f.callMeta(ToolSave, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"}, meta)
+		if res.IsError {
+			t.Fatalf("save in %s: %s", conv, text(res))
+		}
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("c1", "", &first)
 	if first.Status != evolve.SaveSaved || first.Tier != "earned" || first.State != evolve.StateCandidate {
 		t.Fatalf("first save = %+v", first)
 	}
 	if first.Record.ConversationID != "c1" || first.Record.RunID != "" {
-		t.Fatalf("tool conversationId must win over the start flags (and drop their run): %+v", first.Record)
+		t.Fatalf("the request's _meta conversation must win over the start flags (and drop their run): %+v", first.Record)
 	}
 	if c := f.composed(); strings.Contains(c.Text, lesson) {
 		t.Fatal("a candidate rendered before it recurred")
 	}
 	// The same conversation again never counts twice.
-	f.call(ToolSave, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics", "conversationId": "c1"}, &again)
+	save(" C1", "", &again)
 	if again.Corroborated || again.ID != first.ID || again.State != evolve.StateCandidate || again.Record.Conversations != 1 {
 		t.Fatalf("same conversation again = %+v", again)
 	}
-	f.call(ToolSave, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics", "conversationId": "c2", "runId": "r2"}, &second)
+	save("c2", "r2", &second)
 	if !second.Corroborated || second.ID != first.ID || second.State != evolve.StatePromoted {
 		t.Fatalf("second conversation = %+v", second)
 	}
@@ -534,10 +555,11 @@ func TestInvalidate(t *testing.T) {
 			t.Fatalf("foreign record after invalidate: %+v %v", rec, err)
 		}
 	})
-	// A shared record is in the view.
+	// A shared record is in the view, but another agent sees it too: the
+	// agent's invalidate is a proposal for a human (issue 19 item 3).
 	f.call(ToolInvalidate, map[string]any{"id": shared, "reason": "we invoice in CHF too"}, &out)
-	if out.Status != StatusInvalidated {
-		t.Fatalf("shared invalidate = %+v", out)
+	if out.Status != StatusProposed || out.ProposalID == "" {
+		t.Fatalf("shared invalidate = %+v, want proposed", out)
 	}
 
 	// Everything the tools wrote was written as agent:support-bot.

@@ -46,9 +46,11 @@ type SaveInput struct {
 	Target  any      `json:"target,omitempty" jsonschema:"the prompt slot this memory belongs in: the union object such as {\"primitive\":\"judgment\",\"domain\":\"billing\",\"slot\":\"heuristics\"} or the compact string such as judgment.billing.heuristics or background.projectContext.deploy_window; omit to keep it in recall"`
 	Payload any      `json:"payload,omitempty" jsonschema:"structured payload (examples and awareness domains)"`
 	// Supersedes is the id of a record this one replaces.
-	Supersedes     string `json:"supersedes,omitempty" jsonschema:"id of a record this one replaces (it is retired, or proposed for retirement when gated)"`
-	ConversationID string `json:"conversationId,omitempty" jsonschema:"the conversation that taught this (default: the server's --conversation)"`
-	RunID          string `json:"runId,omitempty" jsonschema:"the run that taught this (default: the server's --run)"`
+	Supersedes string `json:"supersedes,omitempty" jsonschema:"id of a record this one replaces (it is retired, or proposed for retirement when gated)"`
+	// No conversation or run: provenance comes from the runtime (the
+	// server's flags or the request's _meta, Server.provenance), never from
+	// arguments the model writes; an argument naming one is refused as
+	// unknown.
 }
 
 // Record is a memory record as the tools show it.
@@ -257,7 +259,7 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 	}
 }
 
-func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, in SaveInput) (*mcp.CallToolResult, SaveOutput, error) {
+func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInput) (*mcp.CallToolResult, SaveOutput, error) {
 	kind := schema.Kind(in.Kind)
 	if in.Kind == "" {
 		kind = schema.KindFact
@@ -272,15 +274,12 @@ func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, in SaveInput)
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
+	prov, err := s.provenance(call)
+	if err != nil {
+		return nil, SaveOutput{}, err
+	}
 	req := evolve.SaveRequest{Kind: kind, Content: in.Content, Tags: in.Tags, Target: target,
-		Supersedes: in.Supersedes, Provenance: s.cfg.Provenance, Actor: s.actor}
-	if in.ConversationID != "" {
-		req.Provenance.ConversationID = in.ConversationID
-		req.Provenance.RunID = ""
-	}
-	if in.RunID != "" {
-		req.Provenance.RunID = in.RunID
-	}
+		Supersedes: in.Supersedes, Provenance: prov, Actor: s.actor}
 	if in.Payload != nil {
 		if req.Payload, err = json.Marshal(in.Payload); err != nil {
 			return nil, SaveOutput{}, fmt.Errorf("payload: %w", err)

@@ -133,3 +133,40 @@ func TestAgentNeverPassesAGateOrReadsAnotherAgent(t *testing.T) {
 		}
 	})
 }
+
+// TestModelCannotNameItsProvenance: issue 19 item 1. The server started
+// with --conversation conv-start; a second save of the same lesson naming
+// another conversation in its tool arguments is refused (unknown argument),
+// so the lesson stays a candidate of one conversation. The runtime's _meta
+// is the only per-request source, and it is validated.
+func TestModelCannotNameItsProvenance(t *testing.T) {
+	f := newFixture(t)
+	lesson := map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}
+	var first SaveOutput
+	f.call(ToolSave, lesson, &first)
+	if first.State != evolve.StateCandidate || first.Record.ConversationID != "conv-start" {
+		t.Fatalf("first save = %+v", first)
+	}
+	for _, extra := range []map[string]any{{"conversationId": "made-up"}, {"runId": "r9"}, {"provenance": map[string]any{"conversationId": "made-up"}}} {
+		args := map[string]any{}
+		for k, v := range lesson {
+			args[k] = v
+		}
+		for k, v := range extra {
+			args[k] = v
+		}
+		if res := f.callRaw(ToolSave, args); !res.IsError {
+			t.Errorf("save with %v accepted: %s", extra, text(res))
+		}
+	}
+	for _, meta := range []map[string]any{{MetaConversationID: 7}, {MetaConversationID: "c\n2"}, {MetaRunID: []any{"x"}}} {
+		if res := f.callMeta(ToolSave, lesson, meta); !res.IsError {
+			t.Errorf("save with _meta %v accepted: %s", meta, text(res))
+		}
+	}
+	var again SaveOutput
+	f.call(ToolSave, lesson, &again)
+	if again.State != evolve.StateCandidate || again.Record.Conversations != 1 {
+		t.Fatalf("after the attempts: %+v, want a candidate of one conversation", again)
+	}
+}

@@ -97,6 +97,37 @@ func Recall(candidates, spilled, hits []schema.MemoryRecord, p Policy) RecallBlo
 	return b
 }
 
+// RotateCandidates is the rotating candidate slice (ADR-0008 Decision 4:
+// "up to K, recency-rotated"): the targeted candidates ordered as Recall
+// orders them (most recently active first), and the k of them starting at
+// position offset, wrapping around, so that successive instantiates that
+// advance offset by k show every candidate in turn. It returns the slice
+// and the position it used (offset modulo the number of candidates).
+func RotateCandidates(candidates []schema.MemoryRecord, k, offset int) ([]schema.MemoryRecord, int) {
+	var cands []schema.MemoryRecord
+	for i := range candidates {
+		if candidates[i].Target != nil {
+			cands = append(cands, candidates[i])
+		}
+	}
+	n := len(cands)
+	if n == 0 || k <= 0 {
+		return nil, 0
+	}
+	slices.SortFunc(cands, func(a, b schema.MemoryRecord) int {
+		return cmp.Or(strings.Compare(lastActive(&b), lastActive(&a)), strings.Compare(a.ID, b.ID))
+	})
+	offset %= n
+	if offset < 0 {
+		offset += n
+	}
+	out := make([]schema.MemoryRecord, 0, min(k, n))
+	for i := 0; i < min(k, n); i++ {
+		out = append(out, cands[(offset+i)%n])
+	}
+	return out, offset
+}
+
 // lastActive is the latest of a record's createdAt and its supports' times.
 func lastActive(r *schema.MemoryRecord) string {
 	at := r.CreatedAt

@@ -79,12 +79,12 @@ func (r *MemoryRecord) Valid(now string) bool {
 // record: its own provenance plus its supports. Empty ids do not count.
 func (r *MemoryRecord) DistinctConversations() int {
 	seen := map[string]bool{}
-	if r.Provenance.ConversationID != "" {
-		seen[r.Provenance.ConversationID] = true
+	if k := conversationKey(r.Provenance.ConversationID); k != "" {
+		seen[k] = true
 	}
 	for _, s := range r.Supports {
-		if s.ConversationID != "" {
-			seen[s.ConversationID] = true
+		if k := conversationKey(s.ConversationID); k != "" {
+			seen[k] = true
 		}
 	}
 	return len(seen)

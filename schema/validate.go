@@ -512,12 +512,7 @@ func duplicateDomains(d *Document) []Problem {
 	return out
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+func plural(n int, word string) string { return Count(n, word) }
 
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)

@@ -55,6 +55,16 @@ func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []
 		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: "/scope/agent", Range: keyRange(d, "/scope/agent"),
 			Message: `scope key "agent" is reserved: it comes from each agent's roleTemplate.name`})
 	}
+	for id, sev := range cfg.Lint.Rules {
+		ptr := "/lint/rules/" + id
+		if HardRule(id) && sev != SeverityError && !bad[ptr] {
+			how := "turned off"
+			if sev != "off" {
+				how = "downgraded to " + sev
+			}
+			errAt(ptr, hardRuleMessage(id, how))
+		}
+	}
 	eff := cfg.WithDefaults()
 	if sum := eff.Budgets.Sum(); eff.Ceiling >= sum && !bad["/ceiling"] {
 		ptr := "/ceiling"

@@ -29,5 +29,11 @@ elif [ ! -f test/e2e/node_modules/vscode-languageserver-protocol/package.json ] 
 	(cd test/e2e && npm ci --no-audit --no-fund --loglevel=error) || need_fail "npm ci in test/e2e failed"
 fi
 
-# The lens browser test (lens/e2e_test.go): chromium and playwright-core.
-bash scripts/lens-deps.sh
+# Prerequisites of other phases of make test (a PostgreSQL cluster, a
+# headless browser, ...): each scripts/deps.d/NAME.sh is sourced here, with
+# need_fail to call when something is missing (it exits 1 under CI=true).
+for f in scripts/deps.d/*.sh; do
+	[ -e "$f" ] || continue
+	# shellcheck source=/dev/null
+	. "$f"
+done

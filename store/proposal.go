@@ -33,8 +33,10 @@ func CheckPromote(rec *schema.MemoryRecord, tier schema.Tier, now string) error 
 //   - Kind must be promote or demote and RequestedBy a valid actor (ErrInvalid);
 //   - a promote proposal needs a record CheckPromote accepts; its tier
 //     defaults to schema.TierOf(rec.Target);
-//   - a demote proposal needs a promoted record (ErrConflict otherwise); its
-//     tier defaults to the current row's;
+//   - a demote proposal needs a promoted record (ErrConflict otherwise)
+//     unless it also invalidates (an agent's proposal to retire a shared
+//     candidate); its tier defaults to the current row's, else the
+//     target's;
 //   - TTL <= 0 means schema.DefaultProposalExpiry; ExpiresAt = t + TTL.
 func NewProposal(req ProposalRequest, rec *schema.MemoryRecord, cur *Promotion, id string, t time.Time) (Proposal, error) {
 	now := schema.FormatTime(t)
@@ -53,11 +55,15 @@ func NewProposal(req ProposalRequest, rec *schema.MemoryRecord, cur *Promotion, 
 			return Proposal{}, err
 		}
 	case ProposeDemote:
-		if cur == nil {
+		if cur == nil && !req.Invalidate {
 			return Proposal{}, fmt.Errorf("%w: record %s is not promoted", ErrConflict, rec.ID)
 		}
-		if tier == "" {
+		switch {
+		case tier != "":
+		case cur != nil:
 			tier = cur.Tier
+		case rec.Target != nil:
+			tier = schema.TierOf(*rec.Target)
 		}
 	default:
 		return Proposal{}, fmt.Errorf("%w: proposal kind %q is not promote or demote", ErrInvalid, req.Kind)
@@ -236,5 +242,6 @@ func CloneSummary(s OverlaySummary) OverlaySummary {
 		s.CharsPerPrimitive = maps.Clone(s.CharsPerPrimitive)
 	}
 	s.RecordIDs = slices.Clone(s.RecordIDs)
+	s.CandidateIDs = slices.Clone(s.CandidateIDs)
 	return s
 }

@@ -234,29 +234,45 @@ const (
 	OpReject      Op = "reject"
 	OpExpire      Op = "expire"
 	OpImport      Op = "import"
+	// OpConflict records a memory-vs-memory collision the first time an
+	// instantiate or curation sees it; it changes no state.
+	OpConflict Op = "conflict"
 )
+
+// ConflictInfo names the records of a residual memory-vs-memory conflict:
+// Records[0] is the one the overlay renders (the newest), Target the slot
+// they collide on.
+type ConflictInfo struct {
+	Records []string `json:"records"`
+	Target  string   `json:"target,omitempty"`
+}
 
 // LedgerEntry is one hash-chained history entry. Hash covers every other
 // field and PrevHash, so editing, removing or reordering entries breaks the
 // chain. Record carries the record as written (write, supersede, import) so
 // StateAt can rebuild the composition from the ledger alone.
 type LedgerEntry struct {
-	Seq        uint64               `json:"seq"`
-	At         string               `json:"at"`
-	Op         Op                   `json:"op"`
-	RecordID   string               `json:"recordId,omitempty"`
-	ProposalID string               `json:"proposalId,omitempty"`
-	Actor      Actor                `json:"actor"`
-	Reason     string               `json:"reason,omitempty"`
-	Tier       schema.Tier          `json:"tier,omitempty"`
-	Evidence   *Evidence            `json:"evidence,omitempty"`
-	Support    *schema.Support      `json:"support,omitempty"`
-	Record     *schema.MemoryRecord `json:"record,omitempty"`
+	Seq        uint64      `json:"seq"`
+	At         string      `json:"at"`
+	Op         Op          `json:"op"`
+	RecordID   string      `json:"recordId,omitempty"`
+	ProposalID string      `json:"proposalId,omitempty"`
+	Actor      Actor       `json:"actor"`
+	Reason     string      `json:"reason,omitempty"`
+	Tier       schema.Tier `json:"tier,omitempty"`
+	// Approver is a promote entry's approver (kind:name), as its promotion
+	// row records it.
+	Approver string               `json:"approver,omitempty"`
+	Evidence *Evidence            `json:"evidence,omitempty"`
+	Support  *schema.Support      `json:"support,omitempty"`
+	Record   *schema.MemoryRecord `json:"record,omitempty"`
 	// Proposal carries the proposal as it stood after a propose, approve,
 	// reject or expire entry, so replay knows what an approval did.
 	Proposal *Proposal `json:"proposal,omitempty"`
-	PrevHash string    `json:"prevHash"`
-	Hash     string    `json:"hash"`
+	// Conflict names the records of a conflict entry.
+	Conflict *ConflictInfo `json:"conflict,omitempty"`
+	PrevHash string        `json:"prevHash"`
+	Hash     string        `json:"hash"`
 }
 
 // LedgerFilter selects ledger entries; zero values match all.
@@ -279,6 +295,11 @@ type OverlaySummary struct {
 	Conflicts         int               `json:"conflicts"`
 	Spilled           int               `json:"spilled"`
 	RecordIDs         []string          `json:"recordIds"`
+	// CandidateIDs are the candidates the recall block's slice showed, in
+	// order; Rotation is the slice's position (see overlay.RotateCandidates)
+	// so the next instantiate shows the next slots and --at replays this one.
+	CandidateIDs []string `json:"candidateIds,omitempty"`
+	Rotation     int      `json:"rotation,omitempty"`
 }
 
 // Store is the memory-store protocol. All methods are safe for concurrent use

@@ -62,10 +62,14 @@ func (v View) Records(recs []schema.MemoryRecord) []schema.MemoryRecord {
 }
 
 // NotFound is the error every surface reports for a record id that is
-// missing or outside the view: the two are indistinguishable.
-func NotFound(id string) error {
-	return fmt.Errorf("no record %s: %w", id, store.ErrNotFound)
-}
+// missing or outside the view: the two are indistinguishable. It reads
+// "no record ID" and is store.ErrNotFound.
+func NotFound(id string) error { return notFoundError(id) }
+
+type notFoundError string
+
+func (e notFoundError) Error() string { return "no record " + string(e) }
+func (e notFoundError) Unwrap() error { return store.ErrNotFound }
 
 // Get reads id as the view sees it: a record outside the view answers
 // exactly like a missing one (NotFound).

@@ -71,7 +71,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 		if *with != "" {
 			rec, err := k.view.Get(ctx, k.st, id)
 			if err != nil {
-				return c.fail(fmt.Errorf("record %s: %w", id, err))
+				return c.fail(err) // the view names the record
 			}
 			if !slices.ContainsFunc(recs, func(r schema.MemoryRecord) bool { return r.ID == id }) {
 				recs = append(slices.Clone(recs), rec)
@@ -79,7 +79,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 			toName = "with " + id
 		} else {
 			if _, err := k.view.Get(ctx, k.st, id); err != nil {
-				return c.fail(fmt.Errorf("record %s: %w", id, err))
+				return c.fail(err) // the view names the record
 			}
 			recs = slices.DeleteFunc(slices.Clone(recs), func(r schema.MemoryRecord) bool { return r.ID == id })
 			toName = "without " + id

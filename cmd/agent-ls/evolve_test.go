@@ -340,12 +340,12 @@ func TestEvolveCommandUsage(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"promote"}, exitUsage, "want ID"},
-		{[]string{"promote", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, "not found"},
+		{[]string{"promote", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, "agent-ls promote: no record 01JZZZZZZZZZZZZZZZZZZZZZZZ\n"},
 		{[]string{"promote", "X", "--actor", "robot:x"}, exitUsage, "kind must be"},
 		{[]string{"demote", "X"}, exitUsage, "--reason is required"},
 		{[]string{"learnings", "--since", "yesterday"}, exitUsage, "--since"},
 		{[]string{"garden", "--format", "yaml"}, exitUsage, "--format"},
-		{[]string{"approve", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, "not found"},
+		{[]string{"approve", "01JZZZZZZZZZZZZZZZZZZZZZZZ"}, exitFindings, "agent-ls approve: no proposal 01JZZZZZZZZZZZZZZZZZZZZZZZ\n"},
 	}
 	for _, tt := range tests {
 		r := w.cli(tt.args...)

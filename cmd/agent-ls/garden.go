@@ -5,10 +5,11 @@ import (
 	"fmt"
 
 	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/schema"
 )
 
 func runGarden(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "garden", "[flags]",
+	c := newEvoCmd(e, "garden", "[AGENT_FILE] [flags]",
 		"Curate the memory: dedupe near-identical records, report fragmenting entries, conflicts and stale\ncurrentState facts, re-run evals on earned promotions, and print a health report. Gardening only opens\nproposals (as system:garden) and reports findings; it changes nothing a human has not approved.", false)
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
@@ -37,8 +38,8 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 		if agent == "" {
 			agent = "(shared records)"
 		}
-		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %d candidates, %d pending review(s), learned text %d/%d chars\n",
-			agent, h.Promoted, len(h.Candidates), h.PendingReviews, h.TotalChars, h.Ceiling)
+		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %s, %s, learned text %d/%d chars\n",
+			agent, h.Promoted, schema.Count(len(h.Candidates), "candidate"), schema.Count(h.PendingReviews, "pending review"), h.TotalChars, h.Ceiling)
 		for _, p := range []string{"background", "judgment", "example", "awareness", "recovery", "manual"} {
 			ph := h.Primitives[p]
 			if ph.Promoted > 0 {

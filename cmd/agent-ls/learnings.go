@@ -16,7 +16,7 @@ type learningView struct {
 }
 
 func runLearnings(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "learnings", "[--since 7d|1h|RFC3339] [flags]",
+	c := newEvoCmd(e, "learnings", "[AGENT_FILE] [--since 7d|1h|RFC3339] [flags]",
 		"What did the agent learn? The promote and demote events since a time, each with its content and provenance.", false)
 	var since string
 	c.fs.StringVar(&since, "since", "7d", "a duration back from now (`7d`, 1h, 2w) or an RFC 3339 time")

@@ -20,9 +20,7 @@ import (
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
-const lintUsage = `Usage: agent-ls lint [flags] [PATH...]
-
-Lints agent files (*.agent.yaml, *.agent.yml, *.agent.json; a directory is
+const lintUsage = `Lints agent files (*.agent.yaml, *.agent.yml, *.agent.json; a directory is
 searched recursively, default ".") against the workspace's memory store:
 schema violations, the composition ceiling, budget spills, authored-vs-memory
 and memory-vs-memory collisions, unknown domains, missing payloads,
@@ -44,10 +42,7 @@ report (size per primitive, conflicts, candidates, staleness, recall use)
 instead of findings.
 
 Exit status: 0 clean, 1 errors found (or more warnings than --max-warnings),
-2 usage or I/O failure.
-
-Flags:
-`
+2 usage or I/O failure.`
 
 // lintFinding is one finding of one file, as lint prints it in JSON.
 type lintFinding struct {
@@ -86,21 +81,18 @@ func runLint(ctx context.Context, e *env, args []string) int {
 	listRules := fs.Bool("list-rules", false, "document every rule and exit")
 	report := fs.Bool("report", false, "print each agent's health report instead of findings")
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(e.stdout, lintUsage)
-			fs.SetOutput(e.stdout)
-			fs.PrintDefaults()
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "agent-ls lint: %v (run 'agent-ls lint --help')\n", err)
-		return exitUsage
+	paths, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(e.stdout, help{path: "lint", usage: "[flags] [PATH...]", body: lintUsage}, fs)
+		return exitOK
+	}
+	if err != nil {
+		return usageFail(e.stderr, "lint", err)
 	}
 	switch *format {
 	case "text", "json", "sarif":
 	default:
-		fmt.Fprintf(e.stderr, "agent-ls lint: --format must be text, json or sarif, not %q\n", *format)
-		return exitUsage
+		return usageFail(e.stderr, "lint", fmt.Errorf("--format %q: want text, json or sarif", *format))
 	}
 	if *listRules {
 		return c.printRules(*format)
@@ -109,7 +101,6 @@ func runLint(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "agent-ls lint: --report prints text or json, not sarif")
 		return exitUsage
 	}
-	paths := fs.Args()
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -381,8 +372,8 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		if h.CeilingExceeded {
 			over = " (over the ceiling)"
 		}
-		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %d conflict(s); %d pending review(s)\n",
-			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, h.Conflicts, h.PendingReviews)
+		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
+			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
 		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
 			fmt.Fprintf(w, "  %-10s  %7d  %7d  %7d\n", p.Primitive, p.Records, p.Chars, p.Budget)

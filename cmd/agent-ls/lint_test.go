@@ -112,8 +112,8 @@ func TestLintExitCodes(t *testing.T) {
 			stdout: []string{`support.agent.yaml:21:1: error: unknown property "colour" [schema]`}},
 		{name: "missing store", rule: "authored-wins", kind: "positive", noStore: true, code: exitOK, emptyOut: true},
 		{name: "directory", rule: "ceiling-exceeded", kind: "positive", args: []string{"."}, code: exitFindings, stdout: []string{"support.agent.yaml:1:1: error:"}},
-		{name: "bad format", rule: "schema", kind: "negative", args: []string{"--format", "xml", "support.agent.yaml"}, code: exitUsage, stderr: "--format must be text, json or sarif"},
-		{name: "bad flag", rule: "schema", kind: "negative", args: []string{"--bogus"}, code: exitUsage, stderr: "agent-ls lint: flag provided but not defined: -bogus"},
+		{name: "bad format", rule: "schema", kind: "negative", args: []string{"--format", "xml", "support.agent.yaml"}, code: exitUsage, stderr: "agent-ls lint: --format \"xml\": want text, json or sarif"},
+		{name: "bad flag", rule: "schema", kind: "negative", args: []string{"--bogus"}, code: exitUsage, stderr: "agent-ls lint: unknown flag --bogus (run 'agent-ls lint --help')"},
 		{name: "missing file", rule: "schema", kind: "negative", args: []string{"nope.agent.yaml"}, code: exitUsage, stderr: "nope.agent.yaml"},
 		{name: "help", rule: "schema", kind: "negative", args: []string{"--help"}, code: exitOK, stdout: []string{"Usage: agent-ls lint", "-max-warnings"}},
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -33,34 +32,38 @@ type env struct {
 	now    func() time.Time
 }
 
-// command is one `agent-ls NAME` subcommand.
+// command is one `agent-ls NAME` subcommand: one line of the table below.
+// Its run parses its own flags with parseArgs and prints its help with
+// printHelp; example is the one example line its help shows.
 type command struct {
 	name    string
 	summary string
+	example string
 	run     func(ctx context.Context, e *env, args []string) int
 }
 
-// commands lists every subcommand in the order `help` shows them.
+// commands lists every subcommand in the order `help` shows them. Adding a
+// command is one line here.
 func commands() []command {
 	return []command{
-		{"validate", "check agent files against the schema", runValidate},
-		{"lint", "lint agent files against the memory store: composition health as findings (text, json, sarif)", runLint},
-		{"render", "print an agent's system prompt composed with its promoted memories", runRender},
-		{"overlay", "print config′ (the agent with its memories applied) and the overlay report", runOverlay},
-		{"diff", "diff the composed prompt with/without a record or between two times", runDiff},
-		{"memory", "read and change the memory store (save, list, show, search, ledger, ...)", runMemory},
-		{"promote", "promote a candidate memory through its tier's gate", runPromote},
-		{"demote", "demote a promoted memory (agents open a proposal for gated tiers)", runDemote},
-		{"proposals", "list pending promotions/demotions with their composition diff", runProposals},
-		{"approve", "approve a pending proposal (humans only)", runApprove},
-		{"reject", "reject a pending proposal (humans only)", runReject},
-		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", runGarden},
-		{"learnings", "what the agent learned and unlearned since a time", runLearnings},
-		{"lens", "serve the evolution lens: a local web page to review what agents learn", runLens},
-		{"serve", "run the language server over stdio (LSP)", runServe},
-		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", runMCP},
-		{"version", "print the version", runVersion},
-		{"help", "show help for a command", runHelp},
+		{"validate", "check agent files against the schema", "agent-ls validate support.agent.yaml", runValidate},
+		{"lint", "lint agent files against the memory store: composition health as findings (text, json, sarif)", "agent-ls lint . --format sarif > lint.sarif", runLint},
+		{"render", "print an agent's system prompt composed with its promoted memories", "agent-ls render support.agent.yaml --recall --query \"refund policy\" --summarize --format json", runRender},
+		{"overlay", "print config′ (the agent with its memories applied) and the overlay report", "agent-ls overlay support.agent.yaml --report", runOverlay},
+		{"diff", "diff the composed prompt with/without a record or between two times", "agent-ls diff support.agent.yaml --without 01J9Z8K3V4M5N6P7Q8R9S0T1U2", runDiff},
+		{"memory", "read and change the memory store (save, list, show, search, ledger, ...)", "agent-ls memory save --scope agent=support-bot \"refunds over 500 EUR need a manager\"", runMemory},
+		{"promote", "promote a candidate memory through its tier's gate", "agent-ls promote 01J9Z8K3V4M5N6P7Q8R9S0T1U2", runPromote},
+		{"demote", "demote a promoted memory (agents open a proposal for gated tiers)", "agent-ls demote 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --reason \"policy changed\"", runDemote},
+		{"proposals", "list pending promotions/demotions with their composition diff", "agent-ls proposals support.agent.yaml", runProposals},
+		{"approve", "approve a pending proposal (humans only)", "agent-ls approve 01J9Z8M0A1B2C3D4E5F6G7H8J9 --reason \"checked the diff\"", runApprove},
+		{"reject", "reject a pending proposal (humans only)", "agent-ls reject 01J9Z8M0A1B2C3D4E5F6G7H8J9 --reason \"one customer's request\"", runReject},
+		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", "agent-ls garden support.agent.yaml", runGarden},
+		{"learnings", "what the agent learned and unlearned since a time", "agent-ls learnings support.agent.yaml --since 7d", runLearnings},
+		{"lens", "serve the evolution lens: a local web page to review what agents learn", "agent-ls lens --open", runLens},
+		{"serve", "run the language server over stdio (LSP)", "agent-ls serve --log-level debug", runServe},
+		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", "agent-ls mcp support.agent.yaml --conversation conv-42", runMCP},
+		{"version", "print the version", "agent-ls version", runVersion},
+		{"help", "show help for a command", "agent-ls help memory save", runHelp},
 	}
 }
 
@@ -87,7 +90,7 @@ func run(ctx context.Context, e *env, args []string) int {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "--help":
+	case "-h", "--help", "-help":
 		printUsage(e.stdout)
 		return exitOK
 	case "-v", "--version":
@@ -98,7 +101,11 @@ func run(ctx context.Context, e *env, args []string) int {
 			return c.run(ctx, e, args[1:])
 		}
 	}
-	fmt.Fprintf(e.stderr, "agent-ls: unknown command %q (run 'agent-ls help')\n", name)
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(e.stderr, "agent-ls: unknown command %q%s (run 'agent-ls help')\n", name, didYouMean(name, names))
 	return exitUsage
 }
 
@@ -117,46 +124,42 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'agent-ls COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Example:")
+	fmt.Fprintln(w, "  agent-ls render support.agent.yaml --annotate")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'agent-ls help COMMAND...' (or 'agent-ls COMMAND... --help') for a command's flags.")
+	fmt.Fprintln(w, "Flags go before or after arguments; '--' ends them.")
 	fmt.Fprintln(w, "Exit codes: 0 success, 1 findings or refused, 2 usage, I/O or store error.")
 }
 
+// runHelp is `agent-ls help [COMMAND [SUBCOMMAND]]`: the same text as
+// `agent-ls COMMAND [SUBCOMMAND] --help`.
 func runHelp(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		printUsage(e.stdout)
 		return exitOK
 	}
-	for _, c := range commands() {
-		if c.name == args[0] && c.name != "help" {
-			return c.run(ctx, e, []string{"--help"})
-		}
-	}
-	fmt.Fprintf(e.stderr, "agent-ls help: unknown command %q\n", args[0])
-	return exitUsage
-}
-
-// version is set by the linker (-X main.version=...); otherwise it comes
-// from the module build info.
-var version = ""
-
-func runVersion(_ context.Context, e *env, args []string) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprintln(e.stdout, "Usage: agent-ls version\n\nPrints the agent-ls version and Go version.")
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || (len(args) == 1 && args[0] == "help") {
+		printHelp(e.stdout, help{path: "help", usage: "[COMMAND [SUBCOMMAND]]",
+			body: "Shows a command's help: 'agent-ls help memory save' prints what 'agent-ls memory save --help' prints.\nWithout a command, lists the commands."}, nil)
 		return exitOK
 	}
-	v := version
-	goVersion := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if v == "" {
-			v = bi.Main.Version
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return usageFail(e.stderr, "help", fmt.Errorf("unexpected flag %s (give command names only)", a))
 		}
 	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, append(append([]string{}, args[1:]...), "--help"))
+		}
 	}
-	fmt.Fprintf(e.stdout, "agent-ls %s %s\n", v, strings.TrimSpace(goVersion))
-	return exitOK
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(e.stderr, "agent-ls help: unknown command %q%s (run 'agent-ls help')\n", args[0], didYouMean(args[0], names))
+	return exitUsage
 }
 
 // sortedKeys returns m's keys in order.

@@ -26,7 +26,8 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	agentLSBin = filepath.Join(dir, "agent-ls")
-	build := exec.Command("go", "build", "-o", agentLSBin, ".")
+	// -buildvcs=auto: the binary carries the checkout's revision (TestVersion).
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", agentLSBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build agent-ls:", err)

@@ -29,43 +29,37 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.stderr)
 	var agentFile, scopeFlag, conv, run, logLevel string
 	sf := storeFlags{lockTimeout: bolt.DefaultLockTimeout}
-	fs.StringVar(&agentFile, "agent", "", "the agent `file` the server is bound to (required); its roleTemplate.name is the agent key")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` the server is bound to (the same as the AGENT_FILE argument); its roleTemplate.name is the agent key")
 	fs.StringVar(&scopeFlag, "scope", "", "base scope `k=v,...` added to the workspace scope")
 	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a tool's conversationId wins)")
 	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a tool's runId wins)")
 	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
 	sf.register(fs, sf)
-	usage := func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: agent-ls mcp --agent FILE.agent.yaml [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,")
-		fmt.Fprintln(w, "memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource")
-		fmt.Fprintln(w, "agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past")
-		fmt.Fprintln(w, "a gate, delete, or reach another agent's records. The store is opened per call.")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Flags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(e.stderr)
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(e.stdout, help{path: "mcp", usage: "AGENT_FILE [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]",
+			body: `Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,
+memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource
+agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past
+a gate, delete, or reach another agent's records. The store is opened per call.
+The agent file is the argument (--agent FILE is the same).`}, fs)
+		return exitOK
 	}
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(e.stdout)
-			return exitOK
-		}
-		fmt.Fprintln(e.stderr, "Run 'agent-ls mcp --help' for usage.")
-		return exitUsage
+	if err != nil {
+		return usageFail(e.stderr, "mcp", err)
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(e.stderr, "agent-ls mcp: %s\n", fmt.Sprintf(format, a...))
 		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
+	if len(pos) > 0 && agentFile == "" {
+		agentFile, pos = pos[0], pos[1:]
+	}
+	if len(pos) > 0 {
+		return usageFail(e.stderr, "mcp", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
 	if agentFile == "" {
-		return fail("--agent FILE is required")
+		return usageFail(e.stderr, "mcp", errors.New("want the AGENT_FILE (or --agent FILE)"))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {

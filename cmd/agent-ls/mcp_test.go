@@ -88,8 +88,8 @@ func TestMCPUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"mcp", "--help"}, exitOK, "Usage: agent-ls mcp --agent"},
-		{[]string{"mcp"}, exitUsage, "agent-ls mcp: --agent FILE is required"},
+		{[]string{"mcp", "--help"}, exitOK, "Usage: agent-ls mcp AGENT_FILE"},
+		{[]string{"mcp"}, exitUsage, "agent-ls mcp: want the AGENT_FILE (or --agent FILE)"},
 		{[]string{"mcp", "--agent", "support.agent.yaml", "extra"}, exitUsage, `unexpected argument "extra"`},
 		{[]string{"mcp", "--agent", "missing.agent.yaml"}, exitUsage, "missing.agent.yaml"},
 		{[]string{"mcp", "--agent", "support.agent.yaml", "--scope", "nope"}, exitUsage, "--scope"},

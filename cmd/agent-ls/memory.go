@@ -22,25 +22,41 @@ import (
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
-// memorySub is one `agent-ls memory NAME` subcommand.
+// memorySub is one `agent-ls memory NAME` subcommand: its usage line
+// (after the name, in the --flag style), summary, one example and run.
 type memorySub struct {
-	name, args, summary string
-	run                 func(ctx context.Context, m *memCmd, args []string) int
+	name, args, summary, example string
+	run                          func(ctx context.Context, m *memCmd, args []string) int
 }
 
+// memorySubs is the `agent-ls memory` table, in the order help lists it.
+// Adding a subcommand is one line here; its run gets the entry as m.sub.
 func memorySubs() []memorySub {
 	return []memorySub{
-		{"save", "--kind K --content TEXT [flags]", "save a memory record", memSave},
-		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all]", "list records, newest first", memList},
-		{"show", "ID", "show a record, its supports, promotion and ledger entries", memShow},
-		{"search", "--query TEXT [--scope k=v,...]", "search records by keywords", memSearch},
-		{"invalidate", "ID [--reason TEXT]", "mark a record invalid", memInvalidate},
-		{"corroborate", "ID --conversation C [--run R]", "add a supporting conversation to a record", memCorroborate},
-		{"import", "FILE.jsonl", "import records (one JSON record per line), all or nothing", memImport},
-		{"export", "", "write every readable record as JSON lines to stdout", memExport},
-		{"ledger", "[--since T] [--record ID] [--verify]", "list or verify the hash-chained ledger", memLedger},
-		{"retarget", "ID TARGET [--actor A] [--agent FILE]", "move a record to another target (a new record supersedes it, its supports carried)", memRetarget},
-		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE]", "save the memories of a JSONL file (one save request per line) in one transaction", memSaveBatch},
+		{"save", "[--kind K] [--scope k=v,...] (--content TEXT | TEXT...) [flags]", "save a memory record",
+			`agent-ls memory save --scope agent=support-bot --target judgment.refunds "refunds over 500 EUR need a manager"`, memSave},
+		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all]", "list records, newest first",
+			"agent-ls memory list --scope agent=support-bot --limit 20", memList},
+		{"show", "ID [flags]", "show a record, its supports, promotion and ledger entries",
+			"agent-ls memory show 01J9Z8K3V4M5N6P7Q8R9S0T1U2", memShow},
+		{"search", "--query TEXT [--scope k=v,...] [flags]", "search records by keywords",
+			`agent-ls memory search --query "refund manager" --scope agent=support-bot`, memSearch},
+		{"invalidate", "ID [--reason TEXT] [flags]", "mark a record invalid",
+			`agent-ls memory invalidate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --reason "the policy changed"`, memInvalidate},
+		{"corroborate", "ID --conversation C [--run R] [flags]", "add a supporting conversation to a record",
+			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
+		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
+			"agent-ls memory import records.jsonl", memImport},
+		{"export", "[--format jsonl|text] [flags]", "write every readable record as JSON lines to stdout (records only: use backup for the whole store)",
+			"agent-ls memory export > records.jsonl", memExport},
+		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
+			"agent-ls memory ledger --verify", memLedger},
+		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
+			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
+		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
+			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
+		{"events", "[--since T] [--follow] [--format json] [flags]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write",
+			"agent-ls memory events --follow --format json", memEvents},
 	}
 }
 
@@ -51,7 +67,8 @@ type memCmd struct {
 	name   string // "memory SUB", for messages
 	store  storeFlags
 	format string
-	usage  func() // the current subcommand's help, to stdout
+	usage  func()    // the current subcommand's help, to stdout
+	sub    memorySub // the subcommand being run
 }
 
 func (m *memCmd) errorf(format string, args ...any) {
@@ -66,46 +83,29 @@ func (m *memCmd) storeError(err error) int {
 
 // flags returns a FlagSet for the subcommand with the shared --store,
 // --lock-timeout and --format flags.
-func (m *memCmd) flags(sub memorySub) *flag.FlagSet {
+func (m *memCmd) flags() *flag.FlagSet {
+	sub := m.sub
 	fs := flag.NewFlagSet("agent-ls memory "+sub.name, flag.ContinueOnError)
 	fs.SetOutput(m.e.stderr)
 	def := m.store
 	m.store.register(fs, def)
 	fs.StringVar(&m.format, "format", m.format, "output `format`: text or json")
 	m.usage = func() {
-		w := m.e.stdout
-		fmt.Fprintf(w, "Usage: agent-ls memory %s %s\n\n%s.\n\nFlags:\n", sub.name, sub.args, upperFirst(sub.summary))
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: upperFirst(sub.summary) + "."}, fs)
 	}
-	// flag prints the parse error itself; parse adds a pointer to --help.
-	fs.Usage = func() {}
 	return fs
 }
 
-// parse parses args (flags may follow positional arguments) and checks
-// --format. ok false means return code.
+// parse parses args (flags may come before and after positional
+// arguments) and checks --format. ok false means return code.
 func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
-	fs.SetOutput(m.e.stderr)
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				m.usage()
-				return nil, exitOK, false
-			}
-			fmt.Fprintf(m.e.stderr, "Run 'agent-ls %s --help' for usage.\n", m.name)
-			return nil, exitUsage, false
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
+		m.usage()
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, usageFail(m.e.stderr, m.name, err), false
 	}
 	if m.format != "text" && m.format != "json" {
 		m.errorf("--format %q: want text or json", m.format)
@@ -145,17 +145,17 @@ func (m *memCmd) writeJSON(v any) int {
 func runMemory(ctx context.Context, e *env, args []string) int {
 	m := &memCmd{e: e, name: "memory", format: "text", store: storeFlags{lockTimeout: bolt.DefaultLockTimeout}}
 	fs := flag.NewFlagSet("agent-ls memory", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(io.Discard)
 	m.store.register(fs, m.store)
 	fs.StringVar(&m.format, "format", m.format, "output `format`: text or json")
 	fs.Usage = func() {}
+	// Flags before the subcommand name apply to it; the name ends them.
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			memoryUsage(e.stdout, fs)
 			return exitOK
 		}
-		fmt.Fprintln(e.stderr, "Run 'agent-ls memory --help' for usage.")
-		return exitUsage
+		return usageFail(e.stderr, "memory", usageError(err))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -173,10 +173,15 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 	for _, sub := range memorySubs() {
 		if sub.name == rest[0] {
 			m.name = "memory " + sub.name
+			m.sub = sub
 			return sub.run(ctx, m, rest[1:])
 		}
 	}
-	fmt.Fprintf(e.stderr, "agent-ls memory: unknown subcommand %q (run 'agent-ls memory --help')\n", rest[0])
+	names := make([]string, 0, len(memorySubs()))
+	for _, sub := range memorySubs() {
+		names = append(names, sub.name)
+	}
+	fmt.Fprintf(e.stderr, "agent-ls memory: unknown subcommand %q%s (run 'agent-ls memory --help')\n", rest[0], didYouMean(rest[0], names))
 	return exitUsage
 }
 
@@ -190,11 +195,13 @@ func memoryUsage(w io.Writer, fs *flag.FlagSet) {
 		fmt.Fprintf(w, "  %-12s %s\n", s.name, s.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Flags:")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	fmt.Fprintln(w, "Example:")
+	fmt.Fprintf(w, "  %s\n", exampleOf("memory"))
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'agent-ls memory SUBCOMMAND --help' for its flags.")
+	fmt.Fprintln(w, "Flags:")
+	printFlags(w, fs)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'agent-ls memory SUBCOMMAND --help' (or 'agent-ls help memory SUBCOMMAND') for its flags.")
 	fmt.Fprintln(w, "Exit codes: 0 success; 1 refused (no such record, forbidden, conflict, invalid import,")
 	fmt.Fprintln(w, "broken ledger chain, damaged records skipped by export); 2 usage, locked or corrupt store, I/O.")
 }
@@ -246,8 +253,7 @@ func saveEngine(e *env, s store.Store, in saveInput) (*evolve.Engine, error) {
 }
 
 func memSave(ctx context.Context, m *memCmd, args []string) int {
-	sub := memorySubs()[0]
-	fs := m.flags(sub)
+	fs := m.flags()
 	var scope, kind, content, tags, target, payload, supersedes, conv, run, actor, expires, agentFile string
 	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
 	fs.StringVar(&kind, "kind", "fact", "record `kind`: fact, preference, episode or profile")
@@ -369,15 +375,15 @@ type listing struct {
 }
 
 func memList(ctx context.Context, m *memCmd, args []string) int {
-	return memQuery(ctx, m, memorySubs()[1], args, false)
+	return memQuery(ctx, m, args, false)
 }
 
 func memSearch(ctx context.Context, m *memCmd, args []string) int {
-	return memQuery(ctx, m, memorySubs()[3], args, true)
+	return memQuery(ctx, m, args, true)
 }
 
-func memQuery(ctx context.Context, m *memCmd, sub memorySub, args []string, search bool) int {
-	fs := m.flags(sub)
+func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
+	fs := m.flags()
 	var scope, kinds, tags, query, target, actor string
 	var all, targeted bool
 	limit := 50
@@ -494,7 +500,7 @@ type shown struct {
 }
 
 func memShow(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[2])
+	fs := m.flags()
 	var actor string
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
@@ -559,7 +565,7 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	field("superseded by", r.SupersededBy)
 	field("expires", r.ExpiresAt)
 	field("payload", string(r.Payload))
-	fmt.Fprintf(w, "supports:      %d (%d distinct conversations)\n", len(r.Supports), r.DistinctConversations())
+	fmt.Fprintf(w, "supports:      %d (%s)\n", len(r.Supports), schema.Count(r.DistinctConversations(), "distinct conversation"))
 	for _, sp := range r.Supports {
 		fmt.Fprintf(w, "  %s  %s%s\n", sp.At, sp.ConversationID, prefixed("  run ", sp.RunID))
 	}
@@ -579,7 +585,7 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 }
 
 func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[4])
+	fs := m.flags()
 	var reason, actor, agentFile string
 	fs.StringVar(&reason, "reason", "", "why the record is no longer true (default: \"invalidated with agent-ls memory invalidate\")")
 	fs.StringVar(&actor, "actor", "", "who invalidates, `kind:name`; an agent cannot retire a gated learning, it opens a proposal")
@@ -624,7 +630,7 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 }
 
 func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[5])
+	fs := m.flags()
 	var conv, run, actor string
 	fs.StringVar(&conv, "conversation", "", "`id` of the conversation that taught the same lesson (required)")
 	fs.StringVar(&run, "run", "", "run `id` within that conversation")
@@ -637,7 +643,12 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("want one record ID")
 		return exitUsage
 	}
-	if strings.TrimSpace(conv) == "" {
+	conv, err := schema.NormalizeConversationID(conv)
+	if err != nil {
+		m.errorf("--conversation: %v", err)
+		return exitUsage
+	}
+	if conv == "" {
 		m.errorf("--conversation is required")
 		return exitUsage
 	}
@@ -652,7 +663,7 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	var counted bool
-	_, err := viewOf(a, loc).Get(ctx, s, id)
+	_, err = viewOf(a, loc).Get(ctx, s, id)
 	if err == nil {
 		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
 	}
@@ -675,9 +686,9 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		}{id, counted, rec.DistinctConversations()})
 	}
 	if counted {
-		fmt.Fprintf(m.e.stdout, "counted: %s now has %d distinct conversation(s)\n", id, rec.DistinctConversations())
+		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Count(rec.DistinctConversations(), "distinct conversation"))
 	} else {
-		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%d distinct conversation(s))\n", conv, id, rec.DistinctConversations())
+		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Count(rec.DistinctConversations(), "distinct conversation"))
 	}
 	return exitOK
 }
@@ -689,7 +700,7 @@ const readActorUsage = "who reads, `kind:name` (default: the workspace actor or 
 const maxImportLine = 8 << 20
 
 func memImport(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[6])
+	fs := m.flags()
 	var actor string
 	fs.StringVar(&actor, "actor", "", "who imports, `kind:name`")
 	pos, code, ok := m.parse(fs, args)
@@ -701,6 +712,21 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	name := pos[0]
+	// Import writes records as they are (supports, provenance, any scope):
+	// it is a human operation, refused before the input is read. Agents
+	// write through save, save-batch and MCP, which reconcile and confine.
+	loc, err := locateStore(m.e, m.store)
+	if err != nil {
+		return m.storeError(err)
+	}
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if trust.Decide(a, trust.OpImport, nil) == trust.Refuse {
+		m.errorf("refused: %s cannot import; import is a human operation (agents save through memory save, save-batch or MCP); nothing imported", a)
+		return exitFindings
+	}
 	in, done, err := m.openInput(name)
 	if err != nil {
 		m.errorf("%v", err)
@@ -715,23 +741,11 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, loc, code, ok := m.open(false)
+	s, _, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
-	if view := viewOf(a, loc); view.Confined() {
-		for i, r := range recs {
-			if !view.Visible(&r) {
-				m.errorf("%s:%d: %v; nothing imported", name, lines[i], view.ForeignAgent(r.Scope[store.AgentKey]))
-				return exitFindings
-			}
-		}
-	}
 	if err := s.Import(ctx, recs, a); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			// Name the line of the first record whose id is taken.
@@ -846,11 +860,19 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 	if !ok {
 		return fail(exitUsage)
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
+	view := viewOf(a, loc)
+	rec, code, ok := m.visibleRecord(ctx, s, view, id)
 	if !ok {
 		return fail(code)
 	}
-	eng, err := newEngine(m.e, s, rec.Scope, agentFile)
+	scope := rec.Scope
+	if view.Confined() {
+		// An agent works in its own engine: what it writes (a retarget's
+		// new record) is its own, a shared record it sees is not.
+		scope = maps.Clone(rec.Scope)
+		scope[store.AgentKey] = view.Agent
+	}
+	eng, err := newEngine(m.e, s, scope, agentFile)
 	if err != nil {
 		return fail(m.storeError(err))
 	}
@@ -889,7 +911,7 @@ func jsonErrorColumn(err error) string {
 }
 
 func memExport(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[7])
+	fs := m.flags()
 	var actor string
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
@@ -937,8 +959,59 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
+// headFlag is --head of memory ledger: alone it asks for the head to be
+// printed; with a SEQ:HASH value (--head=SEQ:HASH, or --head SEQ:HASH
+// joined by joinHeadArg) it pins one for --verify.
+type headFlag struct {
+	print bool
+	pin   *store.Head
+}
+
+func (h *headFlag) String() string {
+	if h == nil || h.pin == nil {
+		return ""
+	}
+	return h.pin.String()
+}
+
+func (h *headFlag) Set(v string) error {
+	if v == "true" {
+		h.print = true
+		return nil
+	}
+	p, err := store.ParseHead(v)
+	if err != nil {
+		return err
+	}
+	h.pin = &p
+	return nil
+}
+
+func (h *headFlag) IsBoolFlag() bool { return true }
+
+// joinHeadArg turns "--head SEQ:HASH" into "--head=SEQ:HASH": --head alone
+// is a boolean, so its value must be joined to it.
+func joinHeadArg(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if (a == "--head" || a == "-head") && i+1 < len(args) {
+			if seq, _, ok := strings.Cut(args[i+1], ":"); ok && seq != "" && strings.Trim(seq, "0123456789") == "" {
+				out = append(out, a+"="+args[i+1])
+				i++
+				continue
+			}
+		}
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
 func memLedger(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[8])
+	fs := m.flags()
 	var since, record, ops, actor string
 	var verify bool
 	var limit int
@@ -946,9 +1019,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
 	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
-	fs.BoolVar(&verify, "verify", false, "check the hash chain instead of listing; exit 1 naming the first bad entry")
+	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
+	var head headFlag
+	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
-	pos, code, ok := m.parse(fs, args)
+	pos, code, ok := m.parse(fs, joinHeadArg(args))
 	if !ok {
 		return code
 	}
@@ -977,6 +1052,26 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	if head.pin != nil && !verify {
+		m.errorf("--head SEQ:HASH pins a head for --verify; without --verify, --head takes no value")
+		return exitUsage
+	}
+	if head.print && !verify {
+		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return m.storeError(err)
+		}
+		h := store.HeadOf(entries)
+		if m.format == "json" {
+			return m.writeJSON(struct {
+				Seq  uint64 `json:"seq"`
+				Hash string `json:"hash"`
+				Head string `json:"head"`
+			}{h.Seq, h.Hash, h.String()})
+		}
+		fmt.Fprintln(m.e.stdout, h)
+		return exitOK
+	}
 	if verify {
 		entries, err := s.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -986,25 +1081,45 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		if verr == nil {
 			verr = verifyCreations(ctx, s, entries)
 		}
+		if verr == nil && head.pin != nil {
+			verr = store.CheckPin(entries, *head.pin)
+		}
 		var le *store.LedgerError
-		if verr != nil && !errors.As(verr, &le) {
+		var se *store.StateError
+		if verr != nil && !errors.As(verr, &le) && !errors.As(verr, &se) {
 			return m.storeError(verr)
 		}
 		if m.format == "json" {
 			out := struct {
-				OK      bool   `json:"ok"`
-				Entries int    `json:"entries"`
-				BadSeq  uint64 `json:"badSeq,omitempty"`
-				Error   string `json:"error,omitempty"`
-			}{OK: verr == nil, Entries: len(entries)}
+				OK          bool               `json:"ok"`
+				Entries     int                `json:"entries"`
+				Head        string             `json:"head"`
+				BadSeq      uint64             `json:"badSeq,omitempty"`
+				Differences []store.Difference `json:"differences,omitempty"`
+				Error       string             `json:"error,omitempty"`
+			}{OK: verr == nil, Entries: len(entries), Head: store.HeadOf(entries).String()}
 			if le != nil {
-				out.BadSeq, out.Error = le.Seq, verr.Error()
+				out.BadSeq = le.Seq
+			}
+			if se != nil {
+				out.Differences = se.Diffs
+			}
+			if verr != nil {
+				out.Error = verr.Error()
 			}
 			if c := m.writeJSON(out); c != exitOK {
 				return c
 			}
 		} else if verr == nil {
-			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact\n", len(entries))
+			pinned := ""
+			if head.pin != nil {
+				pinned = ", extends the pinned head " + head.pin.String()
+			}
+			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact, stored state matches its replay%s\n", len(entries), pinned)
+		} else if se != nil {
+			for _, d := range se.Diffs {
+				fmt.Fprintln(m.e.stdout, d)
+			}
 		}
 		if verr != nil {
 			m.errorf("%v", verr)
@@ -1177,7 +1292,7 @@ func upperFirst(s string) string {
 // memRetarget moves a record to another target through the engine
 // (evolve.Engine.Retarget): the editor's "Retarget memory" quick fix.
 func memRetarget(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[9])
+	fs := m.flags()
 	var actor, agentFile string
 	fs.StringVar(&actor, "actor", "", "who retargets, `kind:name` (default: the workspace actor or human:$USER)")
 	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
@@ -1192,7 +1307,7 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 	id := pos[0]
 	to, err := schema.ParseTarget(pos[1])
 	if err != nil {
-		m.errorf("target %q: %v", pos[1], err)
+		m.errorf("%v", err) // ParseTarget names the target
 		return exitUsage
 	}
 	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)

@@ -256,14 +256,14 @@ func TestMemoryImportExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, "dst.db")
-	r := mustOK(t, mem(t, dir, dst, "import", file), "import")
+	r := mustOK(t, mem(t, dir, dst, "import", file, "--actor", "human:ana"), "import")
 	if !strings.Contains(r.stdout, "imported 2 record(s)") {
 		t.Errorf("import output %q", r.stdout)
 	}
 	if got := mustOK(t, mem(t, dir, dst, "export"), "export").stdout; got != exp {
 		t.Errorf("export after import differs:\n%s\nwant\n%s", got, exp)
 	}
-	if entries := decodeJSON[[]store.LedgerEntry](t, mustOK(t, mem(t, dir, dst, "--format", "json", "ledger"), "ledger")); len(entries) != 2 || entries[0].Op != store.OpImport {
+	if entries := decodeJSON[[]store.LedgerEntry](t, mustOK(t, mem(t, dir, dst, "--format", "json", "ledger"), "ledger")); len(entries) != 2 || entries[0].Op != store.OpImport || entries[0].Actor.String() != "human:ana" {
 		t.Errorf("ledger after import = %+v", entries)
 	}
 	// Importing the same file again: the first line's id exists.

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -54,7 +55,7 @@ func newEvoCmd(e *env, name, usageLine, summary string, mutating bool) *evoCmd {
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
 	fs.StringVar(&c.format, "format", "text", "output `format`: text or json")
 	fs.StringVar(&c.scopeFlag, "scope", "", "base scope as `k=v,...` (agent=NAME selects the agent; default: the workspace scope)")
-	fs.StringVar(&c.agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's or scope's agent name)")
+	fs.StringVar(&c.agentFile, "agent", "", "the agent `file`, the same as the AGENT_FILE argument (default: found in the workspace by the record's or scope's agent name)")
 	if mutating {
 		fs.StringVar(&c.actorFlag, "actor", "", "who acts, `kind:name` (default: the workspace actor or human:$USER); agents pass agent:NAME")
 	} else {
@@ -82,41 +83,36 @@ func (c *evoCmd) fail(err error) int {
 // parse parses flags (they may follow positional arguments); ok false means
 // return code.
 func (c *evoCmd) parse(args []string, npos int) (pos []string, code int, ok bool) {
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				w := c.e.stdout
-				fmt.Fprintf(w, "Usage: agent-ls %s %s\n\n%s\n\nFlags:\n", c.name, c.usageLine, c.summary)
-				c.fs.SetOutput(w)
-				c.fs.PrintDefaults()
-				return nil, exitOK, false
-			}
-			fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
-			return nil, exitUsage, false
-		}
-		args = c.fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseArgs(c.fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(c.e.stdout, help{path: c.name, usage: c.usageLine, body: c.summary}, c.fs)
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, usageFail(c.e.stderr, c.name, err), false
 	}
 	if c.format != "text" && c.format != "json" {
-		c.errorf("--format %q: want text or json", c.format)
-		return nil, exitUsage, false
+		return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("--format %q: want text or json", c.format)), false
 	}
+	// The agent file is a positional argument (*.agent.yaml, *.agent.yml,
+	// *.agent.json) like render's; --agent FILE is the same.
+	ids := pos[:0:0]
+	for _, p := range pos {
+		if !schema.IsAgentFile(p) {
+			ids = append(ids, p)
+			continue
+		}
+		if c.agentFile != "" && c.agentFile != p {
+			return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("two agent files, %s and %s: give one", c.agentFile, p)), false
+		}
+		c.agentFile = p
+	}
+	pos = ids
 	if len(pos) != npos {
 		if npos == 0 {
-			c.errorf("unexpected arguments %q", pos)
-		} else {
-			c.errorf("want %s", c.usageLine)
+			return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("unexpected arguments %q", pos)), false
 		}
-		fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
-		return nil, exitUsage, false
+		return nil, usageFail(c.e.stderr, c.name, fmt.Errorf("want %s", c.usageLine)), false
 	}
 	return pos, 0, true
 }
@@ -293,8 +289,11 @@ func (c *evoCmd) engine(name string, base map[string]string) (*evolve.Engine, er
 // in it, else the record's scope without its agent key.
 func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine, error) {
 	rec, err := c.st.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, trust.NotFound(id)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("record %s: %w", id, err)
+		return nil, err // the store names the record
 	}
 	base, err := c.baseScope()
 	if err != nil {
@@ -449,7 +448,7 @@ func (c *evoCmd) report(o evolve.Outcome, err error) int {
 }
 
 func runPromote(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "promote", "ID [flags]",
+	c := newEvoCmd(e, "promote", "ID [AGENT_FILE] [flags]",
 		"Promote a candidate memory through its tier's gate: auto promotes; earned needs recurrence, an eval pass or\na human; guarded opens a proposal for an agent and is the approval for a human; locked never promotes.\nExit 0 promoted or pending, 1 blocked or refused, 2 usage or store error.", true)
 	pos, code, ok := c.parse(args, 1)
 	if !ok {
@@ -474,7 +473,7 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 }
 
 func runDemote(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "demote", "ID --reason TEXT [flags]",
+	c := newEvoCmd(e, "demote", "ID [AGENT_FILE] --reason TEXT [flags]",
 		"Demote a promoted memory (it stays valid and returns to recall). The bar to remove equals the bar that added:\nan agent's demotion of an earned or guarded record opens a proposal for a human instead.\nExit 0 demoted or pending, 1 refused, 2 usage or store error.", true)
 	var reason string
 	c.fs.StringVar(&reason, "reason", "", "why (required)")

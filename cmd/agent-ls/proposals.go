@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,7 +28,7 @@ type proposalView struct {
 }
 
 func runProposals(ctx context.Context, e *env, args []string) int {
-	c := newEvoCmd(e, "proposals", "[flags]",
+	c := newEvoCmd(e, "proposals", "[AGENT_FILE] [flags]",
 		"List the pending-review queue: promotions and demotions waiting for a human, each with the diff it would\nmake to the composed prompt. Expired proposals are closed first (they fail closed: nothing changes).", false)
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
@@ -83,10 +84,10 @@ func runReject(ctx context.Context, e *env, args []string) int {
 }
 
 func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
-	name, line, summary := "approve", "PROPOSAL_ID [--reason TEXT] [flags]",
+	name, line, summary := "approve", "PROPOSAL_ID [AGENT_FILE] [--reason TEXT] [flags]",
 		"Approve a pending proposal: carry out its promotion or demotion. Only a human (actor human:NAME) approves;\n--actor agent:NAME is refused (exit 1). An expired or decided proposal cannot be approved."
 	if !approve {
-		name, line, summary = "reject", "PROPOSAL_ID --reason TEXT [flags]",
+		name, line, summary = "reject", "PROPOSAL_ID [AGENT_FILE] --reason TEXT [flags]",
 			"Reject a pending proposal: close it without effect. Only a human rejects."
 	}
 	c := newEvoCmd(e, name, line, summary, true)
@@ -111,10 +112,7 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	if c.missing {
 		return c.noStore()
 	}
-	if approve {
-		return c.report(c.decide(ctx, pos[0], a, true, reason))
-	}
-	return c.report(c.decide(ctx, pos[0], a, false, reason))
+	return c.report(c.decide(ctx, pos[0], a, approve, reason))
 }
 
 // reviewItem is a pending proposal with its record's content and target
@@ -156,9 +154,13 @@ func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen ma
 }
 
 // decide approves or rejects proposal id as actor a through the gates of
-// its record's agent (c's store open); an approval carries the diff it made.
+// its record's agent (c's store open): what approve, reject and the lens
+// do. An approval carries the diff it made.
 func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (evolve.Outcome, error) {
 	p, err := c.st.GetProposal(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return evolve.Outcome{}, noSuch("proposal", id)
+	}
 	if err != nil {
 		return evolve.Outcome{}, err // the store names the proposal
 	}

@@ -56,33 +56,16 @@ func (c *compCmd) errorf(format string, args ...any) {
 // parse parses flags (they may follow the agent file) and wants exactly one
 // positional argument. ok false means return code.
 func (c *compCmd) parse(args []string) (file string, code int, ok bool) {
-	var pos []string
-	for {
-		if err := c.fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				w := c.e.stdout
-				fmt.Fprintf(w, "Usage: agent-ls %s %s\n\n%s\n\nFlags:\n", c.name, c.usageLine, c.summary)
-				c.fs.SetOutput(w)
-				c.fs.PrintDefaults()
-				return "", exitOK, false
-			}
-			fmt.Fprintf(c.e.stderr, "Run 'agent-ls %s --help' for usage.\n", c.name)
-			return "", exitUsage, false
-		}
-		args = c.fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		if args[0] == "--" {
-			pos = append(pos, args[1:]...)
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := parseArgs(c.fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(c.e.stdout, help{path: c.name, usage: c.usageLine, body: c.summary}, c.fs)
+		return "", exitOK, false
+	}
+	if err != nil {
+		return "", usageFail(c.e.stderr, c.name, err), false
 	}
 	if len(pos) != 1 {
-		c.errorf("want one AGENT_FILE, got %d arguments (run 'agent-ls %s --help')", len(pos), c.name)
-		return "", exitUsage, false
+		return "", usageFail(c.e.stderr, c.name, fmt.Errorf("want one AGENT_FILE, got %d arguments", len(pos))), false
 	}
 	valid := false
 	for _, f := range c.formats {

@@ -279,14 +279,14 @@ func TestCompositionCommandErrors(t *testing.T) {
 		{[]string{"render", "deploy.agent.yaml", "--format", "yaml"}, exitUsage, `agent-ls render: --format "yaml"`},
 		{[]string{"overlay", "deploy.agent.yaml", "--format", "text"}, exitUsage, `agent-ls overlay: --format "text"`},
 		{[]string{"render", "deploy.agent.yaml", "--query", "x"}, exitUsage, "agent-ls render: --query needs --recall"},
-		{[]string{"render", "deploy.agent.yaml", "--bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"render", "deploy.agent.yaml", "--bogus"}, exitUsage, "agent-ls render: unknown flag --bogus (run 'agent-ls render --help')"},
 		{[]string{"render", "missing.agent.yaml"}, exitUsage, "agent-ls render: agent file:"},
 		{[]string{"render", "deploy.agent.yaml", "--at", "yesterday"}, exitUsage, "agent-ls render: --at:"},
 		{[]string{"render", "deploy.agent.yaml", "--scope", "novalue"}, exitUsage, "agent-ls render: --scope"},
 		{[]string{"diff", "deploy.agent.yaml"}, exitUsage, "agent-ls diff: want exactly one of"},
 		{[]string{"diff", "deploy.agent.yaml", "--with", "A", "--without", "B"}, exitUsage, "agent-ls diff: want exactly one of"},
 		{[]string{"diff", "deploy.agent.yaml", "--to", "2026-11-01T00:00:00Z"}, exitUsage, "agent-ls diff: want exactly one of"},
-		{[]string{"diff", "deploy.agent.yaml", "--with", "01JXXXXXXXXXXXXXXXXXXXXXXX"}, exitFindings, "agent-ls diff: record 01JXXXXXXXXXXXXXXXXXXXXXXX:"},
+		{[]string{"diff", "deploy.agent.yaml", "--with", "01JXXXXXXXXXXXXXXXXXXXXXXX"}, exitFindings, "agent-ls diff: no record 01JXXXXXXXXXXXXXXXXXXXXXXX"},
 	} {
 		r := w.run(tt.args...)
 		if r.code != tt.code {

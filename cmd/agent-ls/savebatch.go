@@ -41,7 +41,7 @@ type batchAnswer struct {
 // an invalid request saves nothing; refusals, conflicts and unknown
 // supersedes are answers (exit 1 when any line was not saved).
 func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags(memorySubs()[10])
+	fs := m.flags()
 	var scope, actor, agentFile string
 	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
 	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")

@@ -37,30 +37,17 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	lockTimeout := fs.Duration("lock-timeout", time.Second, "how long one store operation waits for another process's lock")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
 	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits")
-	usage := func(w io.Writer) {
-		fmt.Fprintln(w, "Usage: agent-ls serve [--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE]")
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Runs the agent-ls language server over stdio (LSP 3.17): diagnostics, inlay hints,")
-		fmt.Fprintln(w, "hover provenance, code actions and the agent-ls/* requests of docs/LSP-PROTOCOL.md.")
-		fmt.Fprintln(w, "Configuration comes from initializationOptions and .agent-ls.yaml.")
-		fmt.Fprintln(w)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(e.stderr)
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
+		printHelp(e.stdout, help{path: "serve", usage: "[--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE]",
+			body: "Runs the agent-ls language server over stdio (LSP 3.17): diagnostics, inlay hints,\nhover provenance, code actions and the agent-ls/* requests of docs/LSP-PROTOCOL.md.\nConfiguration comes from initializationOptions and .agent-ls.yaml."}, fs)
+		return exitOK
 	}
-	fs.Usage = func() { usage(e.stderr) }
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			usage(e.stdout)
-			return exitOK
-		}
+	if err != nil {
+		return usageFail(e.stderr, "serve", err)
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(e.stderr, "agent-ls serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+	if len(pos) > 0 {
+		return usageFail(e.stderr, "serve", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(strings.ToUpper(*logLevel))); err != nil {
@@ -79,7 +66,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			return trust.OpenStore(ctx, path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
-	err := lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{
+	err = lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{
 		OpenStore:         open(false),
 		OpenStoreReadOnly: open(true),
 		Now:               e.now,
@@ -137,16 +124,4 @@ func (s stdio) Close() error {
 		return c.Close()
 	}
 	return nil
-}
-
-// versionString is the version `agent-ls version` prints.
-func versionString() string {
-	v := version
-	if bi, ok := debug.ReadBuildInfo(); ok && v == "" {
-		v = bi.Main.Version
-	}
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	return v
 }

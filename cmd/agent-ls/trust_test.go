@@ -114,6 +114,11 @@ func TestAgentActorThroughCLI(t *testing.T) {
 			if err := os.WriteFile(foreignLine, []byte(foreign), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			ownLine := filepath.Join(w.dir, "own.jsonl")
+			own := `{"id":"01JZZZZZZZZZZZZZZZZZZZZZZY","scope":{"project":"atlas","agent":"deploy-ops"},"kind":"fact","content":"forged","supports":[{"conversationId":"c1","at":"2026-01-01T00:00:00.000Z"},{"conversationId":"c2","at":"2026-01-01T00:00:00.000Z"}],"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z"}` + "\n"
+			if err := os.WriteFile(ownLine, []byte(own), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			const missing = "01JYYYYYYYYYYYYYYYYYYYYYYY"
 			rows := []struct {
 				name   string
@@ -127,10 +132,10 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"approve B's proposal", asAgent("approve", s.bProposal), exitFindings, "", ""},
 				{"reject B's proposal", asAgent("reject", s.bProposal, "--reason", "no"), exitFindings, "", ""},
 				{"promote own earned candidate (1 conversation)", asAgent("promote", s.aCandidate), exitFindings, "", "blocked"},
-				{"promote B's candidate", asAgent("promote", s.bCandidate), exitFindings, "not found", ""},
-				{"promote a missing id", asAgent("promote", missing), exitFindings, "not found", ""},
+				{"promote B's candidate", asAgent("promote", s.bCandidate), exitFindings, "no record ", ""},
+				{"promote a missing id", asAgent("promote", missing), exitFindings, "no record ", ""},
 				{"demote own guarded record", asAgent("demote", s.aGuarded, "--reason", "slow"), exitOK, "", "pending"},
-				{"demote B's record", asAgent("demote", s.bAuto, "--reason", "x"), exitFindings, "not found", ""},
+				{"demote B's record", asAgent("demote", s.bAuto, "--reason", "x"), exitFindings, "no record ", ""},
 				{"invalidate own guarded record", asAgent("memory", "invalidate", s.aGuarded, "--reason", "x"), exitOK, "", "pending"},
 				{"invalidate B's record", asAgent("memory", "invalidate", s.bAuto, "--reason", "x"), exitFindings, "no record " + s.bAuto, ""},
 				{"corroborate B's record", asAgent("memory", "corroborate", s.bCandidate, "--conversation", "conv-x"), exitFindings, "no record " + s.bCandidate, ""},
@@ -147,7 +152,8 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"save into B's scope", asAgent("memory", "save", "--scope", "project=atlas,agent=code-reviewer", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read agent \"code-reviewer\"", ""},
 				{"save with B's agent file", asAgent("memory", "save", "--agent", "code-review.agent.yaml", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read", ""},
 				{"save superseding B's record", asAgent("memory", "save", "--target", "background.projectContext.repo", "--supersedes", s.bAuto, "planted"), exitFindings, "not_found", ""},
-				{"import a record of B", asAgent("memory", "import", foreignLine), exitFindings, "foreign.jsonl:1:", ""},
+				{"import a record of B", asAgent("memory", "import", foreignLine), exitFindings, "import is a human operation", ""},
+				{"import a record of its own", asAgent("memory", "import", ownLine), exitFindings, "import is a human operation", ""},
 				{"delete (no such command)", asAgent("memory", "delete", s.bAuto), exitUsage, "unknown subcommand", ""},
 				{"proposals", asAgent("proposals"), exitOK, "", s.aPendingProposal},
 				{"proposals --scope agent=B", asAgent("proposals", "--scope", "project=atlas,agent=code-reviewer"), exitFindings, "cannot act on or read", ""},
@@ -158,10 +164,12 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"render B's agent", asAgent("render", "code-review.agent.yaml"), exitFindings, "cannot act on or read agent \"code-reviewer\"", ""},
 				{"overlay B's agent", asAgent("overlay", "code-review.agent.yaml"), exitFindings, "cannot act on or read", ""},
 				{"overlay own agent", asAgent("overlay", "deploy.agent.yaml"), exitOK, "", "deploy-ops"},
-				{"diff own agent --with B's record", asAgent("diff", "deploy.agent.yaml", "--with", s.bAuto), exitFindings, "not found", ""},
+				{"diff own agent --with B's record", asAgent("diff", "deploy.agent.yaml", "--with", s.bAuto), exitFindings, "no record ", ""},
 				{"diff B's agent", asAgent("diff", "code-review.agent.yaml", "--without", s.bAuto), exitFindings, "cannot act on or read", ""},
 				{"retarget B's record", asAgent("memory", "retarget", s.bAuto, "background.projectContext.other"), exitFindings, "no record " + s.bAuto, ""},
-				{"retarget own guarded record", asAgent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), exitOK, "", "keeps rendering until a human approves"},
+				// The invalidate row above left a pending demotion of aGuarded:
+				// a supersede waits for that decision (issue 19 item 8).
+				{"retarget own guarded record while its invalidation is pending", asAgent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), exitFindings, "already pending", ""},
 			}
 			bMarks := append([]string{s.bAuto, s.bCandidate, s.bProposal, "code-reviewer", "planted"}, s.bContent...)
 			for _, row := range rows {

@@ -15,9 +15,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 )
 
-const validateUsage = `Usage: agent-ls validate [--format text|json] FILE|DIR...
-
-Checks agent files (*.agent.yaml, *.agent.yml, *.agent.json) against the agent
+const validateUsage = `Checks agent files (*.agent.yaml, *.agent.yml, *.agent.json) against the agent
 JSON Schema, workspace configs (.agent-ls.yaml) against theirs, and JSONL files
 (*.jsonl) line by line against the memory-record schema. A directory is
 searched recursively for agent files and workspace configs (skipping .git,
@@ -28,11 +26,7 @@ Each problem prints as
 with 1-based lines and columns. --format json prints an array of
 {file, line, column, endLine, endColumn, severity, message, rule, pointer}.
 
-Exit status: 0 no problems, 1 problems found, 2 usage or I/O error.
-
-Flags:
-  --format text|json   output format (default text)
-`
+Exit status: 0 no problems, 1 problems found, 2 usage or I/O error.`
 
 // finding is one problem of one file, as validate prints it in JSON.
 type finding struct {
@@ -52,36 +46,20 @@ type finding struct {
 func runValidate(ctx context.Context, e *env, args []string) int {
 	fset := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fset.SetOutput(io.Discard)
-	format := fset.String("format", "text", "output format: text or json")
-	// Flags may come before or after the files; "--" ends flags.
-	var paths []string
-	for rest := args; ; {
-		if err := fset.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(e.stdout, validateUsage)
-				return exitOK
-			}
-			fmt.Fprintf(e.stderr, "agent-ls validate: %v (run 'agent-ls validate --help')\n", err)
-			return exitUsage
-		}
-		left := fset.Args()
-		if used := len(rest) - len(left); used > 0 && rest[used-1] == "--" {
-			paths = append(paths, left...)
-			break
-		}
-		if len(left) == 0 {
-			break
-		}
-		paths = append(paths, left[0])
-		rest = left[1:]
+	format := fset.String("format", "text", "output `format`: text or json")
+	paths, err := parseArgs(fset, args)
+	if errors.Is(err, errHelp) {
+		printHelp(e.stdout, help{path: "validate", usage: "[--format text|json] FILE|DIR...", body: validateUsage}, fset)
+		return exitOK
+	}
+	if err != nil {
+		return usageFail(e.stderr, "validate", err)
 	}
 	if *format != "text" && *format != "json" {
-		fmt.Fprintf(e.stderr, "agent-ls validate: --format must be text or json, not %q\n", *format)
-		return exitUsage
+		return usageFail(e.stderr, "validate", fmt.Errorf("--format %q: want text or json", *format))
 	}
 	if len(paths) == 0 {
-		fmt.Fprintln(e.stderr, "agent-ls validate: no files given (usage: agent-ls validate [--format text|json] FILE|DIR...)")
-		return exitUsage
+		return usageFail(e.stderr, "validate", errors.New("no files given"))
 	}
 	code := exitOK
 	findings := []finding{}

@@ -28,5 +28,5 @@ func Open(ctx context.Context, location string, opts store.Options) (store.Store
 	if IsURL(location) {
 		return nil, fmt.Errorf("open store: %w: postgres stores are not supported by this build", store.ErrInvalid)
 	}
-	return bolt.Open(location, opts)
+	return bolt.OpenContext(ctx, location, opts)
 }

@@ -34,6 +34,9 @@
 //	proposals   id -> Proposal JSON
 //	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained)
 //	summaries   seq -> OverlaySummary JSON (bounded retention)
+//	ledgerof    id + 0x00 + seq -> nil for every ledger entry about record id
+//	            (its record id and the id of the record it carries), so a
+//	            record's history is read without scanning the ledger
 //
 // Version 0 is the pre-release layout: a records bucket holding plain record
 // JSON and nothing else. Opening it read-write migrates it in one
@@ -41,6 +44,9 @@
 // import ledger entry is written per record. Version 1 lacks the tkey
 // bucket: it is read as is (Search for a target then reads every targeted
 // record), and opening it read-write builds the bucket (migrate1to2).
+// Version 2 lacks the ledgerof bucket: read as is (a render then finds a
+// record's entries by scanning the ledger), and opening it read-write
+// builds it (migrate2to3).
 package bolt
 
 import (
@@ -66,7 +72,7 @@ import (
 )
 
 // Version is the schema version this package writes.
-const Version = 2
+const Version = 3
 
 // minReadVersion is the oldest schema version read without migrating.
 const minReadVersion = 1
@@ -97,6 +103,7 @@ var (
 	bucketProposals  = []byte("proposals")
 	bucketLedger     = []byte("ledger")
 	bucketSummaries  = []byte("summaries")
+	bucketLedgerOf   = []byte("ledgerof")
 
 	keyVersion = []byte("version")
 	// keyLedgerHead is the meta entry naming the ledger's last entry (its
@@ -105,7 +112,7 @@ var (
 	keyLedgerHead = []byte("ledgerHead")
 
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketTKey, bucketPromotions,
-		bucketPScope, bucketProposals, bucketLedger, bucketSummaries}
+		bucketPScope, bucketProposals, bucketLedger, bucketSummaries, bucketLedgerOf}
 )
 
 // Store is a bbolt-backed store.Store. It is safe for concurrent use; within a
@@ -151,7 +158,19 @@ var (
 // fails with store.ErrCorrupt. A read-only Store of a missing file reads
 // as empty, and one of a damaged file opens so that Export can salvage
 // what it can (other operations report store.ErrCorrupt).
+//
+// The path must name a regular file or nothing: a directory, FIFO, socket
+// or device is refused at once (ErrNotRegular). A new store is created
+// under a temporary name in the same directory and put in place once
+// initialized and synced, so a crash never leaves a partial file; an
+// existing 0-byte file holds nothing and is initialized the same way.
 func Open(path string, opts store.Options) (*Store, error) {
+	return OpenContext(context.Background(), path, opts)
+}
+
+// OpenContext is Open bounded by ctx as well as by the lock timeout: a
+// cancelled ctx ends a wait for the file lock (store/backend.Open calls it).
+func OpenContext(ctx context.Context, path string, opts store.Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -182,7 +201,7 @@ func Open(path string, opts store.Options) (*Store, error) {
 	if opts.ReadOnly {
 		// A damaged file still opens read-only so Export can salvage it;
 		// each operation reports the damage.
-		err := s.viewOpt(context.Background(), false, func(*bbolt.Tx) error { return nil })
+		err := s.viewOpt(ctx, false, func(*bbolt.Tx) error { return nil })
 		if err != nil && !errors.Is(err, errNoFile) && !errors.Is(err, store.ErrCorrupt) {
 			return nil, err
 		}
@@ -196,8 +215,12 @@ func Open(path string, opts store.Options) (*Store, error) {
 	// handle's first write needs no second check while the file is
 	// unchanged); a new or older file gets one write transaction that
 	// creates or migrates it.
-	if _, err := os.Stat(abs); err == nil {
-		err := s.view(context.Background(), func(tx *bbolt.Tx) error {
+	exists, empty, err := fileState(abs)
+	if err != nil {
+		return nil, err
+	}
+	if exists && !empty {
+		err := s.view(ctx, func(tx *bbolt.Tx) error {
 			if v, err := readVersion(tx); err == nil && v < Version {
 				return errMigrate
 			}
@@ -212,7 +235,7 @@ func Open(path string, opts store.Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	if err := s.update(context.Background(), func(*bbolt.Tx) error { return nil }); err != nil {
+	if err := s.update(ctx, func(*bbolt.Tx) error { return nil }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -257,10 +280,14 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+	if exists, empty, err := fileState(s.path); err != nil {
+		return err
+	} else if !exists || empty {
+		// A 0-byte file is what a crash before the first commit of an
+		// older agent-ls left: it holds nothing.
 		return errNoFile
 	}
-	return s.withDB(true, func(db *bbolt.DB) error {
+	return s.withDB(ctx, true, func(db *bbolt.DB) error {
 		return db.View(func(tx *bbolt.Tx) error {
 			if checkSize {
 				if err := s.checkSize(tx); err != nil {
@@ -302,7 +329,14 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return fmt.Errorf("store %s: %w", s.path, err)
 	}
-	return s.withDB(false, func(db *bbolt.DB) error {
+	if exists, empty, err := fileState(s.path); err != nil {
+		return err
+	} else if !exists || empty {
+		if err := s.create(ctx, exists); err != nil {
+			return err
+		}
+	}
+	return s.withDB(ctx, false, func(db *bbolt.DB) error {
 		err := db.Update(func(tx *bbolt.Tx) error {
 			// Checked before anything is written: a truncated or damaged
 			// file is never extended or rewritten.
@@ -335,12 +369,12 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 // withDB opens the file, runs fn and closes it, mapping lock timeouts to
 // store.ErrLocked and unreadable files (including bbolt panics and memory
 // faults on corrupt pages) to store.ErrCorrupt.
-func (s *Store) withDB(readOnly bool, fn func(db *bbolt.DB) error) (err error) {
+func (s *Store) withDB(ctx context.Context, readOnly bool, fn func(db *bbolt.DB) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var db *bbolt.DB
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("store %s: %w: %v", s.path, store.ErrCorrupt, r)
+			err = s.faultError(r)
 			if db != nil {
 				func() {
 					defer func() { _ = recover() }()
@@ -349,7 +383,8 @@ func (s *Store) withDB(readOnly bool, fn func(db *bbolt.DB) error) (err error) {
 			}
 		}
 	}()
-	db, err = bbolt.Open(s.path, 0o600, &bbolt.Options{Timeout: s.timeout, ReadOnly: readOnly})
+	db, err = bbolt.Open(s.path, 0o600, &bbolt.Options{Timeout: s.timeout, ReadOnly: readOnly,
+		OpenFile: opener(ctx, !readOnly, s.timeout)})
 	if err != nil {
 		db = nil
 		return s.openError(err)
@@ -368,7 +403,11 @@ func (s *Store) withDB(readOnly bool, fn func(db *bbolt.DB) error) (err error) {
 
 func (s *Store) openError(err error) error {
 	switch {
-	case errors.Is(err, berrors.ErrTimeout):
+	case errors.Is(err, ErrNotRegular):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	case errors.Is(err, berrors.ErrTimeout), errors.Is(err, errLockTimeout):
 		return fmt.Errorf("store %s: %w: another agent-ls process holds it; retry in a moment (waited %s)", s.path, store.ErrLocked, s.timeout)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
 		errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrInvalidMapping):

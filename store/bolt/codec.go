@@ -273,6 +273,13 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 	if err := b.Put(u64(e.Seq), data); err != nil {
 		return err
 	}
+	if idx := tx.Bucket(bucketLedgerOf); idx != nil {
+		for _, id := range entryIDs(e) {
+			if err := idx.Put(ledgerOfKey(id, e.Seq), nil); err != nil {
+				return err
+			}
+		}
+	}
 	if s.tx != nil {
 		s.head = &ledgerHead{seq: e.Seq, hash: e.Hash}
 	}
@@ -346,6 +353,55 @@ type ledgerIDs struct {
 	Record   *struct {
 		ID string `json:"id"`
 	} `json:"record"`
+}
+
+// ids returns the record ids an entry is about (its record id and the id
+// of the record it carries), without repeats.
+func (l ledgerIDs) ids() []string {
+	var out []string
+	if l.RecordID != "" {
+		out = append(out, l.RecordID)
+	}
+	if l.Record != nil && l.Record.ID != "" && l.Record.ID != l.RecordID {
+		out = append(out, l.Record.ID)
+	}
+	return out
+}
+
+// entryIDs is ledgerIDs.ids of a decoded entry.
+func entryIDs(e store.LedgerEntry) []string {
+	l := ledgerIDs{RecordID: e.RecordID}
+	if e.Record != nil {
+		l.Record = &struct {
+			ID string `json:"id"`
+		}{e.Record.ID}
+	}
+	return l.ids()
+}
+
+// ledgerOfKey is the ledgerof key of entry seq about record id.
+func ledgerOfKey(id string, seq uint64) []byte {
+	k := make([]byte, 0, len(id)+9)
+	k = append(k, id...)
+	k = append(k, 0)
+	return append(k, u64(seq)...)
+}
+
+// ledgerSeqsOf returns the seqs the ledgerof index holds for record id, in
+// order; ok is false when the file has no index (schema version 2).
+func ledgerSeqsOf(tx *bbolt.Tx, id string) (seqs []uint64, ok bool) {
+	idx := tx.Bucket(bucketLedgerOf)
+	if idx == nil {
+		return nil, false
+	}
+	prefix := append([]byte(id), 0)
+	c := idx.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			seqs = append(seqs, be64(k[len(prefix):]))
+		}
+	}
+	return seqs, true
 }
 
 // eachLedgerOf is eachLedger for the entries whose record id, or carried

@@ -77,6 +77,8 @@ func TestReliabilityHelper(t *testing.T) {
 		}
 	case "soaker":
 		err = soakChild(args[1:])
+	case "creator":
+		err = creator(args[1])
 	default:
 		err = fmt.Errorf("unknown helper role %q", args[0])
 	}

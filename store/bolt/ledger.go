@@ -75,19 +75,28 @@ func (s *Store) EachLedgerOf(ctx context.Context, want func(id string) bool, fn 
 	return nil
 }
 
-// Verify checks the ledger's hash chain; the error names the first bad entry
-// and wraps store.ErrCorrupt.
-// A head recorded in the file's meta bucket at every append also catches
-// entries removed from the end of the chain.
+// Verify checks the ledger's hash chain, then replays it and compares the
+// result with everything stored: every record field, promotion row and
+// proposal, and every index (targeted, tscope, tkey, pscope with its record
+// copies, ledgerof). A broken chain is a *store.LedgerError naming the
+// first bad entry; stored content the ledger does not vouch for is a
+// *store.StateError listing each difference with its id. Both wrap
+// store.ErrCorrupt. A head recorded in the file's meta bucket at every
+// append also catches entries removed from the end of the chain. The cost
+// is linear in the store.
 func (s *Store) Verify(ctx context.Context) error {
 	var entries []store.LedgerEntry
 	var headErr error
+	var diffs []store.Difference
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		var err error
 		if entries, err = s.allLedger(tx); err != nil {
 			return err
 		}
 		headErr = checkLedgerHead(tx, entries)
+		if store.VerifyChain(entries) == nil && headErr == nil {
+			diffs = s.verifyState(tx, entries)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoFile) {
@@ -98,6 +107,9 @@ func (s *Store) Verify(ctx context.Context) error {
 	}
 	if headErr != nil {
 		return fmt.Errorf("verify store %s: %w", s.path, headErr)
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("verify store %s: %w", s.path, &store.StateError{Diffs: diffs})
 	}
 	return nil
 }

@@ -65,6 +65,11 @@ func (s *Store) migrate(tx *bbolt.Tx) error {
 			return fmt.Errorf("store %s: migrate schema 1 to 2: %w", s.path, err)
 		}
 	}
+	if v <= 2 {
+		if err := s.migrate2to3(tx); err != nil {
+			return fmt.Errorf("store %s: migrate schema 2 to 3: %w", s.path, err)
+		}
+	}
 	if err := tx.Bucket(bucketMeta).Put(keyVersion, u64(Version)); err != nil {
 		return fmt.Errorf("store %s: write schema version: %w", s.path, err)
 	}
@@ -154,6 +159,26 @@ func (s *Store) migrate1to2(tx *bbolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// migrate2to3 builds the ledgerof index from the ledger.
+func (s *Store) migrate2to3(tx *bbolt.Tx) error {
+	b, idx := tx.Bucket(bucketLedger), tx.Bucket(bucketLedgerOf)
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return s.corrupt("ledger key %x is not a sequence", k)
+		}
+		var ids ledgerIDs
+		if err := json.Unmarshal(v, &ids); err != nil {
+			return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
+		}
+		for _, id := range ids.ids() {
+			if err := idx.Put(ledgerOfKey(id, be64(k)), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func u64(v uint64) []byte {

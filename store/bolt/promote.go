@@ -35,7 +35,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 			return err
 		}
 		ev := store.CloneEvidence(req.Evidence)
-		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Evidence: &ev})
+		return s.appendLedger(tx, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Approver: req.Approver, Evidence: &ev})
 	})
 	if err != nil {
 		return store.Promotion{}, err

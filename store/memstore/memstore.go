@@ -259,7 +259,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 	p := store.Promotion{RecordID: id, Tier: req.Tier, PromotedAt: now, Actor: req.Actor, Approver: req.Approver, Evidence: store.CloneEvidence(req.Evidence)}
 	s.promotions[id] = p
 	ev := store.CloneEvidence(req.Evidence)
-	s.appendLedger(store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Evidence: &ev})
+	s.appendLedger(store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Approver: req.Approver, Evidence: &ev})
 	return clonePromotion(p), nil
 }
 

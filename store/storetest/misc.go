@@ -21,7 +21,8 @@ func (k kit) summaryTests() []test {
 			for i := 1; i <= 5; i++ {
 				e.tick()
 				s := store.OverlaySummary{Agent: fmt.Sprintf("a%d", i), Scope: scopeOf("project", "p"), RecordCount: i,
-					CharsPerPrimitive: map[string]int{"background": 10 * i}, Conflicts: 1, RecordIDs: []string{"X"}}
+					CharsPerPrimitive: map[string]int{"background": 10 * i}, Conflicts: 1, RecordIDs: []string{"X"},
+					CandidateIDs: []string{"C1", "C2"}, Rotation: i}
 				if err := e.s.AppendOverlaySummary(e.ctx, s); err != nil {
 					t.Fatal(err)
 				}
@@ -37,7 +38,8 @@ func (k kit) summaryTests() []test {
 			if !equalStrings(agents, []string{"a5", "a4", "a3"}) {
 				t.Fatalf("kept summaries %v, want the 3 newest, newest first", agents)
 			}
-			if all[0].At != e.now() || all[0].RecordCount != 5 || all[0].CharsPerPrimitive["background"] != 50 || all[0].Scope["project"] != "p" || len(all[0].RecordIDs) != 1 {
+			if all[0].At != e.now() || all[0].RecordCount != 5 || all[0].CharsPerPrimitive["background"] != 50 || all[0].Scope["project"] != "p" || len(all[0].RecordIDs) != 1 ||
+				!equalStrings(all[0].CandidateIDs, []string{"C1", "C2"}) || all[0].Rotation != 5 {
 				t.Errorf("summary round trip: %+v", all[0])
 			}
 			two, _ := e.s.OverlaySummaries(e.ctx, 2)

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// The command framework every subcommand shares: one flag parser (flags
+// before and after positional arguments, "--" ends them), one wording for
+// usage errors, and one help layout (usage line, description, example,
+// flags in the --flag style the usage lines use). The command tree itself is
+// the table in commands() and memorySubs().
+
+// errHelp is returned by parseArgs for -h/--help.
+var errHelp = flag.ErrHelp
+
+// parseArgs parses fs's flags anywhere in args and returns the positional
+// arguments in order. Parse errors come back in the one usage wording
+// (usageError); -h or --help returns errHelp.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, usageError(err)
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError rewords the flag package's errors in the --flag style:
+// "unknown flag --x", "flag --x needs a value", "flag --x: invalid value ...".
+func usageError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "flag provided but not defined: "):
+		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag provided but not defined: "), "-")
+		return fmt.Errorf("unknown flag --%s", name)
+	case strings.HasPrefix(msg, "flag needs an argument: "):
+		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag needs an argument: "), "-")
+		return fmt.Errorf("flag --%s needs a value", name)
+	case strings.HasPrefix(msg, "invalid value ") || strings.HasPrefix(msg, "invalid boolean value "):
+		// invalid value "x" for flag -n: parse error
+		if i := strings.Index(msg, " for flag -"); i >= 0 {
+			rest := msg[i+len(" for flag -"):]
+			name, why, _ := strings.Cut(rest, ": ")
+			return fmt.Errorf("flag --%s: %s: %s", strings.TrimLeft(name, "-"), msg[:i], why)
+		}
+	case strings.HasPrefix(msg, "bad flag syntax: "):
+		return fmt.Errorf("bad flag syntax %s", strings.TrimPrefix(msg, "bad flag syntax: "))
+	}
+	return err
+}
+
+// usageFail reports a usage error of command path (e.g. "memory save") on
+// one line with the pointer to its help, and returns exitUsage.
+func usageFail(w io.Writer, path string, err error) int {
+	fmt.Fprintf(w, "agent-ls %s: %v (run 'agent-ls %s --help')\n", path, err, path)
+	return exitUsage
+}
+
+// help is one command's help text.
+type help struct {
+	path  string // "memory save"
+	usage string // what follows the path on the usage line, e.g. "ID [flags]"
+	body  string // the description, one or more paragraphs
+}
+
+// printHelp writes h to w: the usage line, the description, the command's
+// example (from the command table) and fs's flags (nil for none).
+func printHelp(w io.Writer, h help, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: agent-ls %s", h.path)
+	if h.usage != "" {
+		fmt.Fprintf(w, " %s", h.usage)
+	}
+	fmt.Fprintln(w)
+	if body := strings.TrimSpace(h.body); body != "" {
+		fmt.Fprintf(w, "\n%s\n", body)
+	}
+	if ex := exampleOf(h.path); ex != "" {
+		fmt.Fprintf(w, "\nExample:\n  %s\n", ex)
+	}
+	if fs != nil {
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(w, "\nFlags:")
+			printFlags(w, fs)
+		}
+	}
+}
+
+// printFlags lists fs's flags as "--name value" with their usage and
+// default, in the style of the usage lines.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintln(w, line)
+		usage = strings.ReplaceAll(usage, "\n", "\n        ")
+		if def := f.DefValue; def != "" && def != "false" && def != "0" && def != "0s" {
+			if isStringFlag(f) {
+				def = fmt.Sprintf("%q", def)
+			}
+			usage += fmt.Sprintf(" (default %s)", def)
+		}
+		fmt.Fprintf(w, "        %s\n", usage)
+	})
+}
+
+// isStringFlag reports whether f holds a plain string (its default is quoted).
+func isStringFlag(f *flag.Flag) bool {
+	type getter interface{ Get() any }
+	g, ok := f.Value.(getter)
+	if !ok {
+		return false
+	}
+	_, ok = g.Get().(string)
+	return ok
+}
+
+// exampleOf is the example of the command at path ("memory save"), from
+// the command table.
+func exampleOf(path string) string {
+	words := strings.Fields(path)
+	if len(words) == 0 {
+		return ""
+	}
+	for _, c := range commands() {
+		if c.name != words[0] {
+			continue
+		}
+		if len(words) == 1 {
+			return c.example
+		}
+		if c.name == "memory" {
+			for _, s := range memorySubs() {
+				if s.name == words[1] {
+					return s.example
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// didYouMean is ` (did you mean "X"?)` for the one name of names nearest
+// to s (schema.NearestName, the rule the language server's quick fix uses),
+// or "".
+func didYouMean(s string, names []string) string {
+	if best, ok := schema.NearestName(s, names); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// noSuch is the one not-found wording of the command line, "no WHAT ID"
+// (trust.NotFound for records); it is store.ErrNotFound (exit 1).
+func noSuch(what, id string) error { return noSuchError{what, id} }
+
+type noSuchError struct{ what, id string }
+
+func (e noSuchError) Error() string { return "no " + e.what + " " + e.id }
+func (e noSuchError) Unwrap() error { return store.ErrNotFound }

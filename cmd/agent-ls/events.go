@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agent-ls/agent-ls/events"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store/backend"
+)
+
+// memEvents prints the typed event stream (package events): the events
+// since --since, then, with --follow, each new one as other processes write.
+func memEvents(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags()
+	var since, actor string
+	var follow bool
+	fs.StringVar(&since, "since", "", "only events since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
+	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
+	fs.StringVar(&actor, "actor", "", readActorUsage)
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		m.errorf("unexpected arguments %q", pos)
+		return exitUsage
+	}
+	if since != "" {
+		t, err := schema.ParseSince(since, m.e.now())
+		if err != nil {
+			m.errorf("--since: %v", err)
+			return exitUsage
+		}
+		since = schema.FormatTime(t)
+	}
+	s, loc, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	var opts []events.Option
+	if view := viewOf(a, loc); view.Confined() {
+		opts = append(opts, events.Visible(func(scope map[string]string) bool {
+			return view.Visible(&schema.MemoryRecord{Scope: scope})
+		}))
+	}
+	emit := func(ev events.Event) error { return writeEvent(m.e.stdout, m.format, ev) }
+	if !follow {
+		evs, err := events.Since(ctx, s, since, opts...)
+		if err != nil {
+			return m.storeError(err)
+		}
+		for _, ev := range evs {
+			if err := emit(ev); err != nil {
+				m.errorf("write output: %v", err)
+				return exitUsage
+			}
+		}
+		return exitOK
+	}
+	if backend.IsURL(loc.Path) {
+		m.errorf("--follow: this build follows file stores only")
+		return exitUsage
+	}
+	if err := events.Follow(ctx, s, events.FileSource(loc.Path), since, emit, opts...); err != nil {
+		return m.storeError(err)
+	}
+	return exitOK
+}
+
+// writeEvent prints one event: a JSON line, or a text line of its ids.
+func writeEvent(w io.Writer, format string, ev events.Event) error {
+	if format == "json" {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %-27s", ev.At, ev.Type)
+	for _, f := range []struct{ k, v string }{
+		{"record", ev.RecordID}, {"new", ev.NewRecordID}, {"records", strings.Join(ev.RecordIDs, ",")},
+		{"proposal", ev.ProposalID}, {"agent", ev.Agent}, {"target", ev.Target}, {"tier", string(ev.Tier)},
+		{"actor", ev.Actor}, {"conversation", ev.ConversationID},
+	} {
+		if f.v != "" {
+			fmt.Fprintf(&b, "  %s=%s", f.k, f.v)
+		}
+	}
+	if ev.Type == events.Overlay {
+		fmt.Fprintf(&b, "  recordCount=%d conflicts=%d spilled=%d", ev.RecordCount, ev.Conflicts, ev.Spilled)
+	}
+	_, err := fmt.Fprintln(w, b.String())
+	return err
+}

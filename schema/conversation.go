@@ -1,0 +1,37 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// NormalizeConversationID is the one normalization of a conversation id,
+// applied on every surface before distinct conversations are counted
+// (recurrence across distinct conversations is the bar of the earned tier):
+// Unicode NFC, surrounding white space trimmed, case-folded, NFC again. "c1",
+// "C1" and "c1 " are one conversation. An id carrying a control character
+// (a line break, a tab, NUL, ...) is refused; "" stays "" (no
+// conversation).
+func NormalizeConversationID(id string) (string, error) {
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return "", fmt.Errorf("conversation id %q: control character %U is not allowed", id, r)
+		}
+	}
+	s := strings.TrimSpace(norm.NFC.String(id))
+	return norm.NFC.String(cases.Fold().String(s)), nil
+}
+
+// conversationKey is the key distinct conversations are counted by: the
+// normalized id, or the id itself when it does not normalize (a stored id
+// from before normalization).
+func conversationKey(id string) string {
+	if k, err := NormalizeConversationID(id); err == nil {
+		return k
+	}
+	return id
+}

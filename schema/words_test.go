@@ -1,0 +1,24 @@
+package schema
+
+import "testing"
+
+func TestCountAndArticle(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		word string
+		want string
+	}{
+		{0, "distinct conversation", "0 distinct conversations"},
+		{1, "distinct conversation", "1 distinct conversation"},
+		{2, "pending review", "2 pending reviews"},
+	} {
+		if got := Count(tc.n, tc.word); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.word, got, tc.want)
+		}
+	}
+	for word, want := range map[string]string{"example": "an", "awareness": "an", "judgment": "a", "background": "a"} {
+		if got := Article(word); got != want {
+			t.Errorf("Article(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
