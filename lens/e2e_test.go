@@ -136,7 +136,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lens.e2e.js: %v (lens stderr: %s)", err, lensErr.String())
 	}
-	for _, shot := range []string{"landing.png", "live.png", "approved.png", "rejected.png", "agent.png"} {
+	for _, shot := range []string{"landing.png", "live.png", "approved.png", "rejected.png", "agent.png", "timeline.png"} {
 		if fi, err := os.Stat(filepath.Join(out, shot)); err != nil || fi.Size() == 0 {
 			t.Errorf("screenshot %s: %v", shot, err)
 		}
