@@ -54,6 +54,7 @@ type Server struct {
 	tmpl     *template.Template
 	static   http.Handler
 
+	work   sync.Mutex // held by a request that reads or changes the store
 	mu     sync.Mutex
 	subs   map[chan events.Event]struct{}
 	health map[string]evolve.HealthReport // the last garden run per agent
@@ -99,17 +100,28 @@ func (s *Server) URL(addr net.Addr) string {
 // Handler is the lens's HTTP handler, guarded (see guard).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.landing)
-	mux.HandleFunc("GET /agent", s.agent)
-	mux.HandleFunc("GET /timeline", s.timeline)
-	mux.HandleFunc("GET /record/{id}", s.record)
+	mux.HandleFunc("GET /{$}", s.serial(s.landing))
+	mux.HandleFunc("GET /agent", s.serial(s.agent))
+	mux.HandleFunc("GET /timeline", s.serial(s.timeline))
+	mux.HandleFunc("GET /record/{id}", s.serial(s.record))
 	mux.HandleFunc("GET /events", s.sse)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", s.static))
-	mux.HandleFunc("POST /approve", s.act(s.approve))
-	mux.HandleFunc("POST /reject", s.act(s.reject))
-	mux.HandleFunc("POST /supersede", s.act(s.supersede))
-	mux.HandleFunc("POST /garden", s.act(s.garden))
+	mux.HandleFunc("POST /approve", s.serial(s.act(s.approve)))
+	mux.HandleFunc("POST /reject", s.serial(s.act(s.reject)))
+	mux.HandleFunc("POST /supersede", s.serial(s.act(s.supersede)))
+	mux.HandleFunc("POST /garden", s.serial(s.act(s.garden)))
 	return s.guard(mux)
+}
+
+// serial runs one store-touching request at a time: several pages
+// refreshing at once (one event, many tabs) then queue here instead of
+// contending for the store's file lock.
+func (s *Server) serial(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.work.Lock()
+		defer s.work.Unlock()
+		h(w, r)
+	}
 }
 
 // Serve serves on ln until ctx ends, then shuts down (in-flight requests
