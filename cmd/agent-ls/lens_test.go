@@ -209,10 +209,31 @@ func TestLensLandingAndDecisions(t *testing.T) {
 
 func TestLensReadOnlyForAgentActor(t *testing.T) {
 	f := newLensFixture(t, "actor: agent:deploy-ops\n")
+	// Another agent's record and proposal: not in deploy-ops's view.
+	var other struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	const secret = "Reviewer secret: block PRs from the intern"
+	f.cliJSON(&other, "memory", "save", "--scope", "project=atlas,agent=code-reviewer", "--actor", "agent:code-reviewer",
+		"--target", "judgment.code-review.constraints", "--conversation", "c9", "--content", secret)
 	ts, c, token := f.lens(t)
 	code, body := get(t, c, ts.URL+"/")
 	if code != http.StatusOK || strings.Contains(body, `action="/approve"`) {
 		t.Fatalf("landing for an agent actor: %d, actions shown", code)
+	}
+	if !strings.Contains(body, "Page the on-call") || strings.Contains(body, secret) || strings.Contains(body, "code-reviewer") {
+		t.Fatalf("an agent actor's landing shows another agent, or not its own proposal")
+	}
+	for _, p := range []string{"/record/" + other.Record.ID, "/agent?name=code-reviewer", "/timeline?name=code-reviewer"} {
+		code, body := get(t, c, ts.URL+p)
+		if code != http.StatusNotFound || strings.Contains(body, secret) {
+			t.Errorf("%s as agent:deploy-ops: %d, want 404 without content", p, code)
+		}
+	}
+	for _, p := range []string{"/timeline?name=deploy-ops", "/timeline?name=", "/agent?name=deploy-ops&since=30d"} {
+		if code, body := get(t, c, ts.URL+p); code != http.StatusOK || strings.Contains(body, secret) || strings.Contains(body, other.Record.ID) {
+			t.Errorf("%s as agent:deploy-ops: %d or another agent's record shown", p, code)
+		}
 	}
 	if code, _ := postForm(t, c, ts.URL+"/approve", url.Values{"token": {token}, "id": {f.proposal}}); code != http.StatusForbidden {
 		t.Fatalf("approve as agent actor: %d, want 403", code)
