@@ -22,7 +22,9 @@ build:
 # plain `go test` runs the rest; each fuzz target's seed corpus runs with its
 # package), then the editor integrations. Random fuzzing is `make fuzz`.
 # Phase timings and how they were measured: docs/TESTING.md.
-test: deps test-go test-race test-editors
+# scripts/pg.sh runs the phases with one private PostgreSQL cluster for the run.
+test: deps
+	@bash scripts/pg.sh $(MAKE) --no-print-directory test-go test-race test-editors
 
 # Packages with goroutines, locks or multi-process access: run under -race
 # only (not a second time without it).

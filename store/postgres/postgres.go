@@ -1,0 +1,452 @@
+// Package postgres is the PostgreSQL memory store: one database (or one
+// schema of it) shared by every agent-ls process of a team, with the same
+// semantics as the bbolt store (checked by the same conformance kit,
+// store/storetest).
+//
+// Tables live in the connection's current schema (the first of its
+// search_path) and are created by versioned migrations embedded in the
+// binary (migrations/*.sql), applied on first use under a transaction-scoped
+// advisory lock, so processes that start at once against an empty database
+// are safe; Init applies them explicitly (agent-ls memory init).
+//
+// Every mutation runs in one transaction that first locks the ledger's head
+// row (SELECT … FOR UPDATE): writers are serialized, the hash-chained ledger
+// is appended in the same transaction as the state change, and a process
+// reconciling a lesson (read, then write or corroborate, in one Batch) sees
+// what every earlier writer committed. A writer that cannot get the head
+// within Options.LockTimeout gets store.ErrLocked. The commit announces the
+// change with NOTIFY (see Follow).
+//
+// Records are stored as their JSON encoding, beside the columns their
+// queries use: the scope as jsonb with a GIN index (subset match is @>),
+// the tokens of store.Tokenize in a text[] with a GIN index (keyword search
+// is &&), the target key, and invalidAt/expiresAt. Promotion rows copy
+// their record's scope (which never changes) into their own GIN index, so
+// Promoted reads only promoted rows of the scope.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// DefaultConnectTimeout bounds connecting to the server when
+// Options.LockTimeout is zero; it is also the default wait for the write
+// lock.
+const DefaultConnectTimeout = 5 * time.Second
+
+// DefaultStatementTimeout bounds every statement the store runs.
+const DefaultStatementTimeout = 30 * time.Second
+
+// DefaultRetention is the number of overlay summaries kept when
+// Options.SummaryRetention is zero.
+const DefaultRetention = 1000
+
+// Channel is the NOTIFY channel every commit announces itself on; the
+// payload is "SCHEMA SEQ": the store's schema and its ledger head.
+const Channel = "agent_ls_changes"
+
+// Store is a PostgreSQL-backed store.Store, safe for concurrent use.
+type Store struct {
+	shared *shared
+
+	// tx is set on the view Batch hands to its fn: every operation runs in
+	// that transaction, one at a time (txMu).
+	tx     *txState
+	txMu   *sync.Mutex
+	nested int
+}
+
+// shared is what a store and its batch views share.
+type shared struct {
+	pool      *pgxpool.Pool
+	location  string // the URL without its password
+	schema    string // the current schema the tables live in
+	opts      store.Options
+	now       func() time.Time
+	retention int
+	logger    *slog.Logger
+
+	idMu sync.Mutex
+	ids  *schema.IDGenerator
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Stamper = (*Store)(nil)
+)
+
+// Redact returns location with any password replaced by "xxxxx"; a string
+// that is not a URL is returned as is.
+func Redact(location string) string {
+	u, err := url.Parse(location)
+	if err != nil || u.User == nil {
+		return location
+	}
+	if _, has := u.User.Password(); !has {
+		return location
+	}
+	return u.Redacted()
+}
+
+// scrubbed is an error whose text has a secret removed; it wraps the
+// original so errors.Is still sees through it.
+type scrubbed struct {
+	err  error
+	text string
+}
+
+func (e *scrubbed) Error() string { return e.text }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub removes password from err's text.
+func scrub(err error, password string) error {
+	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+		return err
+	}
+	return &scrubbed{err: err, text: strings.ReplaceAll(err.Error(), password, "xxxxx")}
+}
+
+// Open connects to the database at location (a postgres:// or
+// postgresql:// URL; libpq's environment, PGPASSWORD, PGSSLMODE, PGSERVICE
+// and the rest, fills what the URL leaves out), applies the schema's
+// migrations when the database lacks them (unless opts.ReadOnly) and
+// returns the store. An unreachable server fails within the connect timeout
+// (opts.LockTimeout, default DefaultConnectTimeout). No error names the
+// password.
+func Open(ctx context.Context, location string, opts store.Options) (*Store, error) {
+	s, err := connect(ctx, location, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx, !opts.ReadOnly); err != nil {
+		s.shared.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Init applies every migration the database at location lacks, for a role
+// that may create tables, and reports the schema version it leaves.
+func Init(ctx context.Context, location string, opts store.Options) (int, error) {
+	s, err := connect(ctx, location, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer s.Close()
+	if err := s.migrate(ctx, true); err != nil {
+		return 0, err
+	}
+	return latestVersion(), nil
+}
+
+func connect(ctx context.Context, location string, opts store.Options) (*Store, error) {
+	red := Redact(location)
+	cfg, err := pgxpool.ParseConfig(location)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w: %v", red, store.ErrInvalid, scrub(err, passwordOf(location)))
+	}
+	password := cfg.ConnConfig.Password
+	timeout := opts.LockTimeout
+	if timeout <= 0 {
+		timeout = DefaultConnectTimeout
+	}
+	cfg.ConnConfig.ConnectTimeout = timeout
+	rp := cfg.ConnConfig.RuntimeParams
+	if _, ok := rp["statement_timeout"]; !ok {
+		rp["statement_timeout"] = fmt.Sprint(DefaultStatementTimeout.Milliseconds())
+	}
+	rp["lock_timeout"] = fmt.Sprint(timeout.Milliseconds())
+	if _, ok := rp["application_name"]; !ok {
+		rp["application_name"] = "agent-ls"
+	}
+	if cfg.MaxConns < 4 {
+		cfg.MaxConns = 4
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, password))
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var cur string
+	if err := pool.QueryRow(cctx, `SELECT current_schema()`).Scan(&cur); err != nil {
+		pool.Close()
+		if ctx.Err() == nil && cctx.Err() != nil {
+			return nil, fmt.Errorf("open store %s: server unreachable within %s: %w", red, timeout, scrub(err, password))
+		}
+		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, password))
+	}
+	if cur == "" {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w: no current schema (the search_path names no existing schema)", red, store.ErrInvalid)
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	ret := opts.SummaryRetention
+	if ret <= 0 {
+		ret = DefaultRetention
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	sh := &shared{pool: pool, location: red, schema: cur, opts: opts, now: now, retention: ret, logger: logger,
+		ids: schema.NewIDGenerator(opts.Entropy)}
+	return &Store{shared: sh}, nil
+}
+
+func passwordOf(location string) string {
+	u, err := url.Parse(location)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	p, _ := u.User.Password()
+	return p
+}
+
+// Location returns the store's URL without its password.
+func (s *Store) Location() string { return s.shared.location }
+
+// Schema returns the schema the store's tables live in.
+func (s *Store) Schema() string { return s.shared.schema }
+
+// Close releases the store's connections. Closing twice is a no-op; a batch
+// view is closed when its batch ends.
+func (s *Store) Close() error {
+	if s.tx != nil {
+		return nil
+	}
+	sh := s.shared
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if !sh.closed {
+		sh.closed = true
+		sh.pool.Close()
+	}
+	return nil
+}
+
+func (s *Store) nowTime() (time.Time, string) {
+	t := s.shared.now()
+	return t, schema.FormatTime(t)
+}
+
+func (s *Store) newID(t time.Time) (string, error) {
+	s.shared.idMu.Lock()
+	defer s.shared.idMu.Unlock()
+	return s.shared.ids.New(t)
+}
+
+// querier is what a read needs: the pool or the batch's transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// txState is a write transaction with the head row it locked.
+type txState struct {
+	tx     pgx.Tx
+	h      head
+	base   int64 // changes when the transaction started
+	dirty  bool
+	closed bool
+}
+
+// head is the ledger head row: the serialization point of every writer.
+type head struct {
+	storeID    string
+	ledgerSeq  int64
+	ledgerHash string
+	changes    int64
+	recSeq     int64
+	summarySeq int64
+}
+
+// read runs fn on the batch transaction or, outside a batch, on the pool.
+func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.tx != nil {
+		s.txMu.Lock()
+		defer s.txMu.Unlock()
+		if s.tx.closed {
+			return fmt.Errorf("store %s: batch ended: %w", s.shared.location, store.ErrClosed)
+		}
+		return s.wrap(fn(s.tx.tx))
+	}
+	sh := s.shared
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if sh.closed {
+		return fmt.Errorf("store %s: %w", sh.location, store.ErrClosed)
+	}
+	return s.wrap(fn(sh.pool))
+}
+
+// mutate runs fn in a write transaction holding the head row: the batch's,
+// or a new one committed when fn succeeds.
+func (s *Store) mutate(ctx context.Context, fn func(ts *txState) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sh := s.shared
+	if sh.opts.ReadOnly {
+		return fmt.Errorf("store %s: opened read-only: %w", sh.location, store.ErrForbidden)
+	}
+	if s.tx != nil {
+		s.txMu.Lock()
+		defer s.txMu.Unlock()
+		if s.tx.closed {
+			return fmt.Errorf("store %s: batch ended: %w", sh.location, store.ErrClosed)
+		}
+		return s.wrap(fn(s.tx))
+	}
+	sh.mu.RLock()
+	defer sh.mu.RUnlock()
+	if sh.closed {
+		return fmt.Errorf("store %s: %w", sh.location, store.ErrClosed)
+	}
+	ts, err := s.begin(ctx)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer func() { _ = ts.tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := fn(ts); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(s.commit(ctx, ts))
+}
+
+// begin starts a write transaction and locks the head row.
+func (s *Store) begin(ctx context.Context) (*txState, error) {
+	tx, err := s.shared.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts := &txState{tx: tx}
+	err = tx.QueryRow(ctx, `SELECT store_id, ledger_seq, ledger_hash, changes, rec_seq, summary_seq
+		FROM agent_ls_head WHERE id = 1 FOR UPDATE`).Scan(&ts.h.storeID, &ts.h.ledgerSeq, &ts.h.ledgerHash, &ts.h.changes, &ts.h.recSeq, &ts.h.summarySeq)
+	if err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("%w: the ledger head row is missing", store.ErrCorrupt)
+		}
+		return nil, err
+	}
+	ts.base = ts.h.changes
+	return ts, nil
+}
+
+// commit writes the head back when the transaction changed anything,
+// announces it and commits.
+func (s *Store) commit(ctx context.Context, ts *txState) error {
+	if ts.dirty {
+		ts.h.changes = ts.base + 1
+		if _, err := ts.tx.Exec(ctx, `UPDATE agent_ls_head SET ledger_seq = $1, ledger_hash = $2, changes = $3, rec_seq = $4, summary_seq = $5 WHERE id = 1`,
+			ts.h.ledgerSeq, ts.h.ledgerHash, ts.h.changes, ts.h.recSeq, ts.h.summarySeq); err != nil {
+			return err
+		}
+		if _, err := ts.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("%s %d", s.shared.schema, ts.h.ledgerSeq)); err != nil {
+			return err
+		}
+	}
+	return ts.tx.Commit(ctx)
+}
+
+// wrap maps PostgreSQL errors to the store's typed errors: a lock wait past
+// the lock timeout is store.ErrLocked; the text never names the password.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "55P03": // lock_not_available
+			return fmt.Errorf("store %s: %w: another agent-ls process holds the ledger; retry in a moment (%v)", s.shared.location, store.ErrLocked, err)
+		case "42P01": // undefined_table
+			return fmt.Errorf("store %s: %w: the agent-ls tables are missing (run agent-ls memory init --store URL): %v", s.shared.location, ErrNotInitialized, err)
+		}
+	}
+	return scrub(err, s.shared.pool.Config().ConnConfig.Password)
+}
+
+// ErrNotInitialized reports a database without the store's tables, opened
+// read-only or by a role that may not create them.
+var ErrNotInitialized = errors.New("store not initialized")
+
+// ErrVersion reports a database whose schema is newer than this agent-ls.
+var ErrVersion = errors.New("unsupported store version")
+
+// Batch runs fn with a view whose operations form one transaction (see
+// store.Store.Batch); the head row is locked while fn runs, so other writers
+// wait.
+func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
+	if s.tx != nil {
+		s.nested++
+		defer func() { s.nested-- }()
+		return fn(s)
+	}
+	var panicked any
+	err := s.mutate(ctx, func(ts *txState) (err error) {
+		child := &Store{shared: s.shared, tx: ts, txMu: &sync.Mutex{}}
+		defer func() {
+			child.txMu.Lock()
+			ts.closed = true
+			child.txMu.Unlock()
+		}()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked, err = r, errBatchPanic
+			}
+		}()
+		g := &store.BatchGuard{Store: child}
+		if err := fn(g); err != nil {
+			return err
+		}
+		if err := g.Failed(); err != nil {
+			return err
+		}
+		// A batch's commit is one change of the store's stamp, whatever
+		// it wrote (ViewStamp promised Next).
+		ts.dirty = true
+		return nil
+	})
+	if panicked != nil {
+		panic(panicked)
+	}
+	return err
+}
+
+var errBatchPanic = errors.New("batch function panicked")
+
+// ViewStamp implements store.Stamper for a Batch view: the store's id and
+// its count of committed changes before and after the batch.
+func (s *Store) ViewStamp() (store.ViewStamp, bool) {
+	if s.tx == nil || s.nested > 0 {
+		return store.ViewStamp{}, false
+	}
+	id := s.tx.h.storeID + "/" + s.shared.schema
+	return store.ViewStamp{Base: fmt.Sprintf("%s/%d", id, s.tx.base), Next: fmt.Sprintf("%s/%d", id, s.tx.base+1), Now: s.shared.now}, true
+}

@@ -1,0 +1,180 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// putPromotion stores (or replaces) a promotion row of rec.
+func putPromotion(ctx context.Context, q querier, rec schema.MemoryRecord, p store.Promotion) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode promotion of %s: %w", rec.ID, err)
+	}
+	_, err = q.Exec(ctx, `INSERT INTO agent_ls_promotions (record_id, scope, body) VALUES ($1, $2::jsonb, $3)
+		ON CONFLICT (record_id) DO UPDATE SET body = EXCLUDED.body`, rec.ID, scopeJSON(rec.Scope), string(b))
+	if err != nil {
+		return fmt.Errorf("store promotion of %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+func getPromotion(ctx context.Context, q querier, id string) (store.Promotion, bool, error) {
+	var body []byte
+	err := q.QueryRow(ctx, `SELECT body FROM agent_ls_promotions WHERE record_id = $1`, id).Scan(&body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Promotion{}, false, nil
+	}
+	if err != nil {
+		return store.Promotion{}, false, err
+	}
+	var p store.Promotion
+	if err := json.Unmarshal(body, &p); err != nil {
+		return store.Promotion{}, false, fmt.Errorf("promotion of %s: %w: %v", id, store.ErrCorrupt, err)
+	}
+	return p, true, nil
+}
+
+// Promote implements store.Store.
+func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest) (store.Promotion, error) {
+	_, now := s.nowTime()
+	var out store.Promotion
+	err := s.mutate(ctx, func(ts *txState) error {
+		st, found, err := s.getStored(ctx, ts.tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("promote %s: %w", id, store.ErrNotFound)
+		}
+		if err := store.CheckPromote(&st.Rec, req.Tier, now); err != nil {
+			return fmt.Errorf("promote %s: %w", id, err)
+		}
+		p := store.Promotion{RecordID: id, Tier: req.Tier, PromotedAt: now, Actor: req.Actor, Approver: req.Approver, Evidence: store.CloneEvidence(req.Evidence)}
+		if err := putPromotion(ctx, ts.tx, st.Rec, p); err != nil {
+			return err
+		}
+		ev := store.CloneEvidence(req.Evidence)
+		if err := appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Evidence: &ev}); err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	return out, nil
+}
+
+// Demote implements store.Store.
+func (s *Store) Demote(ctx context.Context, id, reason string, actor store.Actor) error {
+	_, now := s.nowTime()
+	return s.mutate(ctx, func(ts *txState) error {
+		_, found, err := s.getStored(ctx, ts.tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("demote %s: %w", id, store.ErrNotFound)
+		}
+		p, promoted, err := getPromotion(ctx, ts.tx, id)
+		if err != nil {
+			return err
+		}
+		if !promoted {
+			return nil
+		}
+		if _, err := ts.tx.Exec(ctx, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, id); err != nil {
+			return err
+		}
+		return appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpDemote, RecordID: id, Actor: actor, Reason: reason, Tier: p.Tier})
+	})
+}
+
+// Promotion implements store.Store.
+func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, error) {
+	var p store.Promotion
+	var found bool
+	err := s.read(ctx, func(q querier) error {
+		var err error
+		p, found, err = getPromotion(ctx, q, id)
+		return err
+	})
+	if err != nil {
+		return store.Promotion{}, err
+	}
+	if !found {
+		return store.Promotion{}, fmt.Errorf("promotion of %s: %w", id, store.ErrNotFound)
+	}
+	return p, nil
+}
+
+// Promoted implements store.Store: one query over the promotion rows whose
+// copied scope contains the filter (a GIN index), joined to their records;
+// its cost follows the promoted matches, not the store's size.
+func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
+	_, now := s.nowTime()
+	filter, keep := store.AgentFilter(scope, agent)
+	var hits []store.Stored
+	err := s.read(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT r.seq, r.body FROM agent_ls_promotions p JOIN agent_ls_records r ON r.id = p.record_id
+			WHERE p.scope @> $1::jsonb AND (r.invalid_at IS NULL OR r.invalid_at > $2) AND (r.expires_at IS NULL OR r.expires_at > $2)`,
+			scopeJSON(filter), now)
+		if err != nil {
+			return err
+		}
+		hits, _, err = scanStored(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newest(hits, now, filter, keep), nil
+}
+
+// Candidates implements store.Store.
+func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
+	_, now := s.nowTime()
+	filter, keep := store.AgentFilter(scope, agent)
+	var hits []store.Stored
+	err := s.read(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT r.seq, r.body FROM agent_ls_records r
+			WHERE r.target_key IS NOT NULL AND r.scope @> $1::jsonb
+			AND (r.invalid_at IS NULL OR r.invalid_at > $2) AND (r.expires_at IS NULL OR r.expires_at > $2)
+			AND NOT EXISTS (SELECT 1 FROM agent_ls_promotions p WHERE p.record_id = r.id)`,
+			scopeJSON(filter), now)
+		if err != nil {
+			return err
+		}
+		hits, _, err = scanStored(rows)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newest(hits, now, filter, keep), nil
+}
+
+// newest keeps the hits valid at now in the agent's view, newest first.
+func newest(hits []store.Stored, now string, filter map[string]string, keep func(map[string]string) bool) []schema.MemoryRecord {
+	kept := hits[:0]
+	for _, h := range hits {
+		if h.Rec.Valid(now) && store.MatchScope(h.Rec.Scope, filter) && keep(h.Rec.Scope) {
+			kept = append(kept, h)
+		}
+	}
+	store.SortNewest(kept)
+	out := make([]schema.MemoryRecord, len(kept))
+	for i, h := range kept {
+		out[i] = h.Rec
+	}
+	return out
+}
