@@ -23,6 +23,13 @@ import (
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
+const lensUsage = `Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's
+composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the
+composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,
+learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the
+first line and runs until interrupted (exit 0). Loopback only. Actions go through the same gates as the CLI, as
+the workspace's actor; with an agent actor configured the lens is read-only.`
+
 // runLens serves the evolution lens for the workspace's store until
 // interrupted.
 func runLens(ctx context.Context, e *env, args []string) int {
@@ -33,20 +40,14 @@ func runLens(ctx context.Context, e *env, args []string) int {
 	open := fs.Bool("open", false, "open the page in the default browser")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
-		printHelp(e.stdout, help{path: "lens", usage: "[--addr 127.0.0.1:0] [--open] [--store FILE]",
-			body: "Serves the evolution lens for the workspace's store: the pending-review queue with each proposal's\n" +
-				"composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the\n" +
-				"composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,\n" +
-				"learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the\n" +
-				"first line and runs until interrupted (exit 0). Loopback only. Actions go through the same gates as the\n" +
-				"CLI, as the workspace's actor; with an agent actor configured the lens is read-only."}, fs)
+		printHelp(e.stdout, help{path: "lens", usage: "[--addr 127.0.0.1:0] [--open] [flags]", body: lensUsage}, fs)
 		return exitOK
 	}
 	if err != nil {
 		return usageFail(e.stderr, "lens", err)
 	}
 	if len(pos) > 0 {
-		return usageFail(e.stderr, "lens", fmt.Errorf("unexpected argument %q", pos[0]))
+		return usageFail(e.stderr, "lens", fmt.Errorf("unexpected arguments %q", pos))
 	}
 	b, err := newLensBackend(e, sf)
 	if err != nil {
