@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/lens"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
 
 // lensFixture is a workspace whose store (written by the CLI as child
@@ -57,13 +58,19 @@ func newLensFixture(t *testing.T, extraYAML string) *lensFixture {
 // lens builds) with a client holding its cookie.
 func (f *lensFixture) lens(t *testing.T) (*httptest.Server, *http.Client, string) {
 	t.Helper()
+	return lensOver(t, f.dir, storeFlags{lockTimeout: 5 * time.Second})
+}
+
+// lensOver serves the lens of the workspace at dir over sf's store.
+func lensOver(t *testing.T, dir string, sf storeFlags) (*httptest.Server, *http.Client, string) {
+	t.Helper()
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
 		if k == "USER" {
 			return "ana"
 		}
 		return ""
-	}, cwd: f.dir, now: time.Now}
-	b, err := newLensBackend(e, storeFlags{lockTimeout: 5 * time.Second})
+	}, cwd: dir, now: time.Now}
+	b, err := newLensBackend(e, sf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,5 +297,36 @@ func TestLensCommand(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("lens did not start or stop")
+	}
+}
+
+// TestLensPostgres: the lens over a PostgreSQL store (--store URL) shows a
+// proposal the CLI opened there and approves it through the gates.
+func TestLensPostgres(t *testing.T) {
+	u := pgtest.Fresh(t)
+	w := newEvoWorkspace(t, "")
+	var saved struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	w.cliJSON(&saved, "memory", "save", "--store", u, "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call when a canary fails")
+	var ps struct {
+		Proposals []struct{ ID string } `json:"proposals"`
+	}
+	w.cliJSON(&ps, "proposals", "--store", u)
+	if len(ps.Proposals) != 1 {
+		t.Fatalf("proposals %+v", ps)
+	}
+	ts, c, token := lensOver(t, w.dir, storeFlags{path: u, lockTimeout: 5 * time.Second})
+	if code, body := get(t, c, ts.URL+"/"); code != http.StatusOK || !strings.Contains(body, `data-id="`+ps.Proposals[0].ID+`"`) {
+		t.Fatalf("landing over PostgreSQL: %d, proposal %s not shown", code, ps.Proposals[0].ID)
+	}
+	if code, loc := postForm(t, c, ts.URL+"/approve", url.Values{"token": {token}, "id": {ps.Proposals[0].ID}}); code != http.StatusSeeOther || !strings.Contains(loc, "msg=approved") {
+		t.Fatalf("approve: %d %s", code, loc)
+	}
+	var sh shownOut
+	w.cliJSON(&sh, "memory", "show", "--store", u, saved.Record.ID)
+	if sh.Promotion == nil {
+		t.Fatalf("not promoted after the lens approved: %+v", sh)
 	}
 }
