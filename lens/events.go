@@ -33,11 +33,26 @@ type storeEvents struct {
 	src  events.Source
 	now  func() time.Time
 	opts []events.Option
+
+	// Where the stream is: set by the first Follow, moved by each event, so
+	// a Follow started again (after its source failed) misses nothing and
+	// repeats nothing.
+	since   string
+	lastSeq uint64
 }
 
+// Follow is not for concurrent use: the lens runs one follower.
 func (s *storeEvents) Follow(ctx context.Context, fn func(events.Event)) error {
-	since := schema.FormatTime(s.now())
-	return events.Follow(ctx, s.st, s.src, since, func(ev events.Event) error {
+	if s.since == "" {
+		s.since = schema.FormatTime(s.now())
+	}
+	return events.Follow(ctx, s.st, s.src, s.since, func(ev events.Event) error {
+		if ev.Seq > 0 {
+			if ev.Seq <= s.lastSeq {
+				return nil
+			}
+			s.lastSeq, s.since = ev.Seq, ev.At
+		}
 		fn(ev)
 		return nil
 	}, s.opts...)

@@ -130,9 +130,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	if s.events != nil {
-		go func() {
-			_ = s.events.Follow(ctx, s.publish) // the page stays usable without live updates
-		}()
+		go s.follow(ctx)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -150,6 +148,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	return nil
+}
+
+// followRetry is how long the lens waits before following the store again
+// after the event stream stopped (a store directory that does not exist
+// yet, a database connection lost for good).
+const followRetry = time.Second
+
+// follow feeds the live pages until ctx ends; a stream that stops is
+// started again (the pages stay usable meanwhile, without live updates).
+func (s *Server) follow(ctx context.Context) {
+	for {
+		_ = s.events.Follow(ctx, s.publish)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(followRetry):
+		}
+	}
 }
 
 // publish hands an event to every live page; a page that is behind gets

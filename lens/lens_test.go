@@ -445,3 +445,69 @@ func TestStoreEvents(t *testing.T) {
 	default:
 	}
 }
+
+// flakySource is an events.Source whose watch the test wakes or fails.
+type flakySource struct {
+	mu      sync.Mutex
+	cur     chan struct{}
+	err     error
+	watches chan struct{} // a value per Watch started
+}
+
+func (f *flakySource) Watch(ctx context.Context) (<-chan struct{}, error) {
+	f.mu.Lock()
+	f.cur, f.err = make(chan struct{}, 1), nil
+	ch := f.cur
+	f.mu.Unlock()
+	f.watches <- struct{}{}
+	return ch, nil
+}
+
+func (f *flakySource) Err() error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
+
+func (f *flakySource) wake() { f.mu.Lock(); f.cur <- struct{}{}; f.mu.Unlock() }
+
+func (f *flakySource) fail() {
+	f.mu.Lock()
+	f.err = errors.New("source lost")
+	close(f.cur)
+	f.mu.Unlock()
+}
+
+// TestStoreEventsResume: a Follow started again after its source failed
+// delivers what was written in between, and nothing it delivered before.
+func TestStoreEventsResume(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(store.Options{})
+	write := func(content string) {
+		t.Helper()
+		if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: content}}, human); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := &flakySource{watches: make(chan struct{}, 2)}
+	ev := StoreEvents(st, src, func() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) })
+	var got []uint64
+	follow := func() chan error {
+		done := make(chan error, 1)
+		go func() { done <- ev.Follow(ctx, func(e events.Event) { got = append(got, e.Seq) }) }()
+		<-src.watches
+		return done
+	}
+	done := follow()
+	write("one")
+	src.wake()
+	write("two") // written while the source is lost
+	src.fail()
+	if err := <-done; err == nil {
+		t.Fatal("Follow returned nil after its source failed")
+	}
+	done = follow() // the first read catches up
+	write("three")
+	src.wake()
+	src.fail()
+	<-done
+	if fmt.Sprint(got) != "[1 2 3]" {
+		t.Fatalf("events %v, want [1 2 3] (each once)", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -328,5 +329,77 @@ func TestLensPostgres(t *testing.T) {
 	w.cliJSON(&sh, "memory", "show", "--store", u, saved.Record.ID)
 	if sh.Promotion == nil {
 		t.Fatalf("not promoted after the lens approved: %+v", sh)
+	}
+}
+
+// TestLensLiveBeforeStoreExists: a lens started before anything was saved
+// (no store, no store directory) still pushes the first save another
+// process makes to an open page.
+func TestLensLiveBeforeStoreExists(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: w.dir, now: time.Now}
+	b, err := newLensBackend(e, storeFlags{lockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs, closeEvents, err := b.events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEvents()
+	srv, err := lens.New(lens.Options{Backend: b, Events: evs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := lens.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Get(srv.URL(ln.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	c.Jar = &oneJar{cookies: res.Cookies()}
+	res, err = c.Get("http://" + ln.Addr().String() + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if l := <-lines; l != "retry: 1000" {
+		t.Fatalf("event stream starts %q", l)
+	}
+	wantCode(t, w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call"), exitOK, "save")
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("event stream ended")
+			}
+			if strings.HasPrefix(l, "data: ") && strings.Contains(l, `"type":"agent.memory.write"`) {
+				cancel()
+				if err := <-served; err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("no agent.memory.write event for the first save")
+		}
 	}
 }
