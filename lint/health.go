@@ -19,6 +19,9 @@ type Health struct {
 	Dropped         int             `json:"dropped"`
 	Conflicts       int             `json:"conflicts"`
 	Candidates      []CandidateInfo `json:"candidates"`
+	// Rejected lists the ids of records whose promotion a human rejected
+	// (not candidates until new evidence reopens them).
+	Rejected []string `json:"rejected"`
 	// Stale lists the ids of promoted currentState facts older than staleAfter.
 	Stale          []string    `json:"stale"`
 	PendingReviews int         `json:"pendingReviews"`
@@ -55,7 +58,10 @@ type RecallStats struct {
 // HealthOf computes the health report of an input (Config required for
 // sizes; without it only store counts are filled). It is pure.
 func HealthOf(in Input) Health {
-	h := Health{Candidates: []CandidateInfo{}, Stale: []string{}, Primitives: []PrimitiveSize{}}
+	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}}
+	for i := range in.Facts.Rejected {
+		h.Rejected = append(h.Rejected, in.Facts.Rejected[i].ID)
+	}
 	c := newRunCtx(in)
 	h.Promoted = len(in.Facts.Promoted)
 	h.Ceiling = c.ws.Ceiling
