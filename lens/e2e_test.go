@@ -35,7 +35,7 @@ func TestBrowser(t *testing.T) {
 	_, err = os.Stat("testdata/e2e/node_modules/playwright-core/package.json")
 	require(t, err == nil, "playwright-core (npm ci in lens/testdata/e2e)")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "agent-ls")

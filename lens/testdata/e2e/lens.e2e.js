@@ -59,7 +59,7 @@ async function step(name, fn) {
     viewport: { width: 1100, height: 900 },
     timeout: 30000,
   });
-  context.setDefaultTimeout(15000);
+  context.setDefaultTimeout(30000);
   const page = context.pages()[0] || await context.newPage();
   const external = [];
   page.on("request", (r) => { if (!r.url().startsWith(base)) external.push(r.url()); });
