@@ -92,11 +92,12 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		res.Tier = schema.TierOf(*r.Target)
 		if res.Tier == schema.TierLocked {
 			res.Status = SaveRefused
-			res.Guidance = fmt.Sprintf("%s is locked: persona, tone, methodology, mission, manuals and new judgment domains are authored, never learned; save it untargeted to keep it in recall", r.Target)
+			res.Guidance = fmt.Sprintf("%s is locked: %s", r.Target, schema.LockedReason)
 			return res, nil
 		}
 		if why := e.checkDomain(*r.Target); why != "" {
-			res.Status, res.Guidance = SaveRefused, why
+			// A new judgment domain is in the locked tier (the tier table).
+			res.Status, res.Tier, res.Guidance = SaveRefused, schema.TierLocked, "locked: "+why
 			return res, nil
 		}
 	}
