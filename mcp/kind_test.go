@@ -37,7 +37,7 @@ func TestSaveKindDefaultsToFact(t *testing.T) {
 	}
 	var out SaveOutput
 	f.call(ToolSave, map[string]any{"content": "Deploys freeze on Fridays after 15:00 CET"}, &out)
-	if out.Status != evolve.SaveSaved || out.Record.Kind != "fact" {
+	if out.Status != string(evolve.SaveSaved) || out.Record.Kind != "fact" {
 		t.Fatalf("save without kind = %+v", out)
 	}
 }

@@ -299,7 +299,7 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	}
 	target, err := parseTarget(in.Target)
 	if errors.Is(err, schema.ErrLockedTarget) {
-		return nil, SaveOutput{Status: evolve.SaveRefused, Tier: string(schema.TierLocked),
+		return nil, SaveOutput{Status: string(evolve.SaveRefused), Tier: string(schema.TierLocked),
 			Guidance: fmt.Sprintf("%v is locked: %s", in.Target, schema.LockedReason)}, nil
 	}
 	if err != nil {
