@@ -20,8 +20,13 @@ import (
 type Request struct {
 	// AgentFile is the path of the authored agent file (YAML or JSON).
 	AgentFile string
-	// Store holds the memories; nil composes the authored agent alone.
+	// Store holds the memories; nil composes the authored agent alone
+	// (or with Promoted).
 	Store store.Store
+	// Promoted, when non-nil, are the agent's valid, promoted records of
+	// now, already read by the caller: they are composed and Store is not
+	// asked for them (At must be empty).
+	Promoted []schema.MemoryRecord
 	// Scope is the base scope; the agent key comes from roleTemplate.name.
 	Scope map[string]string
 	// At, when set (RFC 3339), composes the agent as it was at that time,
@@ -32,7 +37,9 @@ type Request struct {
 	// Now stamps the overlay summary; nil is time.Now.
 	Now func() time.Time
 	// Summarize appends the overlay summary to the store (what a runtime's
-	// instantiate does). It is ignored with At: a replay is not an instantiate.
+	// instantiate does), with the candidate slice it shows, and records each
+	// conflict it sees for the first time in the ledger. It is ignored with
+	// At: a replay is not an instantiate.
 	Summarize bool
 	// ReadFile reads the agent file; nil is os.ReadFile.
 	ReadFile func(string) ([]byte, error)
@@ -96,7 +103,7 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		// The memories are read while the file is validated and decoded,
 		// for the agent name the parse found (checked below).
 		parsed := func(name string) {
-			if req.Store != nil && name != "" && atErr == nil {
+			if req.Store != nil && req.Promoted == nil && name != "" && atErr == nil {
 				early = startRead(ctx, req.Store, req.Scope, name, at)
 			}
 		}
@@ -115,6 +122,11 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 	var err error
 	res := &Result{Agent: cfg.RoleTemplate.Name, At: at, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
 	switch {
+	case req.Promoted != nil:
+		if res.At != "" {
+			return nil, fmt.Errorf("compose: records read for now cannot compose %s", res.At)
+		}
+		res.Records = req.Promoted
 	case early != nil:
 		if early.err != nil {
 			return nil, early.err
@@ -145,6 +157,14 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		}
 		if err := req.Store.AppendOverlaySummary(ctx, s); err != nil {
 			return nil, fmt.Errorf("append overlay summary: %w", err)
+		}
+		// Each residual conflict becomes a ledger entry the first time an
+		// instantiate sees it (the store keeps it once per pair).
+		for _, c := range res.Report.Conflicts {
+			ci := store.ConflictInfo{Records: []string{c.Winner, c.Shadowed}, Target: c.Slot}
+			if _, err := req.Store.RecordConflict(ctx, ci, store.SystemActor); err != nil {
+				return nil, fmt.Errorf("record conflict: %w", err)
+			}
 		}
 		res.Summary = &s
 	}

@@ -293,8 +293,8 @@ type cachedView struct {
 
 // viewReads are the store.Store methods cachedView passes through: they
 // change nothing a cached line holds.
-var viewReads = []string{"Get", "Search", "Promotion", "Promoted", "Candidates", "GetProposal", "Proposals",
-	"Ledger", "Verify", "StateAt", "OverlaySummaries", "Export", "Close"}
+var viewReads = []string{"Get", "Search", "Promotion", "Promotions", "Promoted", "Candidates", "GetProposal", "Proposals",
+	"Ledger", "EachLedger", "History", "Verify", "StateAt", "OverlaySummaries", "Export", "Close"}
 
 func (v *cachedView) failed(err error) {
 	if err != nil {
@@ -400,6 +400,21 @@ func (v *cachedView) AppendOverlaySummary(ctx context.Context, s store.OverlaySu
 	err := v.Store.AppendOverlaySummary(ctx, s)
 	v.failed(err)
 	return err
+}
+
+// RecordConflict changes no record (a ledger entry only); a failure breaks
+// the cache like any failed operation of the batch.
+func (v *cachedView) RecordConflict(ctx context.Context, c store.ConflictInfo, actor store.Actor) (bool, error) {
+	ok, err := v.Store.RecordConflict(ctx, c, actor)
+	v.failed(err)
+	return ok, err
+}
+
+// RecordExpiry changes no record (a ledger entry only).
+func (v *cachedView) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
+	ok, err := v.Store.RecordExpiry(ctx, id, actor)
+	v.failed(err)
+	return ok, err
 }
 
 // Import may add records to any slot: the cache starts over.

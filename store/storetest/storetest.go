@@ -95,12 +95,16 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Proposals", k.proposalTests()},
 		{"Ledger", k.ledgerTests()},
 		{"OverlaySummaries", k.summaryTests()},
+		{"Conflicts", k.conflictTests()},
+		{"Expiry", k.expiryTests()},
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},
 		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
 		{"Batch", k.batchTests()},
+		{"Protocol", k.protocolTests()},
+		{"Load", k.loadTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
