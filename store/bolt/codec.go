@@ -292,17 +292,6 @@ type ledgerHead struct {
 	hash string
 }
 
-// checkLedgerHead compares the ledger's last entry with the head recorded in
-// meta by appendLedger. A file written before the head existed has none and
-// passes (its next append records one).
-func checkLedgerHead(tx *bbolt.Tx, entries []store.LedgerEntry) error {
-	last := ""
-	if n := len(entries); n > 0 {
-		last = entries[n-1].Hash
-	}
-	return checkHead(tx, uint64(len(entries)), last)
-}
-
 // allLedger decodes every ledger entry in sequence order, on up to
 // GOMAXPROCS goroutines for a long ledger; a damaged entry is a
 // store.ErrCorrupt error naming its key (the first one in order).
