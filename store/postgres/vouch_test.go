@@ -13,7 +13,8 @@ import (
 
 // TestVouch: records as the store delivers them are vouched for by their
 // ledger entries; a content edited in the records table alone, and a
-// promotion row added with no ledger entry, are refused naming the record.
+// promotion row added with no ledger entry, are refused naming the record,
+// and Verify lists both.
 func TestVouch(t *testing.T) {
 	loc := pgtest.Fresh(t)
 	ctx := context.Background()
@@ -41,6 +42,9 @@ func TestVouch(t *testing.T) {
 	if err := store.VouchFor(ctx, s, got); err != nil {
 		t.Fatalf("Vouch of the untouched store: %v", err)
 	}
+	if err := s.Verify(ctx); err != nil {
+		t.Fatalf("Verify of the untouched store: %v", err)
+	}
 	pgtest.Exec(t, loc, `UPDATE agent_ls_records SET body = replace(body, 'versioned', 'versioneD') WHERE id = $1`, recs[0].ID)
 	rec, err := s.Get(ctx, recs[0].ID)
 	if err != nil {
@@ -58,5 +62,16 @@ func TestVouch(t *testing.T) {
 	}
 	if err := store.VouchFor(ctx, s, []schema.MemoryRecord{other}); !errors.As(err, &ue) || ue.ID != recs[1].ID {
 		t.Errorf("Vouch of a forged promotion: %v; want it refused naming %s", err, recs[1].ID)
+	}
+	var se *store.StateError
+	err = s.Verify(ctx)
+	named := map[string]bool{}
+	if errors.As(err, &se) {
+		for _, d := range se.Diffs {
+			named[d.Kind+" "+d.ID] = true
+		}
+	}
+	if !named["record "+recs[0].ID] || !named["promotion "+recs[1].ID] {
+		t.Errorf("Verify after both edits: %v; want the edited record and the forged promotion named", err)
 	}
 }
