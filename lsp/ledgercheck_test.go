@@ -59,3 +59,32 @@ func TestLedgerBrokenReadOnly(t *testing.T) {
 		t.Fatalf("approve on a broken chain: %v (%+v); want codeReadOnly naming the entry", err, out)
 	}
 }
+
+// TestLimitsThroughLSP: a retarget through the language server goes through
+// the one save path, so the workspace's limits apply: a record longer than
+// limits.content (set after it was saved) cannot be moved, and the answer
+// names the limit.
+func TestLimitsThroughLSP(t *testing.T) {
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	env := newTestEnv(t)
+	path := env.write(t, "deploy.agent.yaml", text)
+	res := agentSave(t, env, text, "deploys happen on tuesdays after the freeze", "background.projectContext.deploy_window", "conv-1")
+	if res.Record == nil {
+		t.Fatalf("save: %+v", res)
+	}
+	env.write(t, ".agent-ls.yaml", "actor: human:ana\nlimits:\n  content: 20\n")
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
+	c.initialize(env.root, nil, true)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	var out CommandResult
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRetarget,
+		"arguments": []any{map[string]any{"uri": uri, "recordId": res.Record.ID, "target": "background.projectContext.release_day"}}}, &out)
+	if err == nil || !strings.Contains(err.Error(), "limits.content") {
+		t.Fatalf("retarget of a record over limits.content: %v (%+v); want refused naming the limit", err, out)
+	}
+}

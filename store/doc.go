@@ -84,6 +84,18 @@
 // ledger: the state is rebuilt with the same Apply* helpers the live
 // backends use, so StateAt(T) equals what Promoted returned at T.
 //
+// The ledger binds the state. ReplayAll (ApplyEntry per entry) rebuilds
+// every record, promotion row and proposal; a backend's Verify compares that
+// with what it stores (CompareState, CompareRecordJSON, plus its own
+// indexes) and reports each Difference in a *StateError. No write is
+// appended onto a chain that does not verify and StateAt verifies the chain
+// up to T (VerifyUpTo): both refuse with a *ChainError ("ledger does not
+// verify at entry N"). CheckSealedJSON checks a stored entry from its bytes.
+// A Voucher checks the records a render delivers against their own entries
+// (VouchRecord), at a cost proportional to what is rendered; compose calls
+// VouchFor. A Head (SEQ:HASH) pinned outside the store is checked with
+// CheckPin. Limits: every write passes CheckLimits (schema.Limits).
+//
 // # Export and import
 //
 // Export visits every readable record in id order. Import (PrepareImport)

@@ -181,6 +181,32 @@ func CompareState(want, got State) []Difference {
 	return out
 }
 
+// CompareRecordJSON compares the record want (the ledger's) with data, the
+// JSON a backend stored for record id (json.Marshal of the record): equal
+// bytes cost one encoding; otherwise data is decoded and the differing
+// fields named. A nil want is a record the ledger never created. The
+// result is nil when they match.
+func CompareRecordJSON(id string, want *schema.MemoryRecord, data []byte) *Difference {
+	if want == nil {
+		return &Difference{"record", id, "stored, but no ledger entry created it"}
+	}
+	w := *want
+	if w.Scope == nil {
+		w.Scope = map[string]string{}
+	}
+	if enc, err := json.Marshal(w); err == nil && bytes.Equal(enc, data) {
+		return nil
+	}
+	var got schema.MemoryRecord
+	if err := json.Unmarshal(data, &got); err != nil || got.ID != id {
+		return &Difference{"record", id, "the ledger has it, but its stored value does not decode"}
+	}
+	if f := RecordFieldsDiffer(w, got); len(f) > 0 {
+		return &Difference{"record", id, "stored " + strings.Join(f, ", ") + " differ(s) from the ledger's"}
+	}
+	return nil
+}
+
 // RecordFieldsDiffer names the JSON fields in which two records differ (a
 // nil and an empty scope are the same).
 func RecordFieldsDiffer(a, b schema.MemoryRecord) []string {

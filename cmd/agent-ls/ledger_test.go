@@ -48,8 +48,8 @@ func editLedgerEntry(t *testing.T, db string, seq uint64) {
 // TestLedgerThroughCLI: --head prints SEQ:HASH; --verify --head passes
 // while the chain extends the pin; after a ledger entry is edited, verify
 // exits 1 naming the entry, a save and a promote are refused with exit 2
-// and "ledger does not verify at entry N", render --at and learnings
-// refuse (exit 2); after an edit of a record's content alone (records
+// and "ledger does not verify at entry N", render --at, diff --from/--to
+// and learnings refuse (exit 2); after an edit of a record's content alone (records
 // bucket), verify lists the difference with the record's id (exit 1).
 func TestLedgerThroughCLI(t *testing.T) {
 	w := newEvoWorkspace(t, "")
@@ -113,6 +113,7 @@ func TestLedgerThroughCLI(t *testing.T) {
 		{"memory", "save", "--content", "one more", "--scope", "project=atlas,agent=deploy"},
 		{"memory", "invalidate", ids[0], "--reason", "x"},
 		{"render", "deploy.agent.yaml", "--at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
+		{"diff", "deploy.agent.yaml", "--from", "2020-01-01T00:00:00Z", "--to", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
 		{"learnings"},
 	} {
 		r := w.cli(args...)

@@ -292,26 +292,49 @@ type ledgerHead struct {
 	hash string
 }
 
-// checkLedgerHead compares the ledger's last entry with the head recorded in
-// meta by appendLedger. A file written before the head existed has none and
-// passes (its next append records one).
-func checkLedgerHead(tx *bbolt.Tx, entries []store.LedgerEntry) error {
-	last := ""
-	if n := len(entries); n > 0 {
-		last = entries[n-1].Hash
-	}
-	return checkHead(tx, uint64(len(entries)), last)
-}
-
-// allLedger decodes every ledger entry in sequence order; a damaged entry is
-// a store.ErrCorrupt error naming its key.
+// allLedger decodes every ledger entry in sequence order, on up to
+// GOMAXPROCS goroutines for a long ledger; a damaged entry is a
+// store.ErrCorrupt error naming its key (the first one in order).
 func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
-	var out []store.LedgerEntry
-	err := s.eachLedger(tx, func(e store.LedgerEntry) error {
-		out = append(out, e)
+	b := tx.Bucket(bucketLedger)
+	if b == nil {
+		return nil, nil
+	}
+	var keys, vals [][]byte
+	if err := b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return s.corrupt("ledger key %x is not a sequence", k)
+		}
+		keys, vals = append(keys, k), append(vals, v)
 		return nil
-	})
-	return out, err
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]store.LedgerEntry, len(vals))
+	errs := make([]error, len(vals))
+	decode := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			errs[i] = json.Unmarshal(vals[i], &out[i])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(vals)/decodeParallelMin)
+	if workers < 2 {
+		decode(0, len(vals))
+	} else {
+		var wg sync.WaitGroup
+		per := (len(vals) + workers - 1) / workers
+		for lo := per; lo < len(vals); lo += per {
+			wg.Go(func() { decode(lo, min(lo+per, len(vals))) })
+		}
+		decode(0, min(per, len(vals)))
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err != nil {
+			return nil, s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(keys[i]), err)
+		}
+	}
+	return out, nil
 }
 
 // eachLedger decodes the ledger entries in order and passes each to fn,

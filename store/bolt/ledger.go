@@ -85,28 +85,30 @@ func (s *Store) EachLedgerOf(ctx context.Context, want func(id string) bool, fn 
 // append also catches entries removed from the end of the chain. The cost
 // is linear in the store.
 func (s *Store) Verify(ctx context.Context) error {
-	var entries []store.LedgerEntry
-	var headErr error
+	var chainErr error
 	var diffs []store.Difference
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		var err error
-		if entries, err = s.allLedger(tx); err != nil {
+		// The chain and its head, from the stored bytes.
+		if err := s.checkChain(tx); err != nil {
+			var le *store.LedgerError
+			if !errors.As(err, &le) {
+				return err
+			}
+			chainErr = le
+			return nil
+		}
+		entries, err := s.allLedger(tx)
+		if err != nil {
 			return err
 		}
-		headErr = checkLedgerHead(tx, entries)
-		if store.VerifyChain(entries) == nil && headErr == nil {
-			diffs = s.verifyState(tx, entries)
-		}
+		diffs = s.verifyState(tx, entries)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
-	if err := store.VerifyChain(entries); err != nil {
-		return fmt.Errorf("verify store %s: %w", s.path, err)
-	}
-	if headErr != nil {
-		return fmt.Errorf("verify store %s: %w", s.path, headErr)
+	if chainErr != nil {
+		return fmt.Errorf("verify store %s: %w", s.path, chainErr)
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("verify store %s: %w", s.path, &store.StateError{Diffs: diffs})

@@ -12,27 +12,47 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// storedState reads everything the file holds about records: every record,
-// promotion row and proposal. A value that does not decode is a Difference
-// naming its key (and is left out of the state).
-func (s *Store) storedState(tx *bbolt.Tx) (store.State, []store.Difference, map[string]bool) {
+// storedState compares every stored record with want's (the ledger's
+// replay) from its stored bytes (store.CompareRecordJSON: one encoding per
+// record when they match), and reads every promotion row and proposal. A
+// value that does not decode is a Difference naming its key. Records the
+// ledger never created whose value does not decode (kept as they were by
+// the version-0 migration) are skipped by every read and are no
+// difference.
+func (s *Store) storedState(tx *bbolt.Tx, want store.State) (store.State, []store.Difference) {
 	st := store.NewState()
 	var diffs []store.Difference
-	undecodable := map[string]bool{}
+	seen := make(map[string]bool, len(want.Records))
 	if b := tx.Bucket(bucketRecords); b != nil {
-		var raw []rawRecord
 		_ = b.ForEach(func(k, v []byte) error {
-			raw = append(raw, rawRecord{k, v})
+			id := string(k)
+			w, ok := want.Records[id]
+			if !ok {
+				if _, decodes := decodeRecord(k, v); decodes {
+					diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "stored, but no ledger entry created it"})
+				}
+				return nil
+			}
+			seen[id] = true
+			if len(v) < 8 {
+				diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the ledger has it, but its stored value does not decode"})
+				return nil
+			}
+			if d := store.CompareRecordJSON(id, &w, v[8:]); d != nil {
+				diffs = append(diffs, *d)
+			}
 			return nil
 		})
-		sts, oks := decodeAll(raw)
-		for i := range sts {
-			if !oks[i] {
-				undecodable[string(raw[i].key)] = true
-				continue
-			}
-			st.Records[sts[i].Rec.ID] = sts[i].Rec
+	}
+	var missing []string
+	for id := range want.Records {
+		if !seen[id] {
+			missing = append(missing, id)
 		}
+	}
+	sort.Strings(missing)
+	for _, id := range missing {
+		diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the ledger has it, but it is not stored"})
 	}
 	if b := tx.Bucket(bucketPromotions); b != nil {
 		_ = b.ForEach(func(k, v []byte) error {
@@ -62,7 +82,7 @@ func (s *Store) storedState(tx *bbolt.Tx) (store.State, []store.Difference, map[
 			return nil
 		})
 	}
-	return st, diffs, undecodable
+	return st, diffs
 }
 
 // indexDiffs compares every index bucket with the one the replayed state
@@ -108,6 +128,11 @@ func (s *Store) indexDiffs(tx *bbolt.Tx, want store.State, entries []store.Ledge
 		_ = b.ForEach(func(k, v []byte) error {
 			id, ok := pscope[string(k)]
 			if !ok {
+				return nil
+			}
+			if rv := tx.Bucket(bucketRecords).Get([]byte(id)); rv != nil && bytes.Equal(rv[min(8, len(rv)):], v[min(8, len(v)):]) {
+				// The copy is the record's own value, which was compared
+				// with the ledger's record above.
 				return nil
 			}
 			st, ok := decodeRecord([]byte(id), v)
@@ -189,19 +214,13 @@ func printableKey(k []byte) string {
 }
 
 // verifyState replays entries and compares the result with everything tx
-// holds (store.CompareState and the indexes).
+// holds: records (storedState), promotion rows and proposals
+// (store.CompareState) and the indexes.
 func (s *Store) verifyState(tx *bbolt.Tx, entries []store.LedgerEntry) []store.Difference {
 	want := store.ReplayAll(entries)
-	got, diffs, undecodable := s.storedState(tx)
-	for _, d := range store.CompareState(want, got) {
-		if d.Kind == "record" && undecodable[d.ID] {
-			// A record the ledger has whose stored value is damaged (a
-			// value the ledger never had, such as one kept as is by the
-			// version-0 migration, is skipped by every read and is no
-			// difference).
-			d.Detail = "the ledger has it, but its stored value does not decode"
-		}
-		diffs = append(diffs, d)
-	}
+	got, diffs := s.storedState(tx, want)
+	rest := want
+	rest.Records = nil
+	diffs = append(diffs, store.CompareState(rest, got)...)
 	return append(diffs, s.indexDiffs(tx, want, entries)...)
 }

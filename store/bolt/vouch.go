@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
+	"sync"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -11,78 +14,149 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
+// vouchParallelMin is the number of records from which Vouch spreads the
+// decoding over the processors.
+const vouchParallelMin = 64
+
 // Vouch implements store.Voucher: in one read transaction each record's
 // ledger entries are found through the ledgerof index (a few keys per
-// record), decoded and replayed, and the result compared with the record
-// as given and its stored promotion row (store.VouchRecord). A file
-// without the index (schema version 2, read-only) finds them by one scan
-// of the ledger.
+// record) and its promotion row read; then, on up to GOMAXPROCS goroutines,
+// each entry is decoded and checked against its own hash from its stored
+// bytes (store.EntryFromJSON) and the entries are replayed and compared
+// with the record as given and its row (store.VouchChecked). A file without
+// the index (schema version 2, read-only) finds the entries by one scan of
+// the ledger. The first record that does not match is a
+// *store.UnvouchedError.
 func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		ledger := tx.Bucket(bucketLedger)
-		byID := map[string][]store.LedgerEntry{}
-		scan := false
-		for _, r := range recs {
+		ledger, proms := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions)
+		type work struct {
+			seqs []uint64
+			raw  [][]byte // the entries' stored bytes, valid while tx is open
+			prom []byte
+		}
+		ws := make([]work, len(recs))
+		for i, r := range recs {
 			seqs, ok := ledgerSeqsOf(tx, r.ID)
 			if !ok {
-				scan = true
-				break
+				return s.vouchByScan(tx, recs)
 			}
+			ws[i].seqs = seqs
 			for _, seq := range seqs {
 				v := ledger.Get(u64(seq))
 				if v == nil {
-					return &store.UnvouchedError{ID: r.ID, Detail: "a ledger entry it was indexed under is missing"}
+					return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d it was indexed under is missing", seq)}
 				}
-				var e store.LedgerEntry
-				if err := json.Unmarshal(v, &e); err != nil {
-					return &store.UnvouchedError{ID: r.ID, Detail: "a ledger entry of it does not decode"}
-				}
-				byID[r.ID] = append(byID[r.ID], e)
+				ws[i].raw = append(ws[i].raw, v)
 			}
-		}
-		if scan {
-			want := map[string]bool{}
-			for _, r := range recs {
-				want[r.ID] = true
-			}
-			byID = map[string][]store.LedgerEntry{}
-			err := s.eachLedgerOf(tx, func(id string) bool { return want[id] }, func(e store.LedgerEntry) error {
-				for _, id := range entryIDs(e) {
-					if want[id] {
-						byID[id] = append(byID[id], e)
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		proms := tx.Bucket(bucketPromotions)
-		for _, r := range recs {
-			var prom *store.Promotion
 			if proms != nil {
-				if v := proms.Get([]byte(r.ID)); v != nil {
-					var p store.Promotion
-					if json.Unmarshal(v, &p) != nil {
-						return &store.UnvouchedError{ID: r.ID, Detail: "its promotion row does not decode"}
-					}
-					prom = &p
-				}
-			}
-			if err := store.VouchRecord(r, prom, byID[r.ID]); err != nil {
-				return err
+				ws[i].prom = proms.Get([]byte(r.ID))
 			}
 		}
-		return nil
+		errs := make([]error, len(recs))
+		check := func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				errs[i] = vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+			}
+		}
+		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
+		if workers < 2 {
+			check(0, len(recs))
+		} else {
+			var wg sync.WaitGroup
+			per := (len(recs) + workers - 1) / workers
+			for lo := per; lo < len(recs); lo += per {
+				wg.Go(func() { check(lo, min(lo+per, len(recs))) })
+			}
+			check(0, min(per, len(recs)))
+			wg.Wait()
+		}
+		return firstErr(errs)
 	})
 	if errors.Is(err, errNoFile) {
 		return &store.UnvouchedError{ID: recs[0].ID, Detail: "the store file is gone"}
 	}
 	return err
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vouchOne checks one record against its entries' stored bytes and its
+// stored promotion row (nil when none).
+func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+	entries := make([]store.LedgerEntry, len(raw))
+	for j, v := range raw {
+		e, ok, err := store.EntryFromJSON(v)
+		if err != nil {
+			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
+		}
+		if !ok {
+			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", seqs[j])}
+		}
+		entries[j] = e
+	}
+	prom, err := decodePromotion(r.ID, promRaw)
+	if err != nil {
+		return err
+	}
+	return store.VouchChecked(r, prom, entries)
+}
+
+func decodePromotion(id string, v []byte) (*store.Promotion, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var p store.Promotion
+	if json.Unmarshal(v, &p) != nil {
+		return nil, &store.UnvouchedError{ID: id, Detail: "its promotion row does not decode"}
+	}
+	return &p, nil
+}
+
+// vouchByScan is Vouch for a file without the ledgerof index: one scan of
+// the ledger collects the entries of recs.
+func (s *Store) vouchByScan(tx *bbolt.Tx, recs []schema.MemoryRecord) error {
+	want := map[string]bool{}
+	for _, r := range recs {
+		want[r.ID] = true
+	}
+	byID := map[string][]store.LedgerEntry{}
+	err := s.eachLedgerOf(tx, func(id string) bool { return want[id] }, func(e store.LedgerEntry) error {
+		for _, id := range entryIDs(e) {
+			if want[id] {
+				byID[id] = append(byID[id], e)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	proms := tx.Bucket(bucketPromotions)
+	for _, r := range recs {
+		var v []byte
+		if proms != nil {
+			v = proms.Get([]byte(r.ID))
+		}
+		prom, err := decodePromotion(r.ID, v)
+		if err != nil {
+			return err
+		}
+		if err := store.VouchRecord(r, prom, byID[r.ID]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var _ store.Voucher = (*Store)(nil)

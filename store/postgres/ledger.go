@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/jackc/pgx/v5"
 
@@ -83,15 +84,18 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 }
 
 // Verify implements store.Store: the hash chain (store.VerifyChain) and the
-// head row, which also catches entries cut from the end of the chain.
+// head row, which also catches entries cut from the end of the chain; then
+// the ledger's replay against every stored record, promotion row and
+// proposal (verifyState), each difference in a *store.StateError.
 func (s *Store) Verify(ctx context.Context) error {
 	var entries []store.LedgerEntry
 	var headSeq int64
 	var headHash string
+	var diffs []store.Difference
 	// One snapshot for the entries and the head: a writer committing
 	// between the two reads must not look like tampering.
 	err := s.snapshot(ctx, func(q querier) error {
-		entries = nil
+		entries, diffs = nil, nil
 		if err := q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
 			return err
 		}
@@ -112,7 +116,14 @@ func (s *Store) Verify(ctx context.Context) error {
 			}
 			entries = append(entries, e)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if store.VerifyChain(entries) != nil || store.CheckLedgerHead(entries, uint64(headSeq), headHash) != nil {
+			return nil
+		}
+		diffs, err = s.verifyState(ctx, q, entries)
+		return err
 	})
 	if err != nil {
 		return err
@@ -123,7 +134,88 @@ func (s *Store) Verify(ctx context.Context) error {
 	if err := store.CheckLedgerHead(entries, uint64(headSeq), headHash); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("verify store %s: %w", s.shared.location, &store.StateError{Diffs: diffs})
+	}
 	return nil
+}
+
+// verifyState replays entries (store.ReplayAll) and compares the result
+// with every stored record body (store.CompareRecordJSON), promotion row and
+// proposal (store.CompareState). The columns derived from a record's body
+// (scope, kind, tags, tokens, target_key, invalid_at, expires_at) are not
+// compared yet.
+func (s *Store) verifyState(ctx context.Context, q querier, entries []store.LedgerEntry) ([]store.Difference, error) {
+	want := store.ReplayAll(entries)
+	var diffs []store.Difference
+	seen := map[string]bool{}
+	got := store.NewState()
+	each := func(sql string, fn func(id string, body []byte)) error {
+		rows, err := q.Query(ctx, sql)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var body []byte
+			if err := rows.Scan(&id, &body); err != nil {
+				return err
+			}
+			fn(id, body)
+		}
+		return rows.Err()
+	}
+	err := each(`SELECT id, body FROM agent_ls_records`, func(id string, body []byte) {
+		seen[id] = true
+		var w *schema.MemoryRecord
+		if r, ok := want.Records[id]; ok {
+			w = &r
+		}
+		if d := store.CompareRecordJSON(id, w, body); d != nil {
+			diffs = append(diffs, *d)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id := range want.Records {
+		if !seen[id] {
+			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the ledger has it, but it is not stored"})
+		}
+	}
+	err = each(`SELECT record_id, body FROM agent_ls_promotions`, func(id string, body []byte) {
+		var p store.Promotion
+		if json.Unmarshal(body, &p) != nil {
+			diffs = append(diffs, store.Difference{Kind: "promotion", ID: id, Detail: "the stored row does not decode"})
+			return
+		}
+		got.Promotions[id] = p
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = each(`SELECT id, body FROM agent_ls_proposals`, func(id string, body []byte) {
+		var p store.Proposal
+		if json.Unmarshal(body, &p) != nil {
+			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
+			return
+		}
+		got.Proposals[id] = p
+	})
+	if err != nil {
+		return nil, err
+	}
+	rest := want
+	rest.Records = nil
+	diffs = append(diffs, store.CompareState(rest, got)...)
+	sort.SliceStable(diffs, func(i, j int) bool {
+		if diffs[i].Kind != diffs[j].Kind {
+			return diffs[i].Kind < diffs[j].Kind
+		}
+		return diffs[i].ID < diffs[j].ID
+	})
+	return diffs, nil
 }
 
 // snapshot runs fn in a read-only repeatable-read transaction (or in the
@@ -155,6 +247,10 @@ func (s *Store) StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, 
 	entries, err := s.Ledger(ctx, store.LedgerFilter{})
 	if err != nil {
 		return nil, err
+	}
+	// A replay rests on the chain up to at: it must verify.
+	if err := store.VerifyUpTo(entries, at); err != nil {
+		return nil, store.AsChainError(err)
 	}
 	return store.ReplayState(entries, at), nil
 }
