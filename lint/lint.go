@@ -147,7 +147,7 @@ type rule struct {
 func rules() []rule {
 	return []rule{
 		{RuleInfo{RuleSchema, "the agent file violates the agent JSON Schema (or defines a judgment domain twice)", schema.SeverityError}, nil},
-		{RuleInfo{RuleCeilingExceeded, "memory-derived text exceeds the composition ceiling of .agent-ls.yaml", schema.SeverityError}, ruleCeiling},
+		{RuleInfo{RuleCeilingExceeded, "memory-derived text exceeds the composition ceiling of .agent-ls.yaml (a hard failure: it cannot be turned off, downgraded or suppressed)", schema.SeverityError}, ruleCeiling},
 		{RuleInfo{RuleBudgetSpill, "promoted memories over a primitive's budget spill to the recall block (ids listed)", schema.SeverityWarning}, ruleBudgetSpill},
 		{RuleInfo{RuleAuthoredWins, "a promoted memory targets a key or name the authored config holds: the authored value wins", schema.SeverityInfo}, ruleAuthoredWins},
 		{RuleInfo{RuleMemoryConflict, "two promoted memories hold the same slot: the newer renders, the other is shadowed", schema.SeverityWarning}, ruleMemoryConflict},
