@@ -193,6 +193,10 @@ func promoted(ctx context.Context, s store.Store, scope map[string]string, agent
 		if err != nil {
 			return nil, fmt.Errorf("promoted records: %w", err)
 		}
+		// Nothing renders bytes the ledger does not vouch for.
+		if err := store.VouchFor(ctx, s, recs); err != nil {
+			return nil, fmt.Errorf("promoted records: %w", err)
+		}
 		return recs, nil
 	}
 	all, err := s.StateAt(ctx, at)
@@ -267,5 +271,27 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 			}
 		}
 	}
-	return overlay.Recall(cands, spilled, hits, r.policy), nil
+	block := overlay.Recall(cands, spilled, hits, r.policy)
+	if r.store != nil {
+		// What the block delivers from the store now (candidates and
+		// hits; spilled records were vouched for with the composition)
+		// must match the ledger.
+		delivered := map[string]bool{}
+		for _, e := range block.Entries {
+			delivered[e.ID] = true
+		}
+		var check []schema.MemoryRecord
+		for _, list := range [][]schema.MemoryRecord{cands, hits} {
+			for _, rec := range list {
+				if delivered[rec.ID] && !spilledIDs[rec.ID] {
+					check = append(check, rec)
+					delete(delivered, rec.ID)
+				}
+			}
+		}
+		if err := store.VouchFor(ctx, r.store, check); err != nil {
+			return overlay.RecallBlock{}, fmt.Errorf("recall: %w", err)
+		}
+	}
+	return block, nil
 }

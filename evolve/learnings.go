@@ -40,6 +40,10 @@ type Learning struct {
 // week"). It replays the ledger to know which invalidations retired a
 // promoted record.
 func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, error) {
+	// What was learned is read from the ledger: it must verify.
+	if err := store.CheckChain(ctx, e.st, ""); err != nil {
+		return nil, err
+	}
 	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpDemote, store.OpApprove,
 		store.OpInvalidate, store.OpSupersede, store.OpDelete}})
 	if err != nil {

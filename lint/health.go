@@ -22,6 +22,9 @@ type Health struct {
 	// renders (winner, the newest) and the one it shadows.
 	ConflictRecords []overlay.Conflict `json:"conflictRecords"`
 	Candidates      []CandidateInfo    `json:"candidates"`
+	// Rejected lists the ids of records whose promotion a human rejected
+	// (not candidates until new evidence reopens them).
+	Rejected []string `json:"rejected"`
 	// Stale lists the ids of promoted currentState facts older than staleAfter.
 	Stale          []string    `json:"stale"`
 	PendingReviews int         `json:"pendingReviews"`
@@ -58,7 +61,10 @@ type RecallStats struct {
 // HealthOf computes the health report of an input (Config required for
 // sizes; without it only store counts are filled). It is pure.
 func HealthOf(in Input) Health {
-	h := Health{Candidates: []CandidateInfo{}, Stale: []string{}, Primitives: []PrimitiveSize{}, ConflictRecords: []overlay.Conflict{}}
+	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}, ConflictRecords: []overlay.Conflict{}}
+	for i := range in.Facts.Rejected {
+		h.Rejected = append(h.Rejected, in.Facts.Rejected[i].ID)
+	}
 	c := newRunCtx(in)
 	h.Promoted = len(in.Facts.Promoted)
 	h.Ceiling = c.ws.Ceiling

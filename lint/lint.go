@@ -49,8 +49,12 @@ type Input struct {
 type StoreFacts struct {
 	// Promoted are the agent's valid, promoted records.
 	Promoted []schema.MemoryRecord
-	// Candidates are the agent's valid, targeted, unpromoted records.
+	// Candidates are the agent's valid, targeted, unpromoted records still
+	// under review.
 	Candidates []schema.MemoryRecord
+	// Rejected are valid, unpromoted records whose promotion a human
+	// rejected, with no evidence since (store.IsRejected): not candidates.
+	Rejected []schema.MemoryRecord
 	// Proposals are the agent's pending proposals.
 	Proposals []store.Proposal
 	// Progress maps a candidate id to its recurrence progress; a missing id
@@ -137,6 +141,7 @@ const (
 	RuleStaleState        = "stale-state"
 	RuleNearDuplicate     = "near-duplicate"
 	RuleCandidateProgress = "candidate-progress"
+	RuleStructuredContent = "structured-content"
 )
 
 type rule struct {
@@ -157,6 +162,7 @@ func rules() []rule {
 		{RuleInfo{RulePendingReview, "a promotion or demotion of this agent waits for a human's approval", schema.SeverityInfo}, rulePendingReview},
 		{RuleInfo{RuleStaleState, "a promoted currentState fact was not updated within staleAfter", schema.SeverityInfo}, ruleStaleState},
 		{RuleInfo{RuleNearDuplicate, "memories of one slot (one finding per group of restatements), or a memory and an authored line, state the same lesson", schema.SeverityInfo}, ruleNearDuplicate},
+		{RuleInfo{RuleStructuredContent, "a memory's content has line breaks or starts with Markdown structure: it renders folded into one line of its slot", schema.SeverityWarning}, ruleStructuredContent},
 		{RuleInfo{RuleCandidateProgress, "a candidate memory and its progress toward promotion (more than ten on one target: one finding counting them by state)", schema.SeverityHint}, ruleCandidateProgress},
 	}
 }

@@ -835,3 +835,25 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// ruleStructuredContent flags promoted and candidate memories whose content
+// the prompt does not show as written: line breaks or a leading Markdown
+// block marker (a heading, list item, quote, fence, rule). Content is data:
+// overlay.Inline folds it into one line of its slot, so the finding asks for
+// one plain line instead of structure that will not render.
+func ruleStructuredContent(c *runCtx) []Finding {
+	var out []Finding
+	for _, recs := range [][]schema.MemoryRecord{c.in.Facts.Promoted, c.in.Facts.Candidates} {
+		for i := range recs {
+			r := &recs[i]
+			if r.Target == nil || overlay.Inline(r.Content) == r.Content {
+				continue
+			}
+			f := c.finding(c.recordPointer(r), fmt.Sprintf("memory %s (%s) has line breaks or starts with Markdown structure: it renders folded into one line of its slot as %q; save it as one plain line",
+				r.ID, r.Target, oneLine(overlay.Inline(r.Content), 80)))
+			f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -267,10 +267,16 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 			return nil, fmt.Errorf("target: %w", err)
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
-		var mt schema.MemoryTarget
-		if err := dec.Decode(&mt); err != nil {
+		// A key the union does not have is a mistake, never ignored (the
+		// plain type decodes without MemoryTarget's own UnmarshalJSON,
+		// which would not pass the setting on).
+		dec.DisallowUnknownFields()
+		type plain schema.MemoryTarget
+		var p plain
+		if err := dec.Decode(&p); err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}
+		mt := schema.MemoryTarget(p)
 		if err := mt.Validate(); err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}

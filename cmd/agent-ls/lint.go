@@ -242,7 +242,7 @@ func (c *lintCmd) open(path string) *lintStore {
 	}
 	ls := &lintStore{}
 	c.stores[path] = ls
-	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls
@@ -388,6 +388,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 				prog = fmt.Sprintf(", %d of %d conversations", cd.Have, cd.Need)
 			}
 			fmt.Fprintf(w, "    %s %s (%s%s)\n", cd.ID, cd.Target, cd.Tier, prog)
+		}
+		if len(h.Rejected) > 0 {
+			fmt.Fprintf(w, "  rejected (a human declined their promotion; new evidence reopens them): %s\n", strings.Join(h.Rejected, ", "))
 		}
 		stale := "none"
 		if len(h.Stale) > 0 {

@@ -14,6 +14,7 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	"golang.org/x/tools/txtar"
 
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -251,7 +252,7 @@ func TestLintListRulesAndReport(t *testing.T) {
 	dir := lintWorkspace(t, "budget-spill", "positive", false)
 	r := runBin(t, dir, "", nil, "lint", "--list-rules", "--format", "json")
 	var rules []struct{ ID, Doc, DefaultSeverity string }
-	if err := json.Unmarshal([]byte(r.stdout), &rules); err != nil || r.code != exitOK || len(rules) != 12 {
+	if err := json.Unmarshal([]byte(r.stdout), &rules); err != nil || r.code != exitOK || len(rules) != len(lint.Rules()) {
 		t.Fatalf("list-rules: %v %d %s", err, r.code, r.stdout)
 	}
 	r = runBin(t, dir, "", nil, "lint", "--list-rules")
