@@ -40,7 +40,7 @@ const maxLimit = 200
 
 // SaveInput is memory_save's arguments.
 type SaveInput struct {
-	Kind    string   `json:"kind" jsonschema:"record kind: fact, preference, episode or profile"`
+	Kind    string   `json:"kind,omitempty" jsonschema:"record kind: fact (the default), preference, episode or profile"`
 	Content string   `json:"content" jsonschema:"the memory, one self-contained statement"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"labels for search"`
 	Target  any      `json:"target,omitempty" jsonschema:"the prompt slot this memory belongs in: the union object such as {\"primitive\":\"judgment\",\"domain\":\"billing\",\"slot\":\"heuristics\"} or the compact string such as judgment.billing.heuristics or background.projectContext.deploy_window; omit to keep it in recall"`

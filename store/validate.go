@@ -82,6 +82,12 @@ func validateFields(kind schema.Kind, content string, scope map[string]string, t
 		if scope[k] == "" {
 			return fmt.Errorf("%w: scope key %q has an empty value", ErrInvalid, k)
 		}
+		if err := schema.CheckScopePart("key", k); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if err := schema.CheckScopePart("value", scope[k]); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 	}
 	for i, t := range tags {
 		if strings.TrimSpace(t) == "" {

@@ -111,7 +111,7 @@ func TestLintExitCodes(t *testing.T) {
 			stdout: []string{"support.agent.yaml:9:7: info: pending promote of memory c1", "[pending-review]", "9:7: hint: candidate c1"}},
 		{name: "schema error without store", rule: "schema", kind: "positive", noStore: true, code: exitFindings,
 			stdout: []string{`support.agent.yaml:21:1: error: unknown property "colour" [schema]`}},
-		{name: "missing store", rule: "authored-wins", kind: "positive", noStore: true, code: exitOK, emptyOut: true},
+		{name: "missing store", rule: "authored-wins", kind: "positive", noStore: true, code: exitOK, emptyOut: true, stderr: "/.agent-memory/memory.db: the authored agent only\n"},
 		{name: "directory", rule: "ceiling-exceeded", kind: "positive", args: []string{"."}, code: exitFindings, stdout: []string{"support.agent.yaml:1:1: error:"}},
 		{name: "bad format", rule: "schema", kind: "negative", args: []string{"--format", "xml", "support.agent.yaml"}, code: exitUsage, stderr: "agent-ls lint: --format \"xml\": want text, json or sarif"},
 		{name: "bad flag", rule: "schema", kind: "negative", args: []string{"--bogus"}, code: exitUsage, stderr: "agent-ls lint: unknown flag --bogus (run 'agent-ls lint --help')"},
@@ -152,7 +152,7 @@ func TestLintExitCodes(t *testing.T) {
 func TestLintRepoTestdata(t *testing.T) {
 	none := filepath.Join(t.TempDir(), "none.db")
 	r := runBin(t, repoRoot, "", nil, "lint", "--store", none, "testdata/agents")
-	if r.code != exitOK || r.stdout != "" || r.stderr != "" {
+	if r.code != exitOK || r.stdout != "" || r.stderr != "agent-ls lint: no memory store at "+none+": the authored agent only\n" {
 		t.Errorf("testdata/agents: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runBin(t, repoRoot, "", nil, "lint", "--store", none, "testdata/invalid")

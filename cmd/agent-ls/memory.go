@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agent-ls/agent-ls/evolve"
@@ -47,16 +48,22 @@ func memorySubs() []memorySub {
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
 		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
 			"agent-ls memory import records.jsonl", memImport},
-		{"export", "[--format jsonl|text] [flags]", "write every readable record as JSON lines to stdout (records only: use backup for the whole store)",
+		{"export", "[--format jsonl|text|json] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store)",
 			"agent-ls memory export > records.jsonl", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
 			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
+		{"backup", "FILE [flags]", "write a consistent snapshot of the whole store (records, promotions, proposals, ledger) to FILE and verify it",
+			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
 			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
 		{"events", "[--since T] [--follow] [--format json] [flags]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write",
 			"agent-ls memory events --follow --format json", memEvents},
+		{"init", "[--store URL] [flags]", "create the store, or bring its schema up to date (run once by a database role that may create tables)",
+			"agent-ls memory init --store postgres://admin@db.internal/agentls", memInit},
+		{"migrate", "--from SRC --to DST [flags]", "copy a whole store (records, promotions, proposals, ledger) into an empty one: file or postgres:// URL, either way",
+			"agent-ls memory migrate --from .agent-memory/memory.db --to postgres://agentls@db.internal/agentls", memMigrate},
 	}
 }
 
@@ -69,6 +76,8 @@ type memCmd struct {
 	format string
 	usage  func()    // the current subcommand's help, to stdout
 	sub    memorySub // the subcommand being run
+	// formatSet: --format was given (before or after the subcommand name).
+	formatSet bool
 }
 
 func (m *memCmd) errorf(format string, args ...any) {
@@ -107,17 +116,31 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 	if err != nil {
 		return nil, usageFail(m.e.stderr, m.name, err), false
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
+	if m.sub.name == "export" && m.format == "jsonl" {
+		return pos, 0, true
+	}
 	if m.format != "text" && m.format != "json" {
-		m.errorf("--format %q: want text or json", m.format)
-		return nil, exitUsage, false
+		return nil, usageFail(m.e.stderr, m.name, fmt.Errorf("--format %q: want text or json", m.format)), false
 	}
 	return pos, 0, true
 }
 
 func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
+	missing := false
+	if loc, err := locateStore(m.e, m.store); err == nil && storeMissing(loc.Path) {
+		missing = true
+		if readOnly {
+			noteNoStore(m.e, m.name, loc.Path, "no records")
+		}
+	}
 	s, loc, err := openStore(m.e, m.store, readOnly)
 	if err != nil {
 		return nil, loc, m.storeError(err), false
+	}
+	if missing && !readOnly {
+		// Say where a new store went (README "Where the store lives").
+		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, loc.Path)
 	}
 	return s, loc, 0, true
 }
@@ -157,6 +180,7 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 		}
 		return usageFail(e.stderr, "memory", usageError(err))
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
 	rest := fs.Args()
 	if len(rest) == 0 {
 		memoryUsage(e.stderr, fs)
@@ -220,13 +244,25 @@ type saveInput struct {
 
 // saveMemory is the one save path of the CLI: the evolve engine's
 // reconciling save (corroborate a near-duplicate, report a key conflict,
-// refuse a locked target, apply the target's tier at save).
+// refuse a locked target, apply the target's tier at save). It runs as a
+// batch of one (evolve.SaveBatch, answered as Save answers): the search for
+// a near-duplicate and the write or corroboration are one transaction, so
+// processes saving the same lesson at once end with one record and a
+// support per conversation, on a shared database as on a file.
 func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
 	eng, err := saveEngine(e, s, in)
 	if err != nil {
 		return evolve.SaveResult{}, err
 	}
-	return eng.Save(ctx, in.Request)
+	res, err := eng.SaveBatch(ctx, []evolve.SaveRequest{in.Request})
+	if err != nil {
+		var be *evolve.BatchError
+		if errors.As(err, &be) {
+			return evolve.SaveResult{}, be.Err
+		}
+		return evolve.SaveResult{}, err
+	}
+	return res[0], nil
 }
 
 // saveEngine is the engine a save of in runs on: an agent actor (in.View)
@@ -353,6 +389,9 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return m.storeError(err)
 	}
 	refused := res.Status != evolve.SaveSaved
+	if !refused && in.AgentFile == "" && res.Record != nil {
+		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
+	}
 	if m.format == "json" {
 		if c := m.writeJSON(res); c != exitOK {
 			return c
@@ -480,28 +519,41 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		}
 		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
 	}
-	now := schema.FormatTime(m.e.now())
-	for _, r := range res.Records {
-		fmt.Fprintln(m.e.stdout, recordLine(r, now))
+	return printRecords(m.e.stdout, res.Records, schema.FormatTime(m.e.now()))
+}
+
+// printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
+// CONTENT) under a header; nothing for none. It is the text form of list,
+// search and export.
+func printRecords(w io.Writer, recs []schema.MemoryRecord, now string) int {
+	if len(recs) == 0 {
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tTARGET\tSCOPE\tCONTENT")
+	for _, r := range recs {
+		fmt.Fprintln(tw, recordLine(r, now))
+	}
+	if err := tw.Flush(); err != nil {
+		return exitUsage
 	}
 	return exitOK
 }
 
 // recordLine is the one-line text form of a record in listings.
 func recordLine(r schema.MemoryRecord, now string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-10s", r.ID, r.Kind)
+	target, scope := "-", "-"
 	if r.Target != nil {
-		fmt.Fprintf(&b, "  %s", r.Target)
+		target = r.Target.String()
 	}
 	if len(r.Scope) > 0 {
-		fmt.Fprintf(&b, "  {%s}", formatScope(r.Scope))
+		scope = "{" + formatScope(r.Scope) + "}"
 	}
-	fmt.Fprintf(&b, "  %s", oneLine(r.Content, 100))
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, oneLine(r.Content, 100))
 	if r.InvalidAt != "" && r.InvalidAt <= now {
-		b.WriteString("  [invalid]")
+		line += "  [invalid]"
 	}
-	return b.String()
+	return line
 }
 
 // shown is the JSON shape of `memory show`.
@@ -753,7 +805,7 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, _, code, ok := m.open(false)
+	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
@@ -770,12 +822,13 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return m.storeError(fmt.Errorf("%w; nothing imported", err))
 	}
+	warnOrphanAgents(m.e, m.name, loc.Workspace, recs)
 	if m.format == "json" {
 		return m.writeJSON(struct {
 			Imported int `json:"imported"`
 		}{len(recs)})
 	}
-	fmt.Fprintf(m.e.stdout, "imported %d record(s)\n", len(recs))
+	fmt.Fprintf(m.e.stdout, "imported %s\n", schema.Count(len(recs), "record"))
 	return exitOK
 }
 
@@ -951,10 +1004,22 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	view := viewOf(a, loc)
+	// JSON lines unless --format says text (the aligned listing) or json
+	// (one {"records", "skipped"} document).
+	format := "jsonl"
+	if m.formatSet {
+		format = m.format
+	}
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
+	var kept []schema.MemoryRecord
 	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
 		if !view.Visible(&r) {
+			return nil
+		}
+		if format != "jsonl" {
+			n++
+			kept = append(kept, r)
 			return nil
 		}
 		data, err := json.Marshal(r)
@@ -970,6 +1035,19 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if err != nil {
 		return m.storeError(err)
+	}
+	switch format {
+	case "text":
+		if code := printRecords(m.e.stdout, kept, schema.FormatTime(m.e.now())); code != exitOK {
+			return code
+		}
+	case "json":
+		if kept == nil {
+			kept = []schema.MemoryRecord{}
+		}
+		if code := m.writeJSON(listing{Records: kept, Skipped: skipped}); code != exitOK {
+			return code
+		}
 	}
 	if skipped > 0 {
 		m.errorf("exported %d record(s); skipped %d that do not decode", n, skipped)
@@ -1204,6 +1282,12 @@ func parseScope(s string) (map[string]string, error) {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if !ok || k == "" || v == "" {
 			return nil, fmt.Errorf("%q: want key=value pairs separated by commas, e.g. project=web,agent=support-bot", pair)
+		}
+		if err := schema.CheckScopePart("key", k); err != nil {
+			return nil, err
+		}
+		if err := schema.CheckScopePart("value", v); err != nil {
+			return nil, err
 		}
 		if old, dup := out[k]; dup && old != v {
 			return nil, fmt.Errorf("key %q given twice", k)
