@@ -1,9 +1,11 @@
 package evolve
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -85,4 +87,36 @@ func TestGardenProposalDiff(t *testing.T) {
 		}
 	}
 	t.Errorf("no fragment finding: %+v", h.Findings)
+}
+
+// TestGardenAwarenessCollision (issue 21 item 1): two promoted awareness
+// domains whose names differ only in case collide: garden notices and
+// proposes the supersede (before, it said nothing).
+func TestGardenAwarenessCollision(t *testing.T) {
+	f := newFixture(t)
+	write := func(name, desc string) string {
+		payload, _ := json.Marshal(schema.AwarenessPayload{Name: name, Description: desc, AccessMethod: "the incidents API"})
+		recs, err := f.st.Write(f.ctx, []store.WriteRequest{{Scope: f.eng.Scope(), Kind: schema.KindFact, Content: name,
+			Target: tgt(t, "awareness"), Payload: payload}}, agentKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.st.Promote(f.ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: human}); err != nil {
+			t.Fatal(err)
+		}
+		return recs[0].ID
+	}
+	older := write("Incidents", "open incidents")
+	f.clock.Advance(time.Minute)
+	newer := write("incidents", "the on-call incident list")
+	h, err := f.eng.Garden(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range h.Findings {
+		if fd.Kind == FindingKeyCollision && fd.ProposalID != "" && fd.RecordIDs[0] == newer && fd.RecordIDs[1] == older {
+			return
+		}
+	}
+	t.Errorf("no awareness collision proposal: %+v", h.Findings)
 }

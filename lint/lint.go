@@ -155,7 +155,7 @@ type rule struct {
 func rules() []rule {
 	return []rule{
 		{RuleInfo{ID: RuleSchema, Doc: "the agent file violates the agent JSON Schema (or defines a judgment domain twice)", DefaultSeverity: schema.SeverityError}, nil},
-		{RuleInfo{ID: RuleCeilingExceeded, Doc: "memory-derived text exceeds the composition ceiling of .agent-ls.yaml", DefaultSeverity: schema.SeverityError}, ruleCeiling},
+		{RuleInfo{ID: RuleCeilingExceeded, Doc: "memory-derived text exceeds the composition ceiling of .agent-ls.yaml (a hard failure: it cannot be turned off, downgraded or suppressed)", DefaultSeverity: schema.SeverityError}, ruleCeiling},
 		{RuleInfo{ID: RuleBudgetSpill, Doc: "promoted memories over a primitive's budget spill to the recall block (ids listed)", DefaultSeverity: schema.SeverityWarning}, ruleBudgetSpill},
 		{RuleInfo{ID: RuleAuthoredWins, Doc: "a promoted memory targets a key or name the authored config holds: the authored value wins", DefaultSeverity: schema.SeverityInfo}, ruleAuthoredWins},
 		{RuleInfo{ID: RuleMemoryConflict, Doc: "two promoted memories hold the same slot: the newer renders, the other is shadowed", DefaultSeverity: schema.SeverityWarning}, ruleMemoryConflict},

@@ -247,7 +247,8 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	if isWorkspaceConfig(path) && cc.parent == "/lint/rules" {
 		// lint.rules is keyed by rule id: offer the rules not yet set.
 		for _, r := range lint.Rules() {
-			if present[r.ID] {
+			if present[r.ID] || schema.HardRule(r.ID) {
+				// A hard rule (the ceiling) cannot be configured.
 				continue
 			}
 			text := r.ID + ": "
