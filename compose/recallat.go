@@ -73,6 +73,13 @@ func (r *Result) candidates(ctx context.Context) ([]schema.MemoryRecord, error) 
 		if err != nil {
 			return nil, fmt.Errorf("candidates: %w", err)
 		}
+		// A record whose promotion a human rejected leaves the agent's view
+		// until new evidence reopens it (store.IsRejected).
+		rejected, err := r.rejected(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cands, _ = store.SplitRejected(cands, rejected)
 		return cands, nil
 	}
 	p, err := r.past(ctx)
@@ -162,9 +169,16 @@ func (r *Result) hits(ctx context.Context, query string) ([]schema.MemoryRecord,
 	for _, id := range r.Report.IDs(overlay.StatusApplied) {
 		applied[id] = true
 	}
+	var rejected map[string]string
+	if r.At == "" {
+		var err error
+		if rejected, err = r.rejected(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var out []schema.MemoryRecord
 	for _, h := range found {
-		if keep(h.Scope) && !applied[h.ID] {
+		if keep(h.Scope) && !applied[h.ID] && !store.IsRejected(&h, rejected[h.ID]) {
 			out = append(out, h)
 			if len(out) == store.DefaultLimit {
 				break
@@ -172,4 +186,10 @@ func (r *Result) hits(ctx context.Context, query string) ([]schema.MemoryRecord,
 		}
 	}
 	return out, nil
+}
+
+// rejected maps the agent's records whose promotion a human rejected to the
+// decision time (store.RejectedPromotions), as the store holds them now.
+func (r *Result) rejected(ctx context.Context) (map[string]string, error) {
+	return store.RejectedPromotions(ctx, r.store, r.scope, r.Agent)
 }

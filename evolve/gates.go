@@ -220,6 +220,17 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		return o, nil
 	}
 	convs := evidenceConversations(&rec)
+	if !isHuman(actor) {
+		// A record whose promotion a human rejected is not proposed again
+		// on the same evidence: only new evidence reopens it.
+		if at, err := e.rejectedAt(ctx, rec.ID); err != nil {
+			return o, err
+		} else if store.IsRejected(&rec, at) {
+			o.Status = StatusBlocked
+			o.Reason = fmt.Sprintf("a human rejected its promotion at %s; new evidence (a corroboration from another conversation) reopens it", at)
+			return o, nil
+		}
+	}
 	if trust.Decide(actor, trust.OpPromote, &rec) == trust.Propose {
 		// A shared record is in every agent's prompt: an agent's promotion
 		// of it waits for a human, whatever its tier.
@@ -280,6 +291,22 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 	return refused(o, "%s is not promotable", rec.Target)
 }
 
+// rejectedAt is the decision time of the newest rejected promotion
+// proposal of id, "" when none.
+func (e *Engine) rejectedAt(ctx context.Context, id string) (string, error) {
+	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalRejected, RecordID: id})
+	if err != nil {
+		return "", fmt.Errorf("proposals of %s: %w", id, err)
+	}
+	at := ""
+	for _, p := range ps {
+		if p.Kind == store.ProposePromote {
+			at = max(at, p.DecidedAt)
+		}
+	}
+	return at, nil
+}
+
 // proposeShared opens (or finds) the promotion proposal of a shared record
 // an agent asked to promote (trust.Decide: Propose).
 func (e *Engine) proposeShared(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, o Outcome, convs []string) (Outcome, error) {
@@ -297,6 +324,23 @@ func (e *Engine) proposeShared(ctx context.Context, rec schema.MemoryRecord, act
 const sharedReason = "a shared record (no agent key) is in every agent's prompt: an agent's change to it needs a human"
 
 func (e *Engine) doPromote(ctx context.Context, rec schema.MemoryRecord, actor store.Actor, ev store.Evidence, o Outcome) (Outcome, error) {
+	if isHuman(actor) {
+		// A human's promote is the decision a pending promotion proposal
+		// waits for: approving it promotes in the same transaction.
+		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
+			return o, err
+		} else if ok {
+			if _, err := e.st.Approve(ctx, p.ID, actor, "promoted by "+actor.String()); err != nil {
+				return o, fmt.Errorf("promote %s: approve %s: %w", rec.ID, p.ID, err)
+			}
+			e.log.Info("promoted by approving its proposal", "record", rec.ID, "proposal", p.ID, "by", actor.String())
+			o.Status, o.Evidence, o.ProposalID = StatusPromoted, ev, p.ID
+			if o.Reason == "" {
+				o.Reason = fmt.Sprintf("%s; proposal %s approved by %s", ev.Note, p.ID, actor)
+			}
+			return o, nil
+		}
+	}
 	req := store.PromoteRequest{Tier: o.Tier, Actor: actor, Evidence: ev}
 	if ev.ApprovedBy != "" {
 		req.Approver = ev.ApprovedBy
@@ -375,6 +419,9 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 	}
 	if !promoted {
 		// A candidate or untargeted record of the actor's own: it may retire it.
+		if o, done, err := e.resolveDemotion(ctx, id, reason, actor, true, o); err != nil || done {
+			return o, err
+		}
 		return e.doInvalidate(ctx, id, reason, actor, o)
 	}
 	o.Tier = prom.Tier
@@ -396,6 +443,15 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 	if supersededBy != "" && isHuman(actor) {
 		// A human's supersede goes through a proposal approved at once, so
 		// the record's supersededBy is set and the ledger shows the decision.
+		// A pending demotion asking for something else is closed first, in
+		// the human's name.
+		if q, ok, err := e.pendingFor(ctx, id, store.ProposeDemote); err != nil {
+			return o, err
+		} else if ok && q.SupersededBy != supersededBy {
+			if _, err := e.st.Reject(ctx, q.ID, actor, "replaced by the supersede by "+supersededBy+" ("+actor.String()+")"); err != nil {
+				return o, fmt.Errorf("supersede %s: close proposal %s: %w", id, q.ID, err)
+			}
+		}
 		p, err := e.propose(ctx, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: id, Tier: prom.Tier,
 			RequestedBy: actor, Reason: reason, Evidence: ev, Invalidate: true, SupersededBy: supersededBy})
 		if err != nil {
@@ -409,6 +465,9 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 			return o, nil
 		}
 	}
+	if o, done, err := e.resolveDemotion(ctx, id, reason, actor, invalidate, o); err != nil || done {
+		return o, err
+	}
 	if invalidate {
 		return e.doInvalidate(ctx, id, reason, actor, o)
 	}
@@ -417,6 +476,46 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 	}
 	o.Status, o.Reason = StatusDemoted, reason
 	return o, nil
+}
+
+// resolveDemotion closes the review a human's demote or invalidate of id
+// answers: a pending demotion proposal asking for no more than the human
+// does (no invalidation when the human only demotes, no supersede) is
+// approved by that human, which demotes (and invalidates) in the same
+// transaction; done reports that it was. A pending promotion proposal of a
+// record the human invalidates can no longer be approved: it is rejected
+// in the human's name.
+func (e *Engine) resolveDemotion(ctx context.Context, id, reason string, actor store.Actor, invalidate bool, o Outcome) (Outcome, bool, error) {
+	if !isHuman(actor) {
+		return o, false, nil
+	}
+	if invalidate {
+		if p, ok, err := e.pendingFor(ctx, id, store.ProposePromote); err != nil {
+			return o, false, err
+		} else if ok {
+			if _, err := e.st.Reject(ctx, p.ID, actor, "record invalidated by "+actor.String()+": "+reason); err != nil {
+				return o, false, fmt.Errorf("invalidate %s: close proposal %s: %w", id, p.ID, err)
+			}
+		}
+	}
+	p, ok, err := e.pendingFor(ctx, id, store.ProposeDemote)
+	if err != nil || !ok || p.SupersededBy != "" || p.Invalidate && !invalidate {
+		return o, false, err
+	}
+	if _, err := e.st.Approve(ctx, p.ID, actor, reason); err != nil {
+		return o, false, fmt.Errorf("%s: approve %s: %w", id, p.ID, err)
+	}
+	o.ProposalID, o.Reason = p.ID, fmt.Sprintf("%s; proposal %s approved by %s", reason, p.ID, actor)
+	o.Status = StatusDemoted
+	if !p.Invalidate && invalidate {
+		o, err = e.doInvalidate(ctx, id, reason, actor, o)
+		o.Reason = fmt.Sprintf("%s; proposal %s approved by %s", reason, p.ID, actor)
+		return o, true, err
+	}
+	if p.Invalidate {
+		o.Status = StatusInvalidated
+	}
+	return o, true, nil
 }
 
 // mayUnlearn applies the demotion bar: it equals the bar that added the

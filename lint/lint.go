@@ -49,8 +49,12 @@ type Input struct {
 type StoreFacts struct {
 	// Promoted are the agent's valid, promoted records.
 	Promoted []schema.MemoryRecord
-	// Candidates are the agent's valid, targeted, unpromoted records.
+	// Candidates are the agent's valid, targeted, unpromoted records still
+	// under review.
 	Candidates []schema.MemoryRecord
+	// Rejected are valid, unpromoted records whose promotion a human
+	// rejected, with no evidence since (store.IsRejected): not candidates.
+	Rejected []schema.MemoryRecord
 	// Proposals are the agent's pending proposals.
 	Proposals []store.Proposal
 	// Progress maps a candidate id to its recurrence progress; a missing id
@@ -140,6 +144,7 @@ const (
 	RuleStaleState        = "stale-state"
 	RuleNearDuplicate     = "near-duplicate"
 	RuleCandidateProgress = "candidate-progress"
+	RuleStructuredContent = "structured-content"
 )
 
 type rule struct {
@@ -161,6 +166,7 @@ func rules() []rule {
 		{RuleInfo{ID: RuleStaleState, Doc: "a promoted currentState fact was not updated within staleAfter", DefaultSeverity: schema.SeverityInfo}, ruleStaleState},
 		{RuleInfo{ID: RuleNearDuplicate, Doc: "memories of one slot (one finding per group of restatements), or a memory and an authored line, state the same lesson", DefaultSeverity: schema.SeverityInfo}, ruleNearDuplicate},
 		{RuleInfo{ID: RuleOrphanRecords, Doc: "stored records of an agent no agent file in the workspace names (reported when linting a directory)", DefaultSeverity: schema.SeverityWarning, Workspace: true}, nil},
+		{RuleInfo{ID: RuleStructuredContent, Doc: "a memory's content has line breaks or starts with Markdown structure: it renders folded into one line of its slot", DefaultSeverity: schema.SeverityWarning}, ruleStructuredContent},
 		{RuleInfo{ID: RuleCandidateProgress, Doc: "a candidate memory and its progress toward promotion (more than ten on one target: one finding counting them by state)", DefaultSeverity: schema.SeverityHint}, ruleCandidateProgress},
 	}
 }

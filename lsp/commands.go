@@ -12,6 +12,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
 )
 
 // commandArgs is the one argument object of every agent-ls command. URI is
@@ -154,7 +155,8 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 			out, err = e.Supersede(ctx, a.KeepID, a.DropID, actor)
 		case CommandApprove:
 			var pr store.Proposal
-			pr, err = st.GetProposal(ctx, a.ProposalID)
+			// Another agent's proposal answers exactly like a missing one.
+			pr, err = trust.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID)
 			if err == nil {
 				diff, _ := e.Preview(ctx, pr)
 				out, err = e.Approve(ctx, a.ProposalID, actor, a.Reason)
@@ -163,7 +165,9 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 				}
 			}
 		case CommandReject:
-			out, err = e.Reject(ctx, a.ProposalID, actor, a.Reason)
+			if _, err = trust.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID); err == nil {
+				out, err = e.Reject(ctx, a.ProposalID, actor, a.Reason)
+			}
 		}
 		return err
 	})

@@ -117,6 +117,12 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("candidates: %w", err)
 		}
+		// A record whose promotion a human rejected is no candidate.
+		rejected, err := store.RejectedPromotions(ctx, st, f.ws.Config.Scope, agent)
+		if err != nil {
+			return err
+		}
+		sd.candidates, _ = store.SplitRejected(sd.candidates, rejected)
 		compactRecords(sd.candidates)
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil

@@ -147,6 +147,9 @@ const (
 	StoreLocked    StoreState = "locked"
 	StoreMissing   StoreState = "missing"
 	StoreCorrupt   StoreState = "corrupt"
+	// StoreUnverified: the store reads, but its ledger does not verify
+	// (message says at which entry); the workspace is read-only.
+	StoreUnverified StoreState = "unverified"
 )
 
 // InlayHint is an LSP 3.17 inlay hint.

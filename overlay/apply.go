@@ -231,13 +231,16 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if json.Unmarshal(r.Payload, it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
 			return ReasonMissingPayload
 		}
+		// Domain names compare as save compares them (schema.AwarenessKey:
+		// case and accents folded).
+		key := schema.AwarenessKey(it.aw.Name)
 		for _, d := range cfg.Awareness.Domains {
-			if d.Name == it.aw.Name {
+			if schema.AwarenessKey(d.Name) == key {
 				return ReasonAuthoredWins
 			}
 		}
 		it.chars = runes(it.aw.Name) + runes(it.aw.Description) + runes(it.aw.AccessMethod)
-		it.group = groupKey{prim: t.Primitive, a: it.aw.Name}
+		it.group = groupKey{prim: t.Primitive, a: key}
 	case schema.PrimitiveRecovery:
 		it.chars = runes(r.Content)
 	case schema.PrimitiveManual:
@@ -484,22 +487,29 @@ func container(it *item) string {
 // recovery block, so the whole block is memory-derived.
 func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery bool) string {
 	r, t, id := it.rec, it.out.Target, it.rec.ID
+	// Record content is data: it lands inside its slot as one line
+	// (Inline), never as prompt structure.
+	content := Inline(r.Content)
 	var ptr string
 	switch t.Primitive {
 	case schema.PrimitiveBackground:
 		sec := c.Background.Section(t.Section)
-		*sec = append(*sec, schema.Entry{Key: t.Key, Value: r.Content})
+		*sec = append(*sec, schema.Entry{Key: t.Key, Value: content})
 		ptr = backgroundKeyPtr(t.Section, t.Key)
 	case schema.PrimitiveJudgment:
 		list := judgmentSlotRef(&c.RoleTemplate.Judgments[it.judgment], t.Slot)
-		*list = append(*list, r.Content)
+		*list = append(*list, content)
 		ptr = indexPtr(judgmentSlotPtr(it.judgment, t.Slot), len(*list)-1)
 	case schema.PrimitiveExample:
 		j := &c.RoleTemplate.Judgments[it.judgment]
-		j.Examples = append(j.Examples, schema.Example(*it.ex))
+		ex := *it.ex
+		ex.Scenario, ex.Good, ex.Bad, ex.Reasoning = Inline(ex.Scenario), Inline(ex.Good), Inline(ex.Bad), Inline(ex.Reasoning)
+		j.Examples = append(j.Examples, schema.Example(ex))
 		ptr = indexPtr(judgmentSlotPtr(it.judgment, "examples"), len(j.Examples)-1)
 	case schema.PrimitiveAwareness:
-		c.Awareness.Domains = append(c.Awareness.Domains, *it.aw)
+		aw := *it.aw
+		aw.Name, aw.Description, aw.AccessMethod = Inline(aw.Name), Inline(aw.Description), Inline(aw.AccessMethod)
+		c.Awareness.Domains = append(c.Awareness.Domains, aw)
 		ptr = indexPtr(awarenessPtr, len(c.Awareness.Domains)-1)
 	case schema.PrimitiveRecovery:
 		rec := c.RoleTemplate.Recovery
@@ -515,17 +525,15 @@ func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery b
 			start = strings.Count(rec.Prompt, "\n") + 1
 			rec.Prompt += "\n"
 		}
-		rec.Prompt += r.Content
-		for k := range strings.Count(r.Content, "\n") + 1 {
-			attr.addLine(recoveryPromptPtr+"/"+strconv.Itoa(start+k), id)
-		}
+		rec.Prompt += content
+		attr.addLine(recoveryPromptPtr+"/"+strconv.Itoa(start), id)
 		return recoveryPromptPtr + "/" + strconv.Itoa(start)
 	case schema.PrimitiveManual:
 		if c.Manuals == nil {
 			c.Manuals = map[string]schema.Manual{}
 		}
 		m := c.Manuals[t.Capability]
-		m.Workflows = append(m.Workflows, r.Content)
+		m.Workflows = append(m.Workflows, content)
 		c.Manuals[t.Capability] = m
 		ptr = indexPtr(manualPtr(t.Capability), len(m.Workflows)-1)
 	}

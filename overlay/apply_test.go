@@ -205,15 +205,16 @@ func TestApplyRules(t *testing.T) {
 			want: map[string]want{
 				"A": applied("/roleTemplate/recovery/prompt/1"),
 				"B": applied("/roleTemplate/recovery/prompt/2"),
-				"C": applied("/roleTemplate/recovery/prompt/4"),
+				"C": applied("/roleTemplate/recovery/prompt/3"),
 			},
 			check: func(t *testing.T, c *schema.AgentConfig, rep Report) {
 				r := c.RoleTemplate.Recovery
-				if want := "Retry once, then hand over.\nEscalate to tier 2 after a failed retry.\nLine one\nline two\nLast."; r.Prompt != want || r.Name != "retry" || r.MaxAttempts != 2 {
+				// A record's line breaks fold: it is one line of the prompt.
+				if want := "Retry once, then hand over.\nEscalate to tier 2 after a failed retry.\nLine one line two\nLast."; r.Prompt != want || r.Name != "retry" || r.MaxAttempts != 2 {
 					t.Errorf("recovery = %#v", r)
 				}
-				if ids := rep.Attribution.Lines["/roleTemplate/recovery/prompt/3"]; !slices.Equal(ids, []string{"B"}) {
-					t.Errorf("line 3 attributed to %v, want [B]", ids)
+				if ids := rep.Attribution.Lines["/roleTemplate/recovery/prompt/2"]; !slices.Equal(ids, []string{"B"}) {
+					t.Errorf("line 2 attributed to %v, want [B]", ids)
 				}
 				if _, ok := rep.Attribution.Lines[recoveryPtr]; ok {
 					t.Errorf("authored recovery block attributed to memory")

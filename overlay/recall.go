@@ -150,7 +150,7 @@ func (b RecallBlock) Text() string {
 	var s strings.Builder
 	s.WriteString("## Recalled Memory\n")
 	for _, e := range b.Entries {
-		s.WriteString("- " + e.Content + "\n")
+		s.WriteString("- " + Inline(e.Content) + "\n")
 	}
 	if b.Omitted > 0 {
 		s.WriteString(RecallMarker(b.Omitted) + "\n")

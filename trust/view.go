@@ -126,3 +126,30 @@ func (v View) Ledger(ctx context.Context, st store.Store, entries []store.Ledger
 	}
 	return out, nil
 }
+
+// GetProposal reads proposal id as the view sees it: a proposal about a
+// record outside the view answers exactly like a missing one
+// (ProposalNotFound), naming neither its record nor its agent.
+func (v View) GetProposal(ctx context.Context, st store.Store, id string) (store.Proposal, error) {
+	p, err := st.GetProposal(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Proposal{}, ProposalNotFound(id)
+	}
+	if err != nil {
+		return store.Proposal{}, fmt.Errorf("proposal %s: %w", id, err)
+	}
+	if v.Confined() {
+		if _, err := v.Get(ctx, st, p.RecordID); errors.Is(err, store.ErrNotFound) {
+			return store.Proposal{}, ProposalNotFound(id)
+		} else if err != nil {
+			return store.Proposal{}, err
+		}
+	}
+	return p, nil
+}
+
+// ProposalNotFound is the error every surface reports for a proposal id
+// that is missing or about a record outside the view.
+func ProposalNotFound(id string) error {
+	return fmt.Errorf("no proposal %s: %w", id, store.ErrNotFound)
+}

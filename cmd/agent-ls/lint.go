@@ -261,7 +261,7 @@ func (c *lintCmd) open(path string) *lintStore {
 	if storeMissing(path) {
 		noteNoStore(c.e, "lint", path, "the authored agent only")
 	}
-	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls
@@ -393,6 +393,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		}
 		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
 			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
+		for _, cf := range h.ConflictRecords {
+			fmt.Fprintf(w, "  conflict on %s: %s renders (newest), %s is shadowed\n", cf.Slot, cf.Winner, cf.Shadowed)
+		}
 		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
 			fmt.Fprintf(w, "  %-10s  %7d  %7d  %7d\n", p.Primitive, p.Records, p.Chars, p.Budget)
@@ -404,6 +407,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 				prog = fmt.Sprintf(", %d of %d conversations", cd.Have, cd.Need)
 			}
 			fmt.Fprintf(w, "    %s %s (%s%s)\n", cd.ID, cd.Target, cd.Tier, prog)
+		}
+		if len(h.Rejected) > 0 {
+			fmt.Fprintf(w, "  rejected (a human declined their promotion; new evidence reopens them): %s\n", strings.Join(h.Rejected, ", "))
 		}
 		stale := "none"
 		if len(h.Stale) > 0 {

@@ -286,3 +286,28 @@ func TestLintListRulesAndReport(t *testing.T) {
 		t.Errorf("report json: %v %+v\n%s", err, rep, r.stdout)
 	}
 }
+
+// TestLintReportNamesConflicts (issue 21 item 7): --report names the
+// records of each conflict, in text and JSON, not only their count.
+func TestLintReportNamesConflicts(t *testing.T) {
+	dir := lintWorkspace(t, "memory-conflict", "positive", false)
+	r := runBin(t, dir, "", nil, "lint", "--report", "support.agent.yaml")
+	if !strings.Contains(r.stdout, "1 conflict;") || !strings.Contains(r.stdout, "m2 renders (newest), m1 is shadowed") {
+		t.Errorf("report does not name the conflict's records:\n%s%s", r.stdout, r.stderr)
+	}
+	r = runBin(t, dir, "", nil, "lint", "--report", "--format", "json", "support.agent.yaml")
+	var rep struct {
+		Reports []struct {
+			Health struct {
+				ConflictRecords []struct{ Slot, Winner, Shadowed string } `json:"conflictRecords"`
+			} `json:"health"`
+		} `json:"reports"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Reports) != 1 {
+		t.Fatalf("report json: %v\n%s", err, r.stdout)
+	}
+	cs := rep.Reports[0].Health.ConflictRecords
+	if len(cs) != 1 || cs[0].Winner != "m2" || cs[0].Shadowed != "m1" || cs[0].Slot == "" {
+		t.Errorf("conflictRecords %+v", cs)
+	}
+}

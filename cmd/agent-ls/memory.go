@@ -323,6 +323,18 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if target != "" {
 		t, err := schema.ParseTarget(target)
+		if errors.Is(err, schema.ErrLockedTarget) {
+			// A locked target is a refused save (exit 1), as Save refuses
+			// the locked targets it can parse.
+			res := evolve.SaveResult{Status: evolve.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+			if m.format == "json" {
+				if c := m.writeJSON(res); c != exitOK {
+					return c
+				}
+			}
+			m.errorf("%s: %s", res.Status, res.Guidance)
+			return exitFindings
+		}
 		if err != nil {
 			m.errorf("--target: %v", err)
 			return exitUsage
@@ -373,7 +385,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		guidance := res.Guidance
 		if res.Corroborated {
 			verb = "corroborated existing record"
-			guidance = strings.TrimPrefix(strings.TrimPrefix(guidance, "corroborated existing record "+res.Record.ID), "; ")
+			guidance = res.StateGuidance
 		}
 		fmt.Fprintf(m.e.stdout, "%s %s%s\n", verb, res.Record.ID, prefixed(": ", guidance))
 		if res.SupersededID != "" {
@@ -833,7 +845,8 @@ func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []in
 
 // decodeJSONL decodes each non-blank line of the JSONL file name (read
 // from r) strictly (unknown fields, trailing values and lines over
-// maxImportLine are errors) into a T and hands it to each with its 1-based
+// maxImportLine are errors; a UTF-8 byte order mark opening the file is
+// skipped) into a T and hands it to each with its 1-based
 // line number and text. Every error names name:LINE; an invalid line wraps
 // store.ErrInvalid.
 func decodeJSONL[T any](name string, r io.Reader, each func(n int, line []byte, v T) error) error {
@@ -841,7 +854,13 @@ func decodeJSONL[T any](name string, r io.Reader, each func(n int, line []byte, 
 	sc.Buffer(make([]byte, 64<<10), maxImportLine)
 	n := 1
 	for ; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+		line := sc.Bytes()
+		if n == 1 {
+			// A UTF-8 byte order mark (editors on Windows write one) is
+			// not part of the first record.
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}

@@ -159,12 +159,13 @@ func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen ma
 // decide approves or rejects proposal id as actor a through the gates of
 // its record's agent (c's store open); an approval carries the diff it made.
 func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (evolve.Outcome, error) {
-	p, err := c.st.GetProposal(ctx, id)
+	// Another agent's proposal answers exactly like a missing one.
+	p, err := viewOf(a, c.loc).GetProposal(ctx, c.st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return evolve.Outcome{}, noSuch("proposal", id)
 	}
 	if err != nil {
-		return evolve.Outcome{}, err // the store names the proposal
+		return evolve.Outcome{}, err
 	}
 	eng, err := c.engineForRecordAs(ctx, p.RecordID, a)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,8 +130,10 @@ func TestAgentActorThroughCLI(t *testing.T) {
 			}{
 				{"approve own proposal", asAgent("approve", s.aPendingProposal), exitFindings, "only a human", ""},
 				{"reject own proposal", asAgent("reject", s.aPendingProposal, "--reason", "no"), exitFindings, "only a human", ""},
-				{"approve B's proposal", asAgent("approve", s.bProposal), exitFindings, "", ""},
-				{"reject B's proposal", asAgent("reject", s.bProposal, "--reason", "no"), exitFindings, "", ""},
+				{"approve B's proposal", asAgent("approve", s.bProposal), exitFindings, "no proposal " + s.bProposal + "\n", ""},
+				{"approve a missing proposal", asAgent("approve", missing), exitFindings, "no proposal " + missing + "\n", ""},
+				{"reject B's proposal", asAgent("reject", s.bProposal, "--reason", "no"), exitFindings, "no proposal " + s.bProposal + "\n", ""},
+				{"reject a missing proposal", asAgent("reject", missing, "--reason", "no"), exitFindings, "no proposal " + missing + "\n", ""},
 				{"promote own earned candidate (1 conversation)", asAgent("promote", s.aCandidate), exitFindings, "", "blocked"},
 				{"promote B's candidate", asAgent("promote", s.bCandidate), exitFindings, "no record ", ""},
 				{"promote a missing id", asAgent("promote", missing), exitFindings, "no record ", ""},
@@ -184,6 +187,12 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				for _, m := range bMarks {
 					if strings.Contains(r.stdout, m) {
 						t.Errorf("%s: agent A's output shows agent B's %q:\n%s", row.name, m, r.stdout)
+					}
+					// An error names at most the id the command was given (B's
+					// agent name may come from B's file, which A named).
+					isID := m == s.bAuto || m == s.bCandidate || m == s.bProposal
+					if isID && strings.Contains(r.stderr, m) && !slices.Contains(row.args, m) {
+						t.Errorf("%s: agent A's error shows agent B's %q:\n%s", row.name, m, r.stderr)
 					}
 				}
 				if r.code != exitOK && strings.Count(r.stderr, "\n") > 2 {

@@ -30,6 +30,11 @@ func Facts(ctx context.Context, st store.Store, agent string, scope map[string]s
 	if f.Candidates, err = st.Candidates(ctx, base, agent); err != nil {
 		return f, fmt.Errorf("candidates of %s: %w", agent, err)
 	}
+	rejected, err := store.RejectedPromotions(ctx, st, base, agent)
+	if err != nil {
+		return f, fmt.Errorf("rejected records of %s: %w", agent, err)
+	}
+	f.Candidates, f.Rejected = store.SplitRejected(f.Candidates, rejected)
 	ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: base, Agent: agent})
 	if err != nil {
 		return f, fmt.Errorf("proposals of %s: %w", agent, err)
