@@ -20,8 +20,13 @@ import (
 type Request struct {
 	// AgentFile is the path of the authored agent file (YAML or JSON).
 	AgentFile string
-	// Store holds the memories; nil composes the authored agent alone.
+	// Store holds the memories; nil composes the authored agent alone
+	// (or with Promoted).
 	Store store.Store
+	// Promoted, when non-nil, are the agent's valid, promoted records of
+	// now, already read by the caller: they are composed and Store is not
+	// asked for them (At must be empty).
+	Promoted []schema.MemoryRecord
 	// Scope is the base scope; the agent key comes from roleTemplate.name.
 	Scope map[string]string
 	// At, when set (RFC 3339), composes the agent as it was at that time,
@@ -98,7 +103,7 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		// The memories are read while the file is validated and decoded,
 		// for the agent name the parse found (checked below).
 		parsed := func(name string) {
-			if req.Store != nil && name != "" && atErr == nil {
+			if req.Store != nil && req.Promoted == nil && name != "" && atErr == nil {
 				early = startRead(ctx, req.Store, req.Scope, name, at)
 			}
 		}
@@ -117,6 +122,11 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 	var err error
 	res := &Result{Agent: cfg.RoleTemplate.Name, At: at, Authored: cfg, scope: req.Scope, store: req.Store, policy: req.Policy}
 	switch {
+	case req.Promoted != nil:
+		if res.At != "" {
+			return nil, fmt.Errorf("compose: records read for now cannot compose %s", res.At)
+		}
+		res.Records = req.Promoted
 	case early != nil:
 		if early.err != nil {
 			return nil, early.err

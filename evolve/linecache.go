@@ -293,8 +293,8 @@ type cachedView struct {
 
 // viewReads are the store.Store methods cachedView passes through: they
 // change nothing a cached line holds.
-var viewReads = []string{"Get", "Search", "Promotion", "Promoted", "Candidates", "GetProposal", "Proposals",
-	"Ledger", "Verify", "StateAt", "OverlaySummaries", "Export", "Close"}
+var viewReads = []string{"Get", "Search", "Promotion", "Promotions", "Promoted", "Candidates", "GetProposal", "Proposals",
+	"Ledger", "EachLedger", "History", "Verify", "StateAt", "OverlaySummaries", "Export", "Close"}
 
 func (v *cachedView) failed(err error) {
 	if err != nil {

@@ -107,7 +107,7 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 	if open == nil {
 		return fmt.Errorf("%w: the server has no store opener", errNoStore)
 	}
-	if !fileExists(f.ws.StorePath) {
+	if !storeExists(f.ws.StorePath) {
 		return fmt.Errorf("%w at %s", errNoStore, f.ws.StorePath)
 	}
 	st, err := open(ctx, f.ws.StorePath)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
@@ -130,7 +131,7 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	}
 	ws.Config = cfg.WithDefaults()
 	ws.StorePath = ws.Config.Store
-	if !filepath.IsAbs(ws.StorePath) {
+	if !filepath.IsAbs(ws.StorePath) && !backend.IsURL(ws.StorePath) {
 		ws.StorePath = filepath.Join(ws.Root, ws.StorePath)
 	}
 	a, _, err := trust.ResolveActor(init.Actor, wsp, s.opts.Getenv)
@@ -207,6 +208,13 @@ func pathToURI(path string) protocol.DocumentURI {
 
 // fileExists reports whether path exists (errors other than not-exist count
 // as existing: opening will report them).
+// storeExists reports whether the store at location may hold records: a
+// database URL always may (the server creates its tables on first use), a
+// file when it exists.
+func storeExists(location string) bool {
+	return backend.IsURL(location) || fileExists(location)
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil || !errors.Is(err, fs.ErrNotExist)

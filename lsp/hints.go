@@ -127,17 +127,27 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
 		}
+		ids := make([]string, 0, len(sd.promoted)+len(sd.candidates))
 		wanted := make(map[string]bool, len(sd.promoted)+len(sd.candidates))
 		for _, r := range sd.promoted {
+			ids = append(ids, r.ID)
 			wanted[r.ID] = true
 		}
 		for _, r := range sd.candidates {
+			ids = append(ids, r.ID)
 			wanted[r.ID] = true
 		}
-		// One ledger scan for every record's promotion and history instead
-		// of a store operation per record.
+		rows, err := st.Promotions(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("promotions: %w", err)
+		}
+		for id, p := range rows {
+			sd.promotions[id] = &p
+		}
+		// One history read for every record instead of a store operation
+		// per record; the backend reads only these records' entries.
 		var in interner
-		keep := func(e store.LedgerEntry) error {
+		return st.History(ctx, ids, func(e store.LedgerEntry) error {
 			// A history line shows when, what, who and why
 			// (provenanceMarkdown): the view keeps only that of an entry,
 			// not the record, proposal and hashes it carries.
@@ -147,57 +157,13 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
 				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], h)
 			}
-			if e.RecordID == "" || !wanted[e.RecordID] {
-				return nil
+			if e.RecordID != "" && wanted[e.RecordID] {
+				sd.history[e.RecordID] = append(sd.history[e.RecordID], h)
 			}
-			sd.history[e.RecordID] = append(sd.history[e.RecordID], h)
-			if e.Op != store.OpPromote && e.Op != store.OpApprove {
-				return nil
-			}
-			p := &store.Promotion{RecordID: e.RecordID, Tier: e.Tier, PromotedAt: e.At, Actor: e.Actor}
-			if e.Evidence != nil {
-				p.Evidence = *e.Evidence
-				p.Approver = e.Evidence.ApprovedBy
-			}
-			if e.Op == store.OpApprove {
-				p.Approver = e.Actor.String()
-			}
-			sd.promotions[e.RecordID] = p
 			return nil
-		}
-		// A store that streams the entries of some records (bolt) decodes
-		// only those; one that streams its ledger is read without holding
-		// every entry: with 100k records the whole ledger is hundreds of MB.
-		if ls, ok := st.(ledgerOfStreamer); ok {
-			return ls.EachLedgerOf(ctx, func(id string) bool { return wanted[id] }, keep)
-		}
-		if ls, ok := st.(ledgerStreamer); ok {
-			return ls.EachLedger(ctx, keep)
-		}
-		entries, err := st.Ledger(ctx, store.LedgerFilter{})
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := keep(e); err != nil {
-				return err
-			}
-		}
-		return nil
+		})
 	})
 	return sd, err
-}
-
-// ledgerStreamer is a store that passes its ledger entries one at a time
-// (store/bolt.Store.EachLedger).
-type ledgerStreamer interface {
-	EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error
-}
-
-// ledgerOfStreamer is a store that passes the ledger entries of the
-// records want selects, one at a time (store/bolt.Store.EachLedgerOf).
-type ledgerOfStreamer interface {
-	EachLedgerOf(ctx context.Context, want func(id string) bool, fn func(store.LedgerEntry) error) error
 }
 
 // compactRecords trims what a cache keeps of each record read for a view
@@ -256,21 +222,19 @@ func (in *interner) history(e store.LedgerEntry) historyEntry {
 		Actor: store.Actor{Kind: store.ActorKind(in.str(string(e.Actor.Kind))), Name: in.str(e.Actor.Name)}, Reason: in.str(e.Reason)}
 }
 
-// promotedOnly serves compose the promoted records already read; compose
-// calls nothing else for a composition of now without a summary.
-type promotedOnly struct {
-	store.Store
-	recs []schema.MemoryRecord
-}
-
-func (p promotedOnly) Promoted(context.Context, map[string]string, string) ([]schema.MemoryRecord, error) {
-	return p.recs, nil
+// nonNil is recs, or an empty list for none: compose takes a nil list for
+// "read the store".
+func nonNil(recs []schema.MemoryRecord) []schema.MemoryRecord {
+	if recs == nil {
+		return []schema.MemoryRecord{}
+	}
+	return recs
 }
 
 // composeView composes f with the store data sd (no store operation).
 func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (*memoryView, error) {
 	res, err := compose.Instantiate(ctx, compose.Request{
-		AgentFile: f.path, Store: promotedOnly{recs: sd.promoted}, Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
+		AgentFile: f.path, Promoted: nonNil(sd.promoted), Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
 		Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	})
 	if err != nil {

@@ -145,7 +145,7 @@ func (s *server) proposalsRequest(ctx context.Context, raw json.RawMessage) (any
 		return nil, err
 	}
 	out := []ProposalView{}
-	if !fileExists(f.ws.StorePath) {
+	if !storeExists(f.ws.StorePath) {
 		return map[string]any{"proposals": out}, nil
 	}
 	// Listing expires overdue proposals (a ledgered write).

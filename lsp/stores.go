@@ -106,7 +106,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		call(nil)
 		return StoreMissing, "no store configured", 0
 	}
-	if !fileExists(ws.StorePath) {
+	if !storeExists(ws.StorePath) {
 		call(nil)
 		return StoreMissing, fmt.Sprintf("no memory store at %s yet", ws.StorePath), 0
 	}

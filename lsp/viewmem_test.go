@@ -21,8 +21,8 @@ type countingStore struct {
 	passed *atomic.Int64
 }
 
-func (c countingStore) EachLedgerOf(ctx context.Context, want func(string) bool, fn func(store.LedgerEntry) error) error {
-	return c.Store.EachLedgerOf(ctx, want, func(e store.LedgerEntry) error {
+func (c countingStore) History(ctx context.Context, ids []string, fn func(store.LedgerEntry) error) error {
+	return c.Store.History(ctx, ids, func(e store.LedgerEntry) error {
 		c.passed.Add(1)
 		return fn(e)
 	})

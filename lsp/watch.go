@@ -10,6 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store/backend"
 )
 
 // storeSettle is how long the watcher lets a burst of store writes settle
@@ -24,6 +25,9 @@ type watcher struct {
 	mu      sync.Mutex
 	dirs    map[string]bool
 	pending *time.Timer
+	// listening holds the database stores followed (backend.Source): a
+	// commit by any process re-runs the open files as a file change does.
+	listening map[string]bool
 }
 
 // startWatching creates the watcher and watches root. Failure to watch is
@@ -92,6 +96,10 @@ func (s *server) watchStoreOf(path string) {
 		return
 	}
 	ws := s.workspaceFor(path)
+	if backend.IsURL(ws.StorePath) {
+		s.listenTo(w, ws.StorePath)
+		return
+	}
 	dir := filepath.Dir(ws.StorePath)
 	for !isDir(dir) {
 		parent := filepath.Dir(dir)
@@ -101,6 +109,41 @@ func (s *server) watchStoreOf(path string) {
 		dir = parent
 	}
 	w.add(s, dir)
+}
+
+// listenTo follows the database store at location once per server: its
+// listener reconnects by itself, and polls where notifications do not
+// arrive, so open files refresh within a second of another process's
+// commit.
+func (s *server) listenTo(w *watcher, location string) {
+	w.mu.Lock()
+	if w.listening == nil {
+		w.listening = map[string]bool{}
+	}
+	if w.listening[location] {
+		w.mu.Unlock()
+		return
+	}
+	w.listening[location] = true
+	w.mu.Unlock()
+	s.goBackground(func(ctx context.Context) {
+		src := backend.Source(location, 0)
+		for ctx.Err() == nil {
+			ch, err := src.Watch(ctx)
+			if err != nil {
+				s.log.Debug("listen to store", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+			for range ch {
+				s.storeChanged()
+			}
+		}
+	})
 }
 
 func (w *watcher) add(s *server, dir string) {

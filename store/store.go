@@ -327,6 +327,9 @@ type Store interface {
 	Demote(ctx context.Context, id, reason string, actor Actor) error
 	// Promotion returns a record's current promotion row, or ErrNotFound.
 	Promotion(ctx context.Context, id string) (Promotion, error)
+	// Promotions returns the current promotion rows of the records ids
+	// names, keyed by record id; records without a row are absent.
+	Promotions(ctx context.Context, ids []string) (map[string]Promotion, error)
 	// Promoted returns the valid, promoted records of scope for agent (the
 	// agent-key rule) in one bounded query whose cost grows with the number
 	// of matches, not the size of the store.
@@ -354,6 +357,13 @@ type Store interface {
 
 	// Ledger lists ledger entries in sequence order.
 	Ledger(ctx context.Context, f LedgerFilter) ([]LedgerEntry, error)
+	// EachLedger passes every ledger entry to fn, oldest first, without
+	// collecting them; an error from fn ends the scan and is returned.
+	EachLedger(ctx context.Context, fn func(LedgerEntry) error) error
+	// History passes to fn, oldest first, the ledger entries of the records
+	// ids names: an entry naming one of them or carrying one of them
+	// (MatchLedger's rule). Backends read only those entries where they can.
+	History(ctx context.Context, ids []string, fn func(LedgerEntry) error) error
 	// Verify checks the hash chain and names the first bad entry.
 	Verify(ctx context.Context) error
 	// StateAt rebuilds, from the ledger alone, the records that were valid

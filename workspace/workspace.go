@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store/backend"
 )
 
 // Workspace is a directory tree of agent files sharing one config and store.
@@ -153,6 +154,9 @@ func Load(path string) (*Workspace, error) {
 }
 
 func storePath(root, store string) string {
+	if backend.IsURL(store) {
+		return store
+	}
 	if filepath.IsAbs(store) {
 		return filepath.Clean(store)
 	}

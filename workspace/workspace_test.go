@@ -39,6 +39,7 @@ func TestFind(t *testing.T) {
 	})
 	bare := writeTree(t, map[string]string{"a/b.agent.yaml": agentYAML("b")})
 	abs := writeTree(t, map[string]string{".agent-ls.yaml": "store: /var/lib/agent-ls/m.db\n"})
+	pg := writeTree(t, map[string]string{".agent-ls.yaml": "store: postgresql://team@db.internal:5432/memory?sslmode=verify-full\n"})
 	tests := []struct {
 		name, start         string
 		root, config, store string
@@ -49,6 +50,7 @@ func TestFind(t *testing.T) {
 		{"from the root", root, root, filepath.Join(root, ".agent-ls.yaml"), filepath.Join(root, "data/mem.db"), 5000},
 		{"no config: start's dir and defaults", filepath.Join(bare, "a/b.agent.yaml"), filepath.Join(bare, "a"), "", filepath.Join(bare, "a/.agent-memory/memory.db"), schema.DefaultCeiling},
 		{"absolute store", abs, abs, filepath.Join(abs, ".agent-ls.yaml"), "/var/lib/agent-ls/m.db", schema.DefaultCeiling},
+		{"database URL store, not a relative path", pg, pg, filepath.Join(pg, ".agent-ls.yaml"), "postgresql://team@db.internal:5432/memory?sslmode=verify-full", schema.DefaultCeiling},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

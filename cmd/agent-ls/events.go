@@ -66,11 +66,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitOK
 	}
-	if backend.IsURL(loc.Path) {
-		m.errorf("--follow: this build follows file stores only")
-		return exitUsage
-	}
-	if err := events.Follow(ctx, s, events.FileSource(loc.Path), since, emit, opts...); err != nil {
+	if err := events.Follow(ctx, s, backend.Source(loc.Path, 0), since, emit, opts...); err != nil {
 		return m.storeError(err)
 	}
 	return exitOK

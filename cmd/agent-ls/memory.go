@@ -60,6 +60,10 @@ func memorySubs() []memorySub {
 			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
 		{"events", "[--since T] [--follow] [--format json] [flags]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write",
 			"agent-ls memory events --follow --format json", memEvents},
+		{"init", "[--store URL] [flags]", "create the store, or bring its schema up to date (run once by a database role that may create tables)",
+			"agent-ls memory init --store postgres://admin@db.internal/agentls", memInit},
+		{"migrate", "--from SRC --to DST [flags]", "copy a whole store (records, promotions, proposals, ledger) into an empty one: file or postgres:// URL, either way",
+			"agent-ls memory migrate --from .agent-memory/memory.db --to postgres://agentls@db.internal/agentls", memMigrate},
 	}
 }
 
@@ -240,13 +244,25 @@ type saveInput struct {
 
 // saveMemory is the one save path of the CLI: the evolve engine's
 // reconciling save (corroborate a near-duplicate, report a key conflict,
-// refuse a locked target, apply the target's tier at save).
+// refuse a locked target, apply the target's tier at save). It runs as a
+// batch of one (evolve.SaveBatch, answered as Save answers): the search for
+// a near-duplicate and the write or corroboration are one transaction, so
+// processes saving the same lesson at once end with one record and a
+// support per conversation, on a shared database as on a file.
 func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
 	eng, err := saveEngine(e, s, in)
 	if err != nil {
 		return evolve.SaveResult{}, err
 	}
-	return eng.Save(ctx, in.Request)
+	res, err := eng.SaveBatch(ctx, []evolve.SaveRequest{in.Request})
+	if err != nil {
+		var be *evolve.BatchError
+		if errors.As(err, &be) {
+			return evolve.SaveResult{}, be.Err
+		}
+		return evolve.SaveResult{}, err
+	}
+	return res[0], nil
 }
 
 // saveEngine is the engine a save of in runs on: an agent actor (in.View)

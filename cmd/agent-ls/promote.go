@@ -15,6 +15,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/store/bolt"
 	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
@@ -141,7 +142,7 @@ func (c *evoCmd) open() (int, bool) {
 	if err != nil {
 		return c.fail(err), false
 	}
-	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) && !backend.IsURL(loc.Path) {
 		// Never create a store as a side effect of a query or a gate.
 		c.loc, c.missing = loc, true
 		if c.reads {

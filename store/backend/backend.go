@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
 	"github.com/agent-ls/agent-ls/store/postgres"
@@ -33,4 +35,47 @@ func Open(ctx context.Context, location string, opts store.Options) (store.Store
 		return postgres.Open(ctx, location, opts)
 	}
 	return bolt.OpenContext(ctx, location, opts)
+}
+
+// Source returns what tells a follower (events.Follow, the language
+// server) that the store at location may have changed: fsnotify on a
+// file's directory, or LISTEN with a polling fallback on a database
+// (postgres.Listener; poll 0 is postgres.DefaultPoll, negative is
+// notifications only).
+func Source(location string, poll time.Duration) events.Source {
+	if IsURL(location) {
+		return postgres.NewListener(location, postgres.ListenOptions{Poll: poll})
+	}
+	return events.FileSource(location)
+}
+
+// Redact returns location fit for messages: a URL's password replaced by
+// "xxxxx"; a file path as is.
+func Redact(location string) string {
+	if IsURL(location) {
+		return postgres.Redact(location)
+	}
+	return location
+}
+
+// Init creates the store at location, or brings its schema up to date,
+// and describes what it did: a database's tables (for a role that may
+// create them; the runtime role then needs data grants only), or a file.
+func Init(ctx context.Context, location string, opts store.Options) (string, error) {
+	opts.ReadOnly = false
+	if IsURL(location) {
+		v, err := postgres.Init(ctx, location, opts)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("schema version %d", v), nil
+	}
+	s, err := bolt.Open(location, opts)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Close(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("file schema version %d", bolt.Version), nil
 }

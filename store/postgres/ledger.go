@@ -171,10 +171,10 @@ func (s *Store) AppendOverlaySummary(ctx context.Context, sum store.OverlaySumma
 	return s.mutate(ctx, func(ts *txState) error {
 		ts.h.summarySeq++
 		ts.dirty = true
-		if _, err := ts.tx.Exec(ctx, `INSERT INTO agent_ls_summaries (seq, body) VALUES ($1, $2)`, ts.h.summarySeq, string(b)); err != nil {
+		if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_summaries (seq, body) VALUES ($1, $2)`, ts.h.summarySeq, string(b)); err != nil {
 			return fmt.Errorf("store overlay summary: %w", err)
 		}
-		_, err := ts.tx.Exec(ctx, `DELETE FROM agent_ls_summaries WHERE seq <= $1`, ts.h.summarySeq-int64(s.shared.retention))
+		_, err := ts.Exec(ctx, `DELETE FROM agent_ls_summaries WHERE seq <= $1`, ts.h.summarySeq-int64(s.shared.retention))
 		return err
 	})
 }

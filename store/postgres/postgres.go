@@ -265,7 +265,13 @@ type querier interface {
 
 // txState is a write transaction with the head row it locked.
 type txState struct {
-	tx     pgx.Tx
+	tx      pgx.Tx
+	pending []queued // statements sent with the next read or the commit (pipeline.go)
+	// recs and proms are the records and promotion rows this transaction
+	// read or wrote (a nil row: known to have none). Every writer holds the
+	// head row, so nothing else changes them until the commit.
+	recs   map[string]store.Stored
+	proms  map[string]*store.Promotion
 	h      head
 	base   int64 // changes when the transaction started
 	dirty  bool
@@ -293,7 +299,7 @@ func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
 		if s.tx.closed {
 			return fmt.Errorf("store %s: batch ended: %w", s.shared.location, store.ErrClosed)
 		}
-		return s.wrap(fn(s.tx.tx))
+		return s.wrap(fn(s.tx))
 	}
 	sh := s.shared
 	sh.mu.RLock()
@@ -344,7 +350,7 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := &txState{tx: tx}
+	ts := &txState{tx: tx, recs: map[string]store.Stored{}, proms: map[string]*store.Promotion{}}
 	err = tx.QueryRow(ctx, `SELECT store_id, ledger_seq, ledger_hash, changes, rec_seq, summary_seq
 		FROM agent_ls_head WHERE id = 1 FOR UPDATE`).Scan(&ts.h.storeID, &ts.h.ledgerSeq, &ts.h.ledgerHash, &ts.h.changes, &ts.h.recSeq, &ts.h.summarySeq)
 	if err != nil {
@@ -363,13 +369,12 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 func (s *Store) commit(ctx context.Context, ts *txState) error {
 	if ts.dirty {
 		ts.h.changes = ts.base + 1
-		if _, err := ts.tx.Exec(ctx, `UPDATE agent_ls_head SET ledger_seq = $1, ledger_hash = $2, changes = $3, rec_seq = $4, summary_seq = $5 WHERE id = 1`,
-			ts.h.ledgerSeq, ts.h.ledgerHash, ts.h.changes, ts.h.recSeq, ts.h.summarySeq); err != nil {
-			return err
-		}
-		if _, err := ts.tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("%s %d", s.shared.schema, ts.h.ledgerSeq)); err != nil {
-			return err
-		}
+		_, _ = ts.Exec(ctx, `UPDATE agent_ls_head SET ledger_seq = $1, ledger_hash = $2, changes = $3, rec_seq = $4, summary_seq = $5 WHERE id = 1`,
+			ts.h.ledgerSeq, ts.h.ledgerHash, ts.h.changes, ts.h.recSeq, ts.h.summarySeq)
+		_, _ = ts.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprintf("%s %d", s.shared.schema, ts.h.ledgerSeq))
+	}
+	if err := ts.flush(ctx); err != nil {
+		return err
 	}
 	return ts.tx.Commit(ctx)
 }

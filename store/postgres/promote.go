@@ -14,6 +14,11 @@ import (
 
 // putPromotion stores (or replaces) a promotion row of rec.
 func putPromotion(ctx context.Context, q querier, rec schema.MemoryRecord, p store.Promotion) error {
+	if ts, ok := q.(*txState); ok {
+		c := p
+		c.Evidence = store.CloneEvidence(p.Evidence)
+		ts.proms[rec.ID] = &c
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encode promotion of %s: %w", rec.ID, err)
@@ -26,10 +31,31 @@ func putPromotion(ctx context.Context, q querier, rec schema.MemoryRecord, p sto
 	return nil
 }
 
+// dropPromotion deletes a record's promotion row.
+func dropPromotion(ctx context.Context, ts *txState, id string) error {
+	ts.proms[id] = nil
+	_, err := ts.Exec(ctx, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, id)
+	return err
+}
+
 func getPromotion(ctx context.Context, q querier, id string) (store.Promotion, bool, error) {
+	ts, inTx := q.(*txState)
+	if inTx {
+		if p, ok := ts.proms[id]; ok {
+			if p == nil {
+				return store.Promotion{}, false, nil
+			}
+			c := *p
+			c.Evidence = store.CloneEvidence(p.Evidence)
+			return c, true, nil
+		}
+	}
 	var body []byte
 	err := q.QueryRow(ctx, `SELECT body FROM agent_ls_promotions WHERE record_id = $1`, id).Scan(&body)
 	if errors.Is(err, pgx.ErrNoRows) {
+		if inTx {
+			ts.proms[id] = nil
+		}
 		return store.Promotion{}, false, nil
 	}
 	if err != nil {
@@ -39,6 +65,11 @@ func getPromotion(ctx context.Context, q querier, id string) (store.Promotion, b
 	if err := json.Unmarshal(body, &p); err != nil {
 		return store.Promotion{}, false, fmt.Errorf("promotion of %s: %w: %v", id, store.ErrCorrupt, err)
 	}
+	if inTx {
+		c := p
+		c.Evidence = store.CloneEvidence(p.Evidence)
+		ts.proms[id] = &c
+	}
 	return p, true, nil
 }
 
@@ -47,7 +78,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 	_, now := s.nowTime()
 	var out store.Promotion
 	err := s.mutate(ctx, func(ts *txState) error {
-		st, found, err := s.getStored(ctx, ts.tx, id)
+		st, found, err := s.getStored(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -58,7 +89,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 			return fmt.Errorf("promote %s: %w", id, err)
 		}
 		p := store.Promotion{RecordID: id, Tier: req.Tier, PromotedAt: now, Actor: req.Actor, Approver: req.Approver, Evidence: store.CloneEvidence(req.Evidence)}
-		if err := putPromotion(ctx, ts.tx, st.Rec, p); err != nil {
+		if err := putPromotion(ctx, ts, st.Rec, p); err != nil {
 			return err
 		}
 		ev := store.CloneEvidence(req.Evidence)
@@ -78,21 +109,21 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 func (s *Store) Demote(ctx context.Context, id, reason string, actor store.Actor) error {
 	_, now := s.nowTime()
 	return s.mutate(ctx, func(ts *txState) error {
-		_, found, err := s.getStored(ctx, ts.tx, id)
+		_, found, err := s.getStored(ctx, ts, id)
 		if err != nil {
 			return err
 		}
 		if !found {
 			return fmt.Errorf("demote %s: %w", id, store.ErrNotFound)
 		}
-		p, promoted, err := getPromotion(ctx, ts.tx, id)
+		p, promoted, err := getPromotion(ctx, ts, id)
 		if err != nil {
 			return err
 		}
 		if !promoted {
 			return nil
 		}
-		if _, err := ts.tx.Exec(ctx, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, id); err != nil {
+		if err := dropPromotion(ctx, ts, id); err != nil {
 			return err
 		}
 		return appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpDemote, RecordID: id, Actor: actor, Reason: reason, Tier: p.Tier})
@@ -177,4 +208,36 @@ func newest(hits []store.Stored, now string, filter map[string]string, keep func
 		out[i] = h.Rec
 	}
 	return out
+}
+
+// Promotions implements store.Store.
+func (s *Store) Promotions(ctx context.Context, ids []string) (map[string]store.Promotion, error) {
+	out := make(map[string]store.Promotion, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.read(ctx, func(q querier) error {
+		rows, err := q.Query(ctx, `SELECT record_id, body FROM agent_ls_promotions WHERE record_id = ANY($1)`, ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var body []byte
+			if err := rows.Scan(&id, &body); err != nil {
+				return err
+			}
+			var p store.Promotion
+			if err := json.Unmarshal(body, &p); err != nil {
+				return fmt.Errorf("promotion of %s: %w: %v", id, store.ErrCorrupt, err)
+			}
+			out[id] = p
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -81,7 +81,7 @@ func (s *Store) Propose(ctx context.Context, req store.ProposalRequest) (store.P
 	t, now := s.nowTime()
 	var out store.Proposal
 	err := s.mutate(ctx, func(ts *txState) error {
-		st, found, err := s.getStored(ctx, ts.tx, req.RecordID)
+		st, found, err := s.getStored(ctx, ts, req.RecordID)
 		if err != nil {
 			return err
 		}
@@ -89,12 +89,12 @@ func (s *Store) Propose(ctx context.Context, req store.ProposalRequest) (store.P
 			return fmt.Errorf("propose %s of %s: %w", req.Kind, req.RecordID, store.ErrNotFound)
 		}
 		var cur *store.Promotion
-		if p, ok, err := getPromotion(ctx, ts.tx, req.RecordID); err != nil {
+		if p, ok, err := getPromotion(ctx, ts, req.RecordID); err != nil {
 			return err
 		} else if ok {
 			cur = &p
 		}
-		rows, err := ts.tx.Query(ctx, `SELECT body FROM agent_ls_proposals WHERE record_id = $1 AND kind = $2 AND state = 'pending'`, req.RecordID, string(req.Kind))
+		rows, err := ts.Query(ctx, `SELECT body FROM agent_ls_proposals WHERE record_id = $1 AND kind = $2 AND state = 'pending'`, req.RecordID, string(req.Kind))
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Store) Propose(ctx context.Context, req store.ProposalRequest) (store.P
 		if err != nil {
 			return fmt.Errorf("propose %s of %s: %w", req.Kind, req.RecordID, err)
 		}
-		if err := putProposal(ctx, ts.tx, p, true); err != nil {
+		if err := putProposal(ctx, ts, p, true); err != nil {
 			return err
 		}
 		if err := ledgerProposal(ctx, ts, store.OpPropose, p, req.RequestedBy, p.Reason, now); err != nil {
@@ -196,7 +196,7 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 	_, now := s.nowTime()
 	var out store.Proposal
 	err := s.mutate(ctx, func(ts *txState) error {
-		p, found, err := getProposal(ctx, ts.tx, id)
+		p, found, err := getProposal(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 		if st := store.ProposalStateAt(p, now); st != store.ProposalPending {
 			return fmt.Errorf("approve %s: %w: proposal is %s", id, store.ErrConflict, st)
 		}
-		st, found, err := s.getStored(ctx, ts.tx, p.RecordID)
+		st, found, err := s.getStored(ctx, ts, p.RecordID)
 		if err != nil {
 			return err
 		}
@@ -221,18 +221,18 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 		p = store.DecideProposal(p, store.ProposalApproved, actor, reason, now)
 		before := st.Rec.InvalidAt
 		if store.ApplyApproval(&st.Rec, p, now) {
-			if err := putPromotion(ctx, ts.tx, st.Rec, store.ApprovedPromotion(p, actor, now)); err != nil {
+			if err := putPromotion(ctx, ts, st.Rec, store.ApprovedPromotion(p, actor, now)); err != nil {
 				return err
 			}
-		} else if _, err := ts.tx.Exec(ctx, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, p.RecordID); err != nil {
+		} else if err := dropPromotion(ctx, ts, p.RecordID); err != nil {
 			return err
 		}
 		if st.Rec.InvalidAt != before {
-			if err := updateRecord(ctx, ts.tx, st.Rec); err != nil {
+			if err := updateRecord(ctx, ts, st.Rec); err != nil {
 				return err
 			}
 		}
-		if err := putProposal(ctx, ts.tx, p, false); err != nil {
+		if err := putProposal(ctx, ts, p, false); err != nil {
 			return err
 		}
 		if err := ledgerProposal(ctx, ts, store.OpApprove, p, actor, reason, now); err != nil {
@@ -255,7 +255,7 @@ func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason
 	_, now := s.nowTime()
 	var out store.Proposal
 	err := s.mutate(ctx, func(ts *txState) error {
-		p, found, err := getProposal(ctx, ts.tx, id)
+		p, found, err := getProposal(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -266,7 +266,7 @@ func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason
 			return fmt.Errorf("reject %s: %w: proposal is %s", id, store.ErrConflict, st)
 		}
 		p = store.DecideProposal(p, store.ProposalRejected, actor, reason, now)
-		if err := putProposal(ctx, ts.tx, p, false); err != nil {
+		if err := putProposal(ctx, ts, p, false); err != nil {
 			return err
 		}
 		if err := ledgerProposal(ctx, ts, store.OpReject, p, actor, reason, now); err != nil {
@@ -287,7 +287,7 @@ func (s *Store) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
 	var out []store.Proposal
 	err := s.mutate(ctx, func(ts *txState) error {
 		out = nil
-		rows, err := ts.tx.Query(ctx, `SELECT body FROM agent_ls_proposals WHERE state = 'pending' AND expires_at <= $1`, now)
+		rows, err := ts.Query(ctx, `SELECT body FROM agent_ls_proposals WHERE state = 'pending' AND expires_at <= $1`, now)
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func (s *Store) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
 		store.SortProposals(out)
 		for i, p := range out {
 			p = store.DecideProposal(p, store.ProposalExpired, store.SystemActor, "unanswered by "+p.ExpiresAt, now)
-			if err := putProposal(ctx, ts.tx, p, false); err != nil {
+			if err := putProposal(ctx, ts, p, false); err != nil {
 				return err
 			}
 			if err := ledgerProposal(ctx, ts, store.OpExpire, p, store.SystemActor, p.Decision, now); err != nil {

@@ -79,6 +79,10 @@ func targetKey(t schema.MemoryTarget) string {
 }
 
 func insertRecord(ctx context.Context, q querier, rec schema.MemoryRecord, seq int64) error {
+	if ts, ok := q.(*txState); ok {
+		ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: uint64(seq)}
+		ts.proms[rec.ID] = nil
+	}
 	r, err := encodeRecord(rec)
 	if err != nil {
 		return err
@@ -95,6 +99,11 @@ func insertRecord(ctx context.Context, q querier, rec schema.MemoryRecord, seq i
 // updateRecord rewrites a record's body and its mutable columns; its scope,
 // kind, content, tags and target never change.
 func updateRecord(ctx context.Context, q querier, rec schema.MemoryRecord) error {
+	if ts, ok := q.(*txState); ok {
+		if st, ok := ts.recs[rec.ID]; ok {
+			ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: st.Seq}
+		}
+	}
 	r, err := encodeRecord(rec)
 	if err != nil {
 		return err
@@ -109,6 +118,12 @@ func updateRecord(ctx context.Context, q querier, rec schema.MemoryRecord) error
 
 // getStored reads a record; found is false when there is none.
 func (s *Store) getStored(ctx context.Context, q querier, id string) (store.Stored, bool, error) {
+	ts, inTx := q.(*txState)
+	if inTx {
+		if st, ok := ts.recs[id]; ok {
+			return store.Stored{Rec: store.CloneRecord(st.Rec), Seq: st.Seq}, true, nil
+		}
+	}
 	var seq int64
 	var body []byte
 	err := q.QueryRow(ctx, `SELECT seq, body FROM agent_ls_records WHERE id = $1`, id).Scan(&seq, &body)
@@ -121,6 +136,9 @@ func (s *Store) getStored(ctx context.Context, q querier, id string) (store.Stor
 	var rec schema.MemoryRecord
 	if err := json.Unmarshal(body, &rec); err != nil {
 		return store.Stored{}, false, fmt.Errorf("record %s: %w: %v", id, store.ErrCorrupt, err)
+	}
+	if inTx {
+		ts.recs[id] = store.Stored{Rec: store.CloneRecord(rec), Seq: uint64(seq)}
 	}
 	return store.Stored{Rec: rec, Seq: uint64(seq)}, true, nil
 }
@@ -136,7 +154,7 @@ func appendLedger(ctx context.Context, ts *txState, e store.LedgerEntry) error {
 	if e.Record != nil {
 		carried = e.Record.ID
 	}
-	if _, err := ts.tx.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
+	if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
 		int64(sealed.Seq), e.RecordID, carried, string(b)); err != nil {
 		return fmt.Errorf("append ledger entry %d: %w", sealed.Seq, err)
 	}
@@ -171,7 +189,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			if req.Supersedes == "" {
 				continue
 			}
-			old, found, err := s.getStored(ctx, ts.tx, req.Supersedes)
+			old, found, err := s.getStored(ctx, ts, req.Supersedes)
 			if err != nil {
 				return err
 			}
@@ -190,7 +208,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			}
 			rec := store.NewRecord(req, id, now, actor)
 			ts.h.recSeq++
-			if err := insertRecord(ctx, ts.tx, rec, ts.h.recSeq); err != nil {
+			if err := insertRecord(ctx, ts, rec, ts.h.recSeq); err != nil {
 				return err
 			}
 			snap := store.CloneRecord(rec)
@@ -198,7 +216,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			if req.Supersedes != "" {
 				old := olds[i]
 				store.ApplySupersede(&old.Rec, id, now)
-				if err := updateRecord(ctx, ts.tx, old.Rec); err != nil {
+				if err := updateRecord(ctx, ts, old.Rec); err != nil {
 					return err
 				}
 				entry.Op, entry.RecordID, entry.Reason = store.OpSupersede, old.Rec.ID, old.Rec.InvalidReason
@@ -346,7 +364,7 @@ func scanStored(rows pgx.Rows) ([]store.Stored, int, error) {
 func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.Actor) error {
 	_, now := s.nowTime()
 	return s.mutate(ctx, func(ts *txState) error {
-		st, found, err := s.getStored(ctx, ts.tx, id)
+		st, found, err := s.getStored(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -356,7 +374,7 @@ func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.A
 		if !store.ApplyInvalidate(&st.Rec, now, reason) {
 			return nil
 		}
-		if err := updateRecord(ctx, ts.tx, st.Rec); err != nil {
+		if err := updateRecord(ctx, ts, st.Rec); err != nil {
 			return err
 		}
 		return appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpInvalidate, RecordID: id, Actor: actor, Reason: reason})
@@ -371,10 +389,12 @@ func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error 
 	}
 	_, now := s.nowTime()
 	return s.mutate(ctx, func(ts *txState) error {
-		tag, err := ts.tx.Exec(ctx, `DELETE FROM agent_ls_records WHERE id = $1`, id)
+		tag, err := ts.execNow(ctx, `DELETE FROM agent_ls_records WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
+		delete(ts.recs, id)
+		delete(ts.proms, id)
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("delete %s: %w", id, store.ErrNotFound)
 		}
@@ -388,7 +408,7 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 	counted := false
 	err := s.mutate(ctx, func(ts *txState) error {
 		counted = false
-		st, found, err := s.getStored(ctx, ts.tx, id)
+		st, found, err := s.getStored(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -402,7 +422,7 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 		if !store.ApplySupport(&st.Rec, sup, now) {
 			return nil
 		}
-		if err := updateRecord(ctx, ts.tx, st.Rec); err != nil {
+		if err := updateRecord(ctx, ts, st.Rec); err != nil {
 			return err
 		}
 		counted = true
@@ -476,7 +496,7 @@ func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor st
 			idList[i] = r.ID
 		}
 		existing := map[string]bool{}
-		rows, err := ts.tx.Query(ctx, `SELECT id FROM agent_ls_records WHERE id = ANY($1)`, idList)
+		rows, err := ts.Query(ctx, `SELECT id FROM agent_ls_records WHERE id = ANY($1)`, idList)
 		if err != nil {
 			return err
 		}
@@ -498,7 +518,7 @@ func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor st
 		}
 		for _, r := range batch {
 			ts.h.recSeq++
-			if err := insertRecord(ctx, ts.tx, r, ts.h.recSeq); err != nil {
+			if err := insertRecord(ctx, ts, r, ts.h.recSeq); err != nil {
 				return err
 			}
 			snap := store.CloneRecord(r)

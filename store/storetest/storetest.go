@@ -103,6 +103,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
 		{"Batch", k.batchTests()},
+		{"Protocol", k.protocolTests()},
+		{"Load", k.loadTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

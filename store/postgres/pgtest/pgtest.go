@@ -79,3 +79,17 @@ func exec(t testing.TB, location, sql string, args ...any) {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
+
+// ExecErr runs one statement on the server at location and returns its
+// error.
+func ExecErr(location, sql string, args ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, location)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql, args...)
+	return err
+}

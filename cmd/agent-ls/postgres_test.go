@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
+)
+
+// pgWorkspace is a workspace with the deploy agent whose .agent-ls.yaml
+// names a fresh schema of the test server as its store.
+func pgWorkspace(t *testing.T) (dir, url string) {
+	t.Helper()
+	url = pgtest.Fresh(t)
+	dir = t.TempDir()
+	agent, err := os.ReadFile("../../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "deploy.agent.yaml"), agent, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "store: " + strconv.Quote(url) + "\nscope:\n  user: u1\n"
+	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, url
+}
+
+func cliOK(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return mustOK(t, runBin(t, dir, "", memEnv, args...), strings.Join(args, " ")).stdout
+}
+
+// TestPostgresWorkspaceCLI: a workspace whose .agent-ls.yaml names a
+// postgres:// URL works for the commands (init, save, list, render, the
+// ledger's verify); an unreachable server is exit 2 within the connect
+// timeout, and the password appears nowhere in the output.
+func TestPostgresWorkspaceCLI(t *testing.T) {
+	dir, _ := pgWorkspace(t)
+	if out := cliOK(t, dir, "memory", "init"); !strings.Contains(out, "ready (schema version") {
+		t.Errorf("memory init: %q", out)
+	}
+	cliOK(t, dir, "memory", "save", "--scope", "user=u1,agent=deploy-ops", "--target", "background.projectContext.deploy_window",
+		"--conversation", "c1", "--actor", "agent:deploy-ops", "Deploys go out Tuesdays after 14:00 ET")
+	var l listing
+	if err := json.Unmarshal([]byte(cliOK(t, dir, "memory", "list", "--format", "json")), &l); err != nil || len(l.Records) != 1 {
+		t.Fatalf("memory list: %v %+v", err, l)
+	}
+	if out := cliOK(t, dir, "render", "deploy.agent.yaml"); !strings.Contains(out, "Deploys go out Tuesdays after 14:00 ET") {
+		t.Errorf("render does not show the promoted fact:\n%s", out)
+	}
+	cliOK(t, dir, "memory", "ledger", "--verify")
+
+	r := runBin(t, dir, "", memEnv, "memory", "--store", "postgres://agent:hunter2secret@127.0.0.1:1/agentls", "--lock-timeout", "1s", "list")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "xxxxx") || strings.Contains(r.stderr+r.stdout, "hunter2secret") {
+		t.Errorf("unreachable server: exit %d, stderr %q; want 2, the URL with its password hidden", r.code, r.stderr)
+	}
+}
+
+// TestPostgresConcurrentSaves: six agent-ls processes started at once each
+// save a fact of their own and the same lesson from their own
+// conversation: the store ends with exactly seven records, the lesson once
+// with five supports, and a ledger that verifies.
+func TestPostgresConcurrentSaves(t *testing.T) {
+	dir, _ := pgWorkspace(t)
+	cliOK(t, dir, "memory", "init")
+	const procs = 6
+	const lesson = "Roll back first when a canary's error rate rises, then investigate"
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*bytes.Buffer, procs)
+	for i := range cmds {
+		save := func(extra ...string) string {
+			args := append([]string{agentLSBin, "memory", "save", "--scope", "agent=deploy-ops", "--actor", "agent:deploy-ops",
+				"--conversation", fmt.Sprintf("conv-%d", i), "--lock-timeout", "30s"}, extra...)
+			q := make([]string, len(args))
+			for j, a := range args {
+				q[j] = strconv.Quote(a)
+			}
+			return strings.Join(q, " ")
+		}
+		script := save(fmt.Sprintf("Service %d is owned by team %d", i, i)) + " && " +
+			save("--target", "judgment.deploy.heuristics", lesson)
+		cmds[i] = exec.Command("sh", "-c", script)
+		cmds[i].Dir = dir
+		cmds[i].Env = append(os.Environ(), memEnv...)
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+	}
+	for _, c := range cmds {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Errorf("process %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	var l listing
+	if err := json.Unmarshal([]byte(cliOK(t, dir, "memory", "list", "--format", "json", "--all", "--limit", "100")), &l); err != nil {
+		t.Fatal(err)
+	}
+	recs := l.Records
+	lessons := 0
+	for _, r := range recs {
+		if r.Content == lesson {
+			lessons++
+			if len(r.Supports) != procs-1 {
+				t.Errorf("the lesson has %d supports, want %d (one per other conversation)", len(r.Supports), procs-1)
+			}
+		}
+	}
+	if len(recs) != procs+1 || lessons != 1 {
+		t.Errorf("%d records with %d copies of the lesson, want %d and 1", len(recs), lessons, procs+1)
+	}
+	cliOK(t, dir, "memory", "ledger", "--verify")
+	var entries []store.LedgerEntry
+	if err := json.Unmarshal([]byte(cliOK(t, dir, "memory", "ledger", "--format", "json")), &entries); err != nil {
+		t.Fatal(err)
+	}
+	count := map[store.Op]int{}
+	for _, e := range entries {
+		count[e.Op]++
+	}
+	if count[store.OpWrite] != procs+1 || count[store.OpCorroborate] != procs-1 {
+		t.Errorf("ledger: %v, want %d writes and %d corroborations", count, procs+1, procs-1)
+	}
+}
+
+// TestMigrateBothWays: memory migrate copies a file store into PostgreSQL
+// and back; each destination verifies and renders the agent byte for byte
+// as the source; a non-empty destination is refused with exit 1.
+func TestMigrateBothWays(t *testing.T) {
+	w := newCompWorkspace(t)
+	w.seed(func(ctx context.Context, s store.Store) {
+		w.save(ctx, s, "background.projectContext.deploy_window", "Deploys go out Tuesdays after 14:00 ET", "c1", "", true)
+		w.save(ctx, s, "judgment.deploy.heuristics", "Watch the canary for ten minutes", "c2", "", true)
+		w.save(ctx, s, "judgment.deploy.heuristics", "Announce deploys in #deploys", "c3", "", false)
+	})
+	want := w.ok("render", "deploy.agent.yaml")
+	url := pgtest.Fresh(t)
+	back := filepath.Join(t.TempDir(), "back.db")
+	for _, step := range []struct{ from, to string }{{w.db, url}, {url, back}} {
+		if out := w.ok("memory", "migrate", "--from", step.from, "--to", step.to); !strings.Contains(out, "3 records") || !strings.Contains(out, "verifies") {
+			t.Errorf("migrate %s -> %s: %q", step.from, step.to, out)
+		}
+		if got := w.ok("render", "deploy.agent.yaml", "--store", step.to); got != want {
+			t.Errorf("render from %s differs from the source:\n%s\nwant:\n%s", step.to, got, want)
+		}
+		w.ok("memory", "--store", step.to, "ledger", "--verify")
+	}
+	if r := w.run("memory", "migrate", "--from", w.db, "--to", url); r.code != exitFindings || !strings.Contains(r.stderr, "not empty") {
+		t.Errorf("migrate into a non-empty store: exit %d, stderr %q; want 1, refused", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,83 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// EachLedger implements store.Store. The entries are copied under the lock
+// and fn is called without it.
+func (s *Store) EachLedger(ctx context.Context, fn func(store.LedgerEntry) error) error {
+	entries, err := s.Ledger(ctx, store.LedgerFilter{})
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// History implements store.Store.
+func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerEntry) error) error {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	return s.EachLedger(ctx, func(e store.LedgerEntry) error {
+		if want[e.RecordID] || (e.Record != nil && want[e.Record.ID]) {
+			return fn(e)
+		}
+		return nil
+	})
+}
+
+// Promotions implements store.Store.
+func (s *Store) Promotions(ctx context.Context, ids []string) (map[string]store.Promotion, error) {
+	if _, _, err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make(map[string]store.Promotion, len(ids))
+	for _, id := range ids {
+		if p, ok := s.promotions[id]; ok {
+			out[id] = clonePromotion(p)
+		}
+	}
+	return out, nil
+}
+
+var _ store.Loader = (*Store)(nil)
+
+// Load implements store.Loader.
+func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
+	if _, _, err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if len(s.records)+len(s.ledger)+len(s.proposals)+len(s.summaries) > 0 {
+		return fmt.Errorf("load: %w: the destination is not empty", store.ErrConflict)
+	}
+	for _, st := range snap.Records {
+		s.records[st.Rec.ID] = &store.Stored{Rec: store.CloneRecord(st.Rec), Seq: st.Seq}
+		s.seq = max(s.seq, st.Seq)
+	}
+	for _, p := range snap.Promotions {
+		s.promotions[p.RecordID] = clonePromotion(p)
+	}
+	for _, p := range snap.Proposals {
+		s.proposals[p.ID] = cloneProposal(p)
+	}
+	for _, e := range snap.Ledger {
+		s.ledger = append(s.ledger, store.CloneEntry(e))
+	}
+	for _, sum := range snap.Summaries {
+		s.summaries = append(s.summaries, store.CloneSummary(sum))
+	}
+	s.changes++
+	return nil
+}

@@ -1,0 +1,100 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/postgres"
+	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
+)
+
+// TestConnectionCutMidBatch: the server ends a batch's connection after
+// the batch wrote a record and before it finished: Batch fails, nothing of
+// it is committed, the ledger verifies, and the store works again.
+func TestConnectionCutMidBatch(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, loc, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	fact := func(c string) []store.WriteRequest { return []store.WriteRequest{{Kind: schema.KindFact, Content: c}} }
+	if _, err := s.Write(ctx, fact("before"), human); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Batch(ctx, func(tx store.Store) error {
+		if _, err := tx.Write(ctx, fact("half"), human); err != nil {
+			return err
+		}
+		// The batch's connection is the one idle in a transaction.
+		pgtest.Exec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE state = 'idle in transaction' AND application_name = 'agent-ls' AND pid <> pg_backend_pid()`)
+		_, err := tx.Write(ctx, fact("after the cut"), human)
+		return err
+	})
+	if err == nil {
+		t.Fatal("a batch whose connection was cut succeeded")
+	}
+	res, err := s.Search(ctx, store.Query{Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
+	if err != nil {
+		t.Fatalf("search after the cut: %v", err)
+	}
+	if len(res.Records) != 1 || res.Records[0].Content != "before" {
+		t.Errorf("records after a cut batch: %+v, want only the one written before", res.Records)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("verify after a cut batch: %v", err)
+	}
+	if _, err := s.Write(ctx, fact("again"), human); err != nil {
+		t.Errorf("write after a cut batch: %v", err)
+	}
+}
+
+// TestUnreachableServer: a URL nothing answers fails within the connect
+// timeout, and the error names the URL without its password.
+func TestUnreachableServer(t *testing.T) {
+	start := time.Now()
+	_, err := postgres.Open(context.Background(), "postgres://agent:s3cr3t-pw@127.0.0.1:1/agentls?sslmode=disable", store.Options{LockTimeout: time.Second})
+	if err == nil {
+		t.Fatal("opened a store on a closed port")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("failed after %s, want within the 1 s connect timeout", d)
+	}
+	if strings.Contains(err.Error(), "s3cr3t-pw") || !strings.Contains(err.Error(), "xxxxx") {
+		t.Errorf("error %q shows the password or no redacted URL", err)
+	}
+}
+
+// TestConcurrentFirstOpens: stores opened at once on an empty schema (each
+// with its own connections, as separate processes) all succeed and the
+// migrations are applied once.
+func TestConcurrentFirstOpens(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			s, err := postgres.Open(context.Background(), loc, store.Options{})
+			if err == nil {
+				_, err = s.Write(context.Background(), []store.WriteRequest{{Kind: schema.KindFact, Content: "x"}}, store.Actor{Kind: store.ActorHuman, Name: "ana"})
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent first open: %v", err)
+		}
+	}
+	if err := pgtest.ExecErr(loc, `DO $$ BEGIN IF (SELECT count(*) FROM agent_ls_migrations) <> 1 OR (SELECT count(*) FROM agent_ls_records) <> 6 THEN RAISE 'wrong counts'; END IF; END $$`); err != nil {
+		t.Errorf("after concurrent first opens: %v", err)
+	}
+}
