@@ -427,6 +427,7 @@ func TestInvalidInputIsAToolError(t *testing.T) {
 	}{
 		{ToolSave, map[string]any{"kind": "opinion", "content": "x"}, "kind"},
 		{ToolSave, map[string]any{"kind": "fact", "content": "   "}, "content"},
+		// No kind is a fact, as on the command line (TestSaveKindDefaultsToFact).
 		{ToolSave, map[string]any{"content": "bad kind", "kind": "opinion"}, "kind"},
 		{ToolSave, map[string]any{"kind": "fact"}, "content"},
 		{ToolSearch, map[string]any{"query": ""}, "query"},

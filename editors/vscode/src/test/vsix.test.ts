@@ -1,9 +1,12 @@
-// The .vsix must hold the compiled client, its runtime dependencies and the
-// bundled schema, and nothing of the build. AGENT_LS_VSIX names a package
-// built by `make vsix`; without it the test packages one into a temp dir.
+// The .vsix must hold the client bundled by esbuild (vscode-languageclient
+// inlined), the manifest, the README and the bundled schema: a handful of
+// files, nothing of the build and no node_modules. AGENT_LS_VSIX names a
+// package built by `make vsix`; without it the test packages one into a temp
+// dir.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
+import { builtinModules } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { before, describe, it } from "node:test";
@@ -42,36 +45,41 @@ describe("agent-ls.vsix", () => {
     return readZipEntry(buf, e).toString("utf8");
   }
 
-  it("contains the compiled client and the VSIX manifest", () => {
+  it("contains the bundled client and the VSIX manifest", () => {
     for (const n of [
       "extension.vsixmanifest",
       "extension/package.json",
       "extension/out/extension.js",
-      "extension/out/settings.js",
-      "extension/out/render.js",
       "extension/schemas/agent.schema.json",
-      "extension/node_modules/vscode-languageclient/package.json",
-      "extension/node_modules/vscode-languageclient/lib/node/main.js",
     ]) {
       assert.ok(names.has(n), n);
     }
   });
 
-  it("leaves out sources, tests, maps and dev dependencies", () => {
+  it("is a handful of files: no sources, tests, maps or node_modules", () => {
+    assert.ok(names.size <= 8, `${names.size} files: ${[...names].join(", ")}`);
     for (const n of names) {
       assert.ok(!n.startsWith("extension/src/"), n);
       assert.ok(!n.startsWith("extension/out/test/"), n);
       assert.ok(!n.endsWith(".js.map"), n);
-      assert.ok(!/^extension\/node_modules\/(typescript|eslint|@vscode\/vsce|@types)\//.test(n), n);
+      assert.ok(!n.startsWith("extension/node_modules/"), n);
     }
   });
 
-  it("ships the same manifest and the same compiled client", () => {
-    const shipped = JSON.parse(read("extension/package.json")) as { contributes: unknown; activationEvents: unknown };
+  it("ships the same manifest and a self-contained client", () => {
+    const shipped = JSON.parse(read("extension/package.json")) as { contributes: unknown; activationEvents: unknown; main: string };
     const local = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as typeof shipped;
     assert.deepEqual(shipped.contributes, local.contributes);
     assert.deepEqual(shipped.activationEvents, local.activationEvents);
-    assert.equal(read("extension/out/extension.js"), fs.readFileSync(path.join(root, "out", "extension.js"), "utf8"));
+    assert.equal(`extension/${shipped.main.replace(/^\.\//, "")}`, "extension/out/extension.js");
+    // Bundled: the client requires only vscode and Node's own modules, and
+    // carries the language client (its LanguageClient class) inside.
+    const client = read("extension/out/extension.js");
+    const required = new Set([...client.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]));
+    for (const r of required) {
+      assert.ok(r !== undefined && (r === "vscode" || r.startsWith("node:") || builtinModules.includes(r)), `requires ${r}`);
+    }
+    assert.match(client, /Client is not running/);
   });
 
   it("bundles the agent JSON Schema", () => {
