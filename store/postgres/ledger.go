@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -88,10 +90,16 @@ func (s *Store) Verify(ctx context.Context) error {
 	var entries []store.LedgerEntry
 	var headSeq int64
 	var headHash string
-	// One snapshot for the entries and the head: a writer committing
-	// between the two reads must not look like tampering.
+	var got store.State
+	var diffs []store.Difference
+	// One snapshot for the entries, the head and the stored state: a
+	// writer committing between the reads must not look like tampering.
 	err := s.snapshot(ctx, func(q querier) error {
 		entries = nil
+		var err error
+		if got, diffs, err = storedState(ctx, q); err != nil {
+			return err
+		}
 		if err := q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
 			return err
 		}
@@ -123,7 +131,127 @@ func (s *Store) Verify(ctx context.Context) error {
 	if err := store.CheckLedgerHead(entries, uint64(headSeq), headHash); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
+	// The chain holds: what is stored must be what it describes (the rule
+	// of bolt's Verify, store.CompareState over store.ReplayAll).
+	diffs = append(store.CompareState(store.ReplayAll(entries), got), diffs...)
+	if len(diffs) > 0 {
+		return fmt.Errorf("verify store %s: %w", s.shared.location, &store.StateError{Diffs: diffs})
+	}
 	return nil
+}
+
+// storedState reads every record, promotion row and proposal as stored,
+// and reports as "index" differences the derived columns that do not match
+// the stored record (scope, tokens, target, validity; a promotion row's
+// copied scope), which would make queries miss or wrongly find it.
+func storedState(ctx context.Context, q querier) (store.State, []store.Difference, error) {
+	st := store.NewState()
+	var diffs []store.Difference
+	rows, err := q.Query(ctx, `SELECT r.id, r.scope::text, r.tags, r.tokens, r.target_key, r.invalid_at, r.expires_at, r.body, p.scope::text
+		FROM agent_ls_records r LEFT JOIN agent_ls_promotions p ON p.record_id = r.id`)
+	if err != nil {
+		return st, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var scope, body []byte
+		var pscope *string
+		var got row
+		if err := rows.Scan(&id, &scope, &got.tags, &got.tokens, &got.targetKey, &got.invalidAt, &got.expiresAt, &body, &pscope); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
+		var rec schema.MemoryRecord
+		if err := json.Unmarshal(body, &rec); err != nil {
+			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the stored value does not decode"})
+			continue
+		}
+		if rec.ID != id {
+			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the record stored under it is " + rec.ID})
+		}
+		st.Records[id] = rec
+		want, err := encodeRecord(rec)
+		if err != nil {
+			continue
+		}
+		var gotScope, wantScope map[string]string
+		_ = json.Unmarshal(scope, &gotScope)
+		_ = json.Unmarshal(want.scope, &wantScope)
+		switch {
+		case !maps.Equal(gotScope, wantScope):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the scope column differs from the record's"})
+		case !slices.Equal(sorted(got.tokens), sorted(want.tokens)) || !slices.Equal(got.tags, want.tags):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the search tokens or tags differ from the record's"})
+		case !eqPtr(got.targetKey, want.targetKey) || !eqPtr(got.invalidAt, want.invalidAt) || !eqPtr(got.expiresAt, want.expiresAt):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the target or validity columns differ from the record's"})
+		}
+		if pscope != nil {
+			var ps map[string]string
+			_ = json.Unmarshal([]byte(*pscope), &ps)
+			if !maps.Equal(ps, wantScope) {
+				diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the promotion row's scope differs from the record's"})
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT record_id, body FROM agent_ls_promotions`)
+	if err != nil {
+		return st, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
+		var p store.Promotion
+		if json.Unmarshal(body, &p) != nil {
+			diffs = append(diffs, store.Difference{Kind: "promotion", ID: id, Detail: "the stored row does not decode"})
+			continue
+		}
+		st.Promotions[id] = p
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT id, body FROM agent_ls_proposals`)
+	if err != nil {
+		return st, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
+		var p store.Proposal
+		if json.Unmarshal(body, &p) != nil {
+			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
+			continue
+		}
+		st.Proposals[id] = p
+	}
+	rows.Close()
+	return st, diffs, rows.Err()
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func eqPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // snapshot runs fn in a read-only repeatable-read transaction (or in the

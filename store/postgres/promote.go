@@ -93,7 +93,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 			return err
 		}
 		ev := store.CloneEvidence(req.Evidence)
-		if err := appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Evidence: &ev}); err != nil {
+		if err := appendLedger(ctx, ts, store.LedgerEntry{At: now, Op: store.OpPromote, RecordID: id, Actor: req.Actor, Tier: req.Tier, Approver: req.Approver, Evidence: &ev}); err != nil {
 			return err
 		}
 		out = p
