@@ -303,17 +303,7 @@ func checkLedgerHead(tx *bbolt.Tx, entries []store.LedgerEntry) error {
 	if len(head) < 8 {
 		return &store.LedgerError{Seq: uint64(len(entries)), Reason: "the ledger head in meta is damaged"}
 	}
-	seq, hash := binary.BigEndian.Uint64(head[:8]), string(head[8:])
-	n := uint64(len(entries))
-	switch {
-	case n < seq:
-		return &store.LedgerError{Seq: n + 1, Reason: fmt.Sprintf("the ledger ends at entry %d but its head records entry %d (entries removed from the end)", n, seq)}
-	case n > seq:
-		return &store.LedgerError{Seq: seq + 1, Reason: fmt.Sprintf("the ledger has %d entries but its head records entry %d (entries added outside the store)", n, seq)}
-	case n > 0 && entries[n-1].Hash != hash:
-		return &store.LedgerError{Seq: n, Reason: "the last entry's hash does not match the ledger head (entry replaced)"}
-	}
-	return nil
+	return store.CheckLedgerHead(entries, binary.BigEndian.Uint64(head[:8]), string(head[8:]))
 }
 
 // allLedger decodes every ledger entry in sequence order; a damaged entry is
