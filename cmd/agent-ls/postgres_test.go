@@ -163,3 +163,35 @@ func TestMigrateBothWays(t *testing.T) {
 		t.Errorf("migrate into a non-empty store: exit %d, stderr %q; want 1, refused", r.code, r.stderr)
 	}
 }
+
+// TestMCPPostgres: agent-ls mcp over a workspace whose store is a
+// postgres:// URL: a fact is promoted at save, a lesson taught by two
+// conversations (two server processes) is corroborated and promoted, the
+// composed prompt shows both and the ledger verifies.
+func TestMCPPostgres(t *testing.T) {
+	dir, agentFile := mcpWorkspace(t)
+	url := pgtest.Fresh(t)
+	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: "+strconv.Quote(url)+"\nscope:\n  project: atlas\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fact := "Deploys to the shop freeze on Fridays after 15:00 CET"
+	lesson := "Offer an exchange before a refund when the size is wrong"
+	cs := mcpSession(t, dir, "--agent", agentFile, "--conversation", "conv-1")
+	f := mcpSave(t, cs, map[string]any{"kind": "fact", "content": fact, "target": "background.projectContext.deploy_window"})
+	l1 := mcpSave(t, cs, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"})
+	if f.State != "promoted" || l1.State != "candidate" {
+		t.Fatalf("conversation 1: fact %+v, lesson %+v", f, l1)
+	}
+	_ = cs.Close()
+	cs = mcpSession(t, dir, "--agent", agentFile, "--conversation", "conv-2")
+	l2 := mcpSave(t, cs, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"})
+	_ = cs.Close()
+	if !l2.Corroborated || l2.ID != l1.ID || l2.State != "promoted" {
+		t.Fatalf("conversation 2: %+v", l2)
+	}
+	out := cliOK(t, dir, "render", agentFile)
+	if !strings.Contains(out, fact) || !strings.Contains(out, lesson) {
+		t.Errorf("render after two conversations lacks the fact or the lesson:\n%s", out)
+	}
+	cliOK(t, dir, "memory", "ledger", "--verify")
+}
