@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
@@ -194,4 +197,55 @@ func TestMCPPostgres(t *testing.T) {
 		t.Errorf("render after two conversations lacks the fact or the lesson:\n%s", out)
 	}
 	cliOK(t, dir, "memory", "ledger", "--verify")
+}
+
+// TestMemoryEventsFollowPostgres: `memory events --follow` on a postgres://
+// store prints another process's write within a second of its commit.
+func TestMemoryEventsFollowPostgres(t *testing.T) {
+	dir, url := pgWorkspace(t)
+	cliOK(t, dir, "memory", "init")
+	follower := exec.Command(agentLSBin, "memory", "events", "--follow", "--format", "json", "--actor", "human:ana")
+	follower.Dir = dir
+	out, err := follower.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	follower.Stderr = &stderr
+	if err := follower.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = follower.Process.Kill(); _ = follower.Wait() }()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for i := range 2 {
+		var res struct {
+			Record struct{ ID string } `json:"record"`
+		}
+		r := mustOK(t, runBin(t, dir, "", memEnv, "memory", "--store", url, "--format", "json", "save", "--scope", "agent=deploy-ops",
+			"--actor", "agent:deploy-ops", "--content", fmt.Sprintf("fact %d", i)), "save")
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		// The first wait also covers the follower's start-up.
+		limit := time.Second
+		if i == 0 {
+			limit = 15 * time.Second
+		}
+		select {
+		case l, ok := <-lines:
+			var ev events.Event
+			if !ok || json.Unmarshal([]byte(l), &ev) != nil || ev.Type != events.Write || ev.RecordID != res.Record.ID {
+				t.Fatalf("event line %q (open %v) for the save of %s; stderr: %s", l, ok, res.Record.ID, stderr.String())
+			}
+		case <-time.After(limit):
+			t.Fatalf("no event within %s of the save of %s; stderr: %s", limit, res.Record.ID, stderr.String())
+		}
+	}
 }
