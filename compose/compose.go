@@ -37,7 +37,9 @@ type Request struct {
 	// Now stamps the overlay summary; nil is time.Now.
 	Now func() time.Time
 	// Summarize appends the overlay summary to the store (what a runtime's
-	// instantiate does). It is ignored with At: a replay is not an instantiate.
+	// instantiate does), with the candidate slice it shows, and records each
+	// conflict it sees for the first time in the ledger. It is ignored with
+	// At: a replay is not an instantiate.
 	Summarize bool
 	// ReadFile reads the agent file; nil is os.ReadFile.
 	ReadFile func(string) ([]byte, error)
@@ -156,6 +158,14 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		if err := req.Store.AppendOverlaySummary(ctx, s); err != nil {
 			return nil, fmt.Errorf("append overlay summary: %w", err)
 		}
+		// Each residual conflict becomes a ledger entry the first time an
+		// instantiate sees it (the store keeps it once per pair).
+		for _, c := range res.Report.Conflicts {
+			ci := store.ConflictInfo{Records: []string{c.Winner, c.Shadowed}, Target: c.Slot}
+			if _, err := req.Store.RecordConflict(ctx, ci, store.SystemActor); err != nil {
+				return nil, fmt.Errorf("record conflict: %w", err)
+			}
+		}
 		res.Summary = &s
 	}
 	return res, nil
@@ -191,6 +201,10 @@ func promoted(ctx context.Context, s store.Store, scope map[string]string, agent
 	if at == "" {
 		recs, err := s.Promoted(ctx, scope, agent)
 		if err != nil {
+			return nil, fmt.Errorf("promoted records: %w", err)
+		}
+		// Nothing renders bytes the ledger does not vouch for.
+		if err := store.VouchFor(ctx, s, recs); err != nil {
 			return nil, fmt.Errorf("promoted records: %w", err)
 		}
 		return recs, nil
@@ -267,5 +281,27 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 			}
 		}
 	}
-	return overlay.Recall(cands, spilled, hits, r.policy), nil
+	block := overlay.Recall(cands, spilled, hits, r.policy)
+	if r.store != nil {
+		// What the block delivers from the store now (candidates and
+		// hits; spilled records were vouched for with the composition)
+		// must match the ledger.
+		delivered := map[string]bool{}
+		for _, e := range block.Entries {
+			delivered[e.ID] = true
+		}
+		var check []schema.MemoryRecord
+		for _, list := range [][]schema.MemoryRecord{cands, hits} {
+			for _, rec := range list {
+				if delivered[rec.ID] && !spilledIDs[rec.ID] {
+					check = append(check, rec)
+					delete(delivered, rec.ID)
+				}
+			}
+		}
+		if err := store.VouchFor(ctx, r.store, check); err != nil {
+			return overlay.RecallBlock{}, fmt.Errorf("recall: %w", err)
+		}
+	}
+	return block, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/agent-ls/agent-ls/compose"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 func candidateIDs(t *testing.T, b overlay.RecallBlock) []string {
@@ -109,6 +110,29 @@ func TestRecallAt(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("%s: recall %v, want %v", tc.name, got, tc.want)
 			}
+		}
+	})
+}
+
+// TestInstantiateRecordsConflicts (issue 21 item 7): a residual conflict
+// becomes a ledger entry the first time an instantiate sees it, once.
+func TestInstantiateRecordsConflicts(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, e *env) {
+		a := e.write("background.currentState.freeze", "Freeze starts Monday", "")
+		b := e.write("background.currentState.freeze", "Freeze starts Tuesday", "")
+		e.promote(a.ID, schema.TierAuto)
+		e.promote(b.ID, schema.TierAuto)
+		for range 3 {
+			if _, err := compose.Instantiate(e.ctx, compose.Request{AgentFile: deployAgent, Store: e.s, Scope: scope, Now: e.clk.Now, Summarize: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		es, err := e.s.Ledger(e.ctx, store.LedgerFilter{Ops: []store.Op{store.OpConflict}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 1 || es[0].Conflict == nil || !slices.Equal(es[0].Conflict.Records, []string{b.ID, a.ID}) {
+			t.Fatalf("conflict entries %+v, want one naming %s (renders) and %s", es, b.ID, a.ID)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -31,6 +32,7 @@ const (
 	FindingEvalRegression = "eval-regression"
 	FindingEvalFailed     = "eval-failed"
 	FindingCeiling        = "ceiling"
+	FindingExpired        = "expired"
 )
 
 // Finding is one thing gardening noticed; ProposalID is set when it opened
@@ -40,6 +42,9 @@ type Finding struct {
 	RecordIDs  []string `json:"recordIds"`
 	Message    string   `json:"message"`
 	ProposalID string   `json:"proposalId,omitempty"`
+	// Diff is the composition diff the proposal would make once approved
+	// (set for the proposals this run opened).
+	Diff string `json:"diff,omitempty"`
 }
 
 // PrimitiveHealth is the size of one primitive's learned composition.
@@ -135,100 +140,116 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 		}
 		f.ProposalID = p.ID
 		h.Proposals = append(h.Proposals, p.ID)
+		if f.Diff, err = e.Preview(ctx, p); err != nil {
+			return err
+		}
 		return nil
 	}
 
-	// Duplicates and fragments, per target.
+	// The findings come from lint's rules (one rule engine); gardening adds
+	// the proposal policy: which record to keep, what to propose.
 	live := append(append([]schema.MemoryRecord{}, prom...), cands...)
 	isProm := map[string]bool{}
+	byID := map[string]*schema.MemoryRecord{}
+	for i := range live {
+		byID[live[i].ID] = &live[i]
+	}
 	for _, r := range prom {
 		isProm[r.ID] = true
 	}
-	byTarget := map[string][]schema.MemoryRecord{}
-	var targets []string
-	for _, r := range live {
-		if r.Target == nil {
-			continue
-		}
-		k := r.Target.String()
-		if _, ok := byTarget[k]; !ok {
-			targets = append(targets, k)
-		}
-		byTarget[k] = append(byTarget[k], r)
+	agent := e.agent
+	if agent == nil {
+		agent = &schema.AgentConfig{}
 	}
-	sort.Strings(targets)
+	in := lint.Input{Config: agent, Settings: e.ws, Facts: lint.StoreFacts{Promoted: prom, Candidates: cands, Now: h.At}}
 	retired := map[string]bool{}
-	for _, k := range targets {
-		group := byTarget[k]
-		sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
-		keyed := group[0].Target.SlotKey() != ""
-		for i := 0; i < len(group); i++ {
-			for j := i + 1; j < len(group); j++ {
-				a, b := group[i], group[j]
-				if retired[a.ID] || retired[b.ID] {
-					continue
-				}
-				switch {
-				case e.sameLesson(keyed, a.Content, b.Content):
-					f := Finding{Kind: FindingDuplicate, RecordIDs: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s: %s duplicates %s; keep %s (more support or older)", k, b.ID, a.ID, a.ID)}
-					if isProm[b.ID] {
-						if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
-							Reason: "duplicate of " + a.ID, Invalidate: true, SupersededBy: a.ID}); err != nil {
-							return h, err
-						}
-						retired[b.ID] = true
-					}
-					h.Findings = append(h.Findings, f)
-				case keyed:
-					h.Findings = append(h.Findings, Finding{Kind: FindingKeyCollision, RecordIDs: []string{a.ID, b.ID},
-						Message: fmt.Sprintf("%s is held by two live records (%s, %s): the newest renders; supersede one", k, a.ID, b.ID)})
-				default:
-					if s := lexical.Similarity(a.Content, b.Content); s >= FragmentThreshold {
-						if c, _ := lexical.Contradicts(a.Content, b.Content); !c {
-							h.Findings = append(h.Findings, Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
-								Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): consider merging them into one entry", k, a.ID, b.ID, s)})
-						}
-					}
+	for _, lf := range lint.Check(in, lint.RuleNearDuplicate, lint.RuleMemoryConflict, lint.RuleContradiction, lint.RuleStaleState) {
+		ids := lf.RecordIDs()
+		switch lf.Rule {
+		case lint.RuleNearDuplicate:
+			if len(ids) < 2 {
+				// A candidate restating an authored line: reported.
+				h.Findings = append(h.Findings, Finding{Kind: FindingDuplicate, RecordIDs: ids, Message: lf.Message})
+				continue
+			}
+			// A group of restatements: keep the best supported (then
+			// oldest); every other promoted one is proposed for
+			// invalidation, superseded by the keeper.
+			group := make([]schema.MemoryRecord, 0, len(ids))
+			for _, id := range ids {
+				if r := byID[id]; r != nil {
+					group = append(group, *r)
 				}
 			}
+			sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
+			keep := group[0]
+			for _, b := range group[1:] {
+				if retired[b.ID] || retired[keep.ID] {
+					continue
+				}
+				f := Finding{Kind: FindingDuplicate, RecordIDs: []string{keep.ID, b.ID},
+					Message: fmt.Sprintf("%s: %s duplicates %s; keep %s (more support or older)", targetString(&b), b.ID, keep.ID, keep.ID)}
+				if isProm[b.ID] {
+					if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
+						Reason: "duplicate of " + keep.ID, Invalidate: true, SupersededBy: keep.ID}); err != nil {
+						return h, err
+					}
+					retired[b.ID] = true
+				}
+				h.Findings = append(h.Findings, f)
+			}
+		case lint.RuleMemoryConflict:
+			// A residual conflict (two promoted records on one key or
+			// awareness name): ledgered once; the newest renders and is
+			// kept, the other proposed for invalidation, superseded by it.
+			if len(ids) != 2 || retired[ids[0]] || retired[ids[1]] {
+				continue
+			}
+			newer, older := byID[ids[0]], byID[ids[1]]
+			if newer == nil || older == nil {
+				continue
+			}
+			k := targetString(newer)
+			f := Finding{Kind: FindingKeyCollision, RecordIDs: []string{newer.ID, older.ID},
+				Message: fmt.Sprintf("%s is held by two live records: %s renders (newest), %s is shadowed; supersede %s by %s", k, newer.ID, older.ID, older.ID, newer.ID)}
+			if _, err := e.st.RecordConflict(ctx, store.ConflictInfo{Records: []string{newer.ID, older.ID}, Target: k}, GardenActor()); err != nil {
+				return h, fmt.Errorf("record conflict: %w", err)
+			}
+			if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: older.ID, Tier: schema.TierOf(*older.Target),
+				Reason: fmt.Sprintf("conflict on %s: superseded by the newest, %s", k, newer.ID), Invalidate: true, SupersededBy: newer.ID}); err != nil {
+				return h, err
+			}
+			retired[older.ID] = true
+			h.Findings = append(h.Findings, f)
+		case lint.RuleContradiction:
+			h.Findings = append(h.Findings, Finding{Kind: FindingConflict, RecordIDs: ids, Message: lf.Message})
+		case lint.RuleStaleState:
+			if len(ids) != 1 || retired[ids[0]] || byID[ids[0]] == nil {
+				continue
+			}
+			r := byID[ids[0]]
+			f := Finding{Kind: FindingStale, RecordIDs: ids,
+				Message: fmt.Sprintf("%s was last updated %s, older than staleAfter (%s): confirm or retire it", r.Target, r.UpdatedAt, e.ws.StaleAfter)}
+			if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: r.ID, Tier: schema.TierOf(*r.Target),
+				Reason: "stale currentState fact (older than " + e.ws.StaleAfter + ")", Invalidate: true}); err != nil {
+				return h, err
+			}
+			h.Findings = append(h.Findings, f)
 		}
 	}
 
-	// Contradictions: candidates and promoted judgment lines against the
-	// authored and promoted lines of their domain.
-	conflicts, err := e.conflicts(ctx, live)
-	if err != nil {
+	// Promoted records whose expiry passed left the composition by
+	// themselves: the first pass that sees one ledgers it (once).
+	if err := e.expired(ctx, &h); err != nil {
 		return h, err
 	}
-	for _, c := range conflicts {
-		ids := []string{c.RecordID}
-		what := "authored " + c.Authored
-		if c.With != "" {
-			ids = append(ids, c.With)
-			what = "promoted " + c.With
-		}
-		h.Findings = append(h.Findings, Finding{Kind: FindingConflict, RecordIDs: ids,
-			Message: fmt.Sprintf("%s contradicts %s %q: %s", c.RecordID, what, c.Text, c.Why)})
-	}
 
-	// Stale currentState facts.
-	cutoff := schema.FormatTime(now.Add(-e.staleAfter))
-	for _, r := range prom {
-		if r.Target == nil || r.Target.Primitive != schema.PrimitiveBackground || r.Target.Section != schema.SectionCurrentState {
-			continue
-		}
-		if r.UpdatedAt >= cutoff || retired[r.ID] {
-			continue
-		}
-		f := Finding{Kind: FindingStale, RecordIDs: []string{r.ID},
-			Message: fmt.Sprintf("%s was last updated %s, older than staleAfter (%s): confirm or retire it", r.Target, r.UpdatedAt, e.ws.StaleAfter)}
-		if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: r.ID, Tier: schema.TierOf(*r.Target),
-			Reason: "stale currentState fact (older than " + e.ws.StaleAfter + ")", Invalidate: true}); err != nil {
-			return h, err
-		}
-		h.Findings = append(h.Findings, f)
+	// Fragments: promoted list entries of one slot that overlap without
+	// repeating each other merge into the better supported one.
+	if err := e.fragments(ctx, live, isProm, retired, &h, propose); err != nil {
+		return h, err
 	}
+	cutoff := schema.FormatTime(now.Add(-e.staleAfter))
 
 	// Re-run evals on earned promotions.
 	if e.eval != nil && e.agent != nil {
@@ -288,6 +309,101 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 	}
 	h.PendingReviews = len(ps)
 	return h, nil
+}
+
+// fragments reports, per list slot, pairs of live records whose texts
+// overlap (lexical.Similarity >= FragmentThreshold) without contradicting or
+// repeating each other, and proposes merging promoted pairs: the less
+// supported one superseded by the other.
+func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isProm, retired map[string]bool, h *HealthReport,
+	propose func(*Finding, store.ProposalRequest) error) error {
+	byTarget := map[string][]schema.MemoryRecord{}
+	var targets []string
+	for _, r := range live {
+		if r.Target == nil || r.Target.SlotKey() != "" || r.Target.NeedsPayload() {
+			continue
+		}
+		k := r.Target.String()
+		if _, ok := byTarget[k]; !ok {
+			targets = append(targets, k)
+		}
+		byTarget[k] = append(byTarget[k], r)
+	}
+	sort.Strings(targets)
+	for _, k := range targets {
+		group := byTarget[k]
+		sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
+		for i := 0; i < len(group); i++ {
+			for j := i + 1; j < len(group); j++ {
+				a, b := group[i], group[j]
+				if retired[a.ID] || retired[b.ID] || e.sameLesson(false, a.Content, b.Content) {
+					continue
+				}
+				s := lexical.Similarity(a.Content, b.Content)
+				if s < FragmentThreshold {
+					continue
+				}
+				if c, _ := lexical.Contradicts(a.Content, b.Content); c {
+					continue
+				}
+				f := Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
+					Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge %s into %s (supersede %s with one entry holding both)", k, a.ID, b.ID, s, b.ID, a.ID, a.ID)}
+				if isProm[a.ID] && isProm[b.ID] {
+					if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
+						Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID}); err != nil {
+						return err
+					}
+					retired[b.ID] = true
+				}
+				h.Findings = append(h.Findings, f)
+			}
+		}
+	}
+	return nil
+}
+
+// expired finds the agent's promoted records (in its view) whose expiresAt
+// has passed, ledgers each expiry once (store.RecordExpiry as
+// system:garden) and reports the ones first ledgered now.
+func (e *Engine) expired(ctx context.Context, h *HealthReport) error {
+	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	now := e.nowString()
+	seen := map[string]bool{}
+	for _, en := range entries {
+		if seen[en.RecordID] || (en.Op == store.OpApprove && (en.Proposal == nil || en.Proposal.Kind != store.ProposePromote)) {
+			continue
+		}
+		seen[en.RecordID] = true
+		rec, err := e.st.Get(ctx, en.RecordID)
+		if err != nil || !e.visible(&rec) || rec.ExpiresAt == "" || rec.ExpiresAt > now || (rec.InvalidAt != "" && rec.InvalidAt <= rec.ExpiresAt) {
+			continue
+		}
+		if _, ok, err := e.promotion(ctx, rec.ID); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		recorded, err := e.st.RecordExpiry(ctx, rec.ID, GardenActor())
+		if err != nil {
+			return fmt.Errorf("record expiry: %w", err)
+		}
+		if recorded {
+			h.Findings = append(h.Findings, Finding{Kind: FindingExpired, RecordIDs: []string{rec.ID},
+				Message: fmt.Sprintf("%s (%s) expired at %s and left the composition", rec.ID, targetString(&rec), rec.ExpiresAt)})
+		}
+	}
+	return nil
+}
+
+// targetString is a record's target in compact form ("" untargeted).
+func targetString(r *schema.MemoryRecord) string {
+	if r.Target == nil {
+		return ""
+	}
+	return r.Target.String()
 }
 
 // keeperFirst orders duplicates: more distinct conversations first, then

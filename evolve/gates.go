@@ -639,7 +639,19 @@ func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}
-	return ps, nil
+	if e.name != "" {
+		return ps, nil
+	}
+	// The engine of the shared records (no agent) answers for their
+	// proposals only: another agent's review is that agent's, not shared.
+	out := ps[:0]
+	for _, p := range ps {
+		rec, err := e.st.Get(ctx, p.RecordID)
+		if err != nil || rec.Scope[store.AgentKey] == "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // Supersede resolves a conflict: dropID is retired in favour of keepID

@@ -3,8 +3,11 @@ package evolve
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -12,9 +15,13 @@ import (
 // Learning is one promote or demote event of this agent's view: what the
 // agent learned or unlearned, when, from where, and who decided.
 type Learning struct {
-	// Op is "promote" or "demote" (an invalidation or supersede of a
-	// promoted record is a demote: rollback is invalidation).
-	Op             string          `json:"op"`
+	// Op is "promote", "demote" (an invalidation or supersede of a
+	// promoted record is a demote: rollback is invalidation) or "expire" (a
+	// promoted record reached its expiresAt and left the composition).
+	Op string `json:"op"`
+	// Status "dropped" marks a promotion that does not render: the
+	// authored config holds its key or name (authored wins).
+	Status         string          `json:"status,omitempty"`
 	At             string          `json:"at"`
 	RecordID       string          `json:"recordId"`
 	Content        string          `json:"content"`
@@ -33,6 +40,10 @@ type Learning struct {
 // week"). It replays the ledger to know which invalidations retired a
 // promoted record.
 func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, error) {
+	// What was learned is read from the ledger: it must verify.
+	if err := store.CheckChain(ctx, e.st, ""); err != nil {
+		return nil, err
+	}
 	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpDemote, store.OpApprove,
 		store.OpInvalidate, store.OpSupersede, store.OpDelete}})
 	if err != nil {
@@ -104,7 +115,44 @@ func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, er
 			ev := en.Proposal.Evidence
 			l.Evidence = &ev
 		}
+		if op == "promote" && e.authoredWins(rec) {
+			l.Status = StatusDropped
+			l.Reason = fmt.Sprintf("authored wins: the authored config holds %s, so this memory does not render", rec.Target)
+		}
 		out = append(out, l)
 	}
+	// A promoted record whose expiry passed left the composition then: an
+	// expire learning at its expiresAt (no process acts at that moment, so
+	// the ledger has no entry of it).
+	now := e.nowString()
+	for id := range promoted {
+		rec := lookup(id)
+		if rec == nil || rec.ExpiresAt == "" || rec.ExpiresAt > now || rec.ExpiresAt < from || (rec.InvalidAt != "" && rec.InvalidAt <= rec.ExpiresAt) {
+			continue
+		}
+		l := Learning{Op: "expire", At: rec.ExpiresAt, RecordID: id, Content: rec.Content, Tier: promoted[id],
+			ConversationID: rec.Provenance.ConversationID, RunID: rec.Provenance.RunID, Reason: "expired at " + rec.ExpiresAt}
+		if rec.Target != nil {
+			l.Target = rec.Target.String()
+		}
+		out = append(out, l)
+	}
+	slices.SortStableFunc(out, func(a, b Learning) int { return strings.Compare(a.At, b.At) })
 	return out, nil
 }
+
+// authoredWins reports whether the overlay drops rec because the authored
+// config holds its key or name (one record applied alone: the reason does
+// not depend on the others).
+func (e *Engine) authoredWins(rec *schema.MemoryRecord) bool {
+	if e.agent == nil || rec.Target == nil {
+		return false
+	}
+	_, rep := overlay.Apply(e.agent, []schema.MemoryRecord{*rec}, e.policy)
+	o, ok := rep.Outcome(rec.ID)
+	return ok && o.Status == overlay.StatusDropped && o.Reason == overlay.ReasonAuthoredWins
+}
+
+// StatusDropped is Learning.Status of a promotion the authored config
+// overrides.
+const StatusDropped = "dropped"

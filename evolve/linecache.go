@@ -402,6 +402,21 @@ func (v *cachedView) AppendOverlaySummary(ctx context.Context, s store.OverlaySu
 	return err
 }
 
+// RecordConflict changes no record (a ledger entry only); a failure breaks
+// the cache like any failed operation of the batch.
+func (v *cachedView) RecordConflict(ctx context.Context, c store.ConflictInfo, actor store.Actor) (bool, error) {
+	ok, err := v.Store.RecordConflict(ctx, c, actor)
+	v.failed(err)
+	return ok, err
+}
+
+// RecordExpiry changes no record (a ledger entry only).
+func (v *cachedView) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
+	ok, err := v.Store.RecordExpiry(ctx, id, actor)
+	v.failed(err)
+	return ok, err
+}
+
 // Import may add records to any slot: the cache starts over.
 func (v *cachedView) Import(ctx context.Context, recs []schema.MemoryRecord, actor store.Actor) error {
 	err := v.Store.Import(ctx, recs, actor)

@@ -82,16 +82,22 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt}); err != nil {
 		return SaveResult{}, fmt.Errorf("save: %w", err)
 	}
+	// The workspace's limits (schema.Limits), for every surface.
+	if err := store.CheckLimits(e.ws.Limits, &schema.MemoryRecord{Content: r.Content, Scope: e.scope, Tags: r.Tags,
+		Payload: r.Payload, Provenance: r.Provenance, SupersededBy: r.Supersedes}); err != nil {
+		return SaveResult{}, fmt.Errorf("save: %w", err)
+	}
 	res := SaveResult{State: StateRecall}
 	if r.Target != nil {
 		res.Tier = schema.TierOf(*r.Target)
 		if res.Tier == schema.TierLocked {
 			res.Status = SaveRefused
-			res.Guidance = fmt.Sprintf("%s is locked: persona, tone, methodology, mission, manuals and new judgment domains are authored, never learned; save it untargeted to keep it in recall", r.Target)
+			res.Guidance = fmt.Sprintf("%s is locked: %s", r.Target, schema.LockedReason)
 			return res, nil
 		}
 		if why := e.checkDomain(*r.Target); why != "" {
-			res.Status, res.Guidance = SaveRefused, why
+			// A new judgment domain is in the locked tier (the tier table).
+			res.Status, res.Tier, res.Guidance = SaveRefused, schema.TierLocked, "locked: "+why
 			return res, nil
 		}
 	}

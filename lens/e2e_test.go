@@ -35,7 +35,7 @@ func TestBrowser(t *testing.T) {
 	_, err = os.Stat("testdata/e2e/node_modules/playwright-core/package.json")
 	require(t, err == nil, "playwright-core (npm ci in lens/testdata/e2e)")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	tmp := t.TempDir()
 	bin := filepath.Join(tmp, "agent-ls")
@@ -136,7 +136,7 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lens.e2e.js: %v (lens stderr: %s)", err, lensErr.String())
 	}
-	for _, shot := range []string{"landing.png", "live.png", "approved.png", "rejected.png", "agent.png"} {
+	for _, shot := range []string{"landing.png", "live.png", "approved.png", "rejected.png", "agent.png", "timeline.png"} {
 		if fi, err := os.Stat(filepath.Join(out, shot)); err != nil || fi.Size() == 0 {
 			t.Errorf("screenshot %s: %v", shot, err)
 		}

@@ -11,7 +11,6 @@ package lens
 import (
 	"context"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -23,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -54,8 +54,9 @@ type Server struct {
 	tmpl     *template.Template
 	static   http.Handler
 
+	work   sync.Mutex // held by a request that reads or changes the store
 	mu     sync.Mutex
-	subs   map[chan Event]struct{}
+	subs   map[chan events.Event]struct{}
 	health map[string]evolve.HealthReport // the last garden run per agent
 }
 
@@ -85,7 +86,7 @@ func New(o Options) (*Server, error) {
 	}
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
 		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
-		subs: map[chan Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
+		subs: map[chan events.Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
 }
 
 // Token is the access token every request must carry.
@@ -99,17 +100,28 @@ func (s *Server) URL(addr net.Addr) string {
 // Handler is the lens's HTTP handler, guarded (see guard).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.landing)
-	mux.HandleFunc("GET /agent", s.agent)
-	mux.HandleFunc("GET /timeline", s.timeline)
-	mux.HandleFunc("GET /record/{id}", s.record)
+	mux.HandleFunc("GET /{$}", s.serial(s.landing))
+	mux.HandleFunc("GET /agent", s.serial(s.agent))
+	mux.HandleFunc("GET /timeline", s.serial(s.timeline))
+	mux.HandleFunc("GET /record/{id}", s.serial(s.record))
 	mux.HandleFunc("GET /events", s.sse)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", s.static))
-	mux.HandleFunc("POST /approve", s.act(s.approve))
-	mux.HandleFunc("POST /reject", s.act(s.reject))
-	mux.HandleFunc("POST /supersede", s.act(s.supersede))
-	mux.HandleFunc("POST /garden", s.act(s.garden))
+	mux.HandleFunc("POST /approve", s.serial(s.act(s.approve)))
+	mux.HandleFunc("POST /reject", s.serial(s.act(s.reject)))
+	mux.HandleFunc("POST /supersede", s.serial(s.act(s.supersede)))
+	mux.HandleFunc("POST /garden", s.serial(s.act(s.garden)))
 	return s.guard(mux)
+}
+
+// serial runs one store-touching request at a time: several pages
+// refreshing at once (one event, many tabs) then queue here instead of
+// contending for the store's file lock.
+func (s *Server) serial(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.work.Lock()
+		defer s.work.Unlock()
+		h(w, r)
+	}
 }
 
 // Serve serves on ln until ctx ends, then shuts down (in-flight requests
@@ -118,9 +130,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	if s.events != nil {
-		go func() {
-			_ = s.events.Follow(ctx, s.publish) // the page stays usable without live updates
-		}()
+		go s.follow(ctx)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -140,9 +150,27 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
+// followRetry is how long the lens waits before following the store again
+// after the event stream stopped (a store directory that does not exist
+// yet, a database connection lost for good).
+const followRetry = time.Second
+
+// follow feeds the live pages until ctx ends; a stream that stops is
+// started again (the pages stay usable meanwhile, without live updates).
+func (s *Server) follow(ctx context.Context) {
+	for {
+		_ = s.events.Follow(ctx, s.publish)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(followRetry):
+		}
+	}
+}
+
 // publish hands an event to every live page; a page that is behind gets
 // the next one (each event only says "reload").
-func (s *Server) publish(ev Event) {
+func (s *Server) publish(ev events.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.subs {
@@ -153,8 +181,8 @@ func (s *Server) publish(ev Event) {
 	}
 }
 
-func (s *Server) subscribe() (chan Event, func()) {
-	c := make(chan Event, 1)
+func (s *Server) subscribe() (chan events.Event, func()) {
+	c := make(chan events.Event, 1)
 	s.mu.Lock()
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
@@ -186,8 +214,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 		case ev := <-c:
-			data, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "event: change\ndata: %s\n\n", data)
+			fmt.Fprintf(w, "event: change\ndata: %s\n\n", ev.JSON())
 		}
 		if err := rc.Flush(); err != nil {
 			return

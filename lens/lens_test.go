@@ -8,17 +8,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/memstore"
 )
 
 const evil = `<script>alert("lens")</script>`
@@ -320,9 +320,9 @@ func TestListenLoopbackOnly(t *testing.T) {
 }
 
 // chanEvents is an Events fed by the test.
-type chanEvents chan Event
+type chanEvents chan events.Event
 
-func (c chanEvents) Follow(ctx context.Context, fn func(Event)) error {
+func (c chanEvents) Follow(ctx context.Context, fn func(events.Event)) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -353,7 +353,7 @@ func TestServerSentEvents(t *testing.T) {
 		t.Fatalf("preamble %q", buf[:n])
 	}
 	_ = s
-	ch <- Event{Type: "agent.memory.propose", Seq: 7, ProposalID: "p9"}
+	ch <- events.Event{Type: events.TypeOf(store.OpPropose), Seq: 7, ProposalID: "p9"}
 	var got strings.Builder
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(got.String(), "\n\n") && time.Now().Before(deadline) {
@@ -363,63 +363,77 @@ func TestServerSentEvents(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(got.String(), "event: change\ndata: {\"type\":\"agent.memory.propose\",\"seq\":7,\"proposalId\":\"p9\"") {
+	if !strings.Contains(got.String(), "event: change\ndata: {\"type\":\"agent.memory.propose\",\"seq\":7,") {
 		t.Fatalf("event stream %q", got.String())
 	}
 }
 
-// TestWatchFile: a write to the store file that appends no ledger entry is
-// no event; one that appends is, once.
-func TestWatchFile(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "memory.db")
-	if err := os.WriteFile(path, []byte("0"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	ledger := []store.LedgerEntry{{Seq: 1, At: "2026-01-01T00:00:00.000Z", Op: store.OpWrite}}
-	read := func(_ context.Context, since string) ([]store.LedgerEntry, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		var out []store.LedgerEntry
-		for _, e := range ledger {
-			if e.At >= since {
-				out = append(out, e)
+// wakeSource is an events.Source the test wakes.
+type wakeSource struct {
+	ch      chan struct{}
+	started chan struct{}
+}
+
+func (w *wakeSource) Watch(ctx context.Context) (<-chan struct{}, error) {
+	close(w.started)
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.ch:
+				select {
+				case out <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 			}
 		}
-		return out, nil
-	}
+	}()
+	return out, nil
+}
+
+func (w *wakeSource) Err() error { return nil }
+
+// TestStoreEvents: the live page's events start when the lens does (what
+// the store held before is no event), a wake-up without a new ledger entry
+// is none either, and each new entry is one typed event.
+func TestStoreEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make(chan Event, 10)
-	started := make(chan struct{})
-	w := WatchFile(path, read).(*fileWatch)
-	w.started = func() { close(started) }
+	var clockMu sync.Mutex
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
+	tick := func() { clockMu.Lock(); clock = clock.Add(time.Second); clockMu.Unlock() }
+	st := memstore.New(store.Options{Now: now})
+	agent := store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}
+	write := func(content string) {
+		t.Helper()
+		if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: content,
+			Scope: map[string]string{store.AgentKey: "deploy-ops"}}}, agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("before the lens started")
+	tick()
+	src := &wakeSource{ch: make(chan struct{}), started: make(chan struct{})}
+	got := make(chan events.Event, 10)
 	done := make(chan error, 1)
-	go func() { done <- w.Follow(ctx, func(e Event) { got <- e }) }()
-	<-started
-	// A write that appends nothing (a transaction without changes).
-	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Another file in the directory.
-	if err := os.WriteFile(filepath.Join(dir, "other"), []byte("1"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	ledger = append(ledger, store.LedgerEntry{Seq: 2, At: "2026-01-01T00:00:01.000Z", Op: store.OpPropose, ProposalID: "p2",
-		Actor: store.Actor{Kind: store.ActorAgent, Name: "a"}})
-	mu.Unlock()
-	if err := os.WriteFile(path, []byte("2"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	go func() { done <- StoreEvents(st, src, now).Follow(ctx, func(e events.Event) { got <- e }) }()
+	<-src.started
+	src.ch <- struct{}{} // nothing new
+	tick()
+	write("after")
+	src.ch <- struct{}{}
 	select {
 	case e := <-got:
-		if e.Seq != 2 || e.Type != "agent.memory.propose" || e.ProposalID != "p2" || e.Actor != "agent:a" {
-			t.Fatalf("first event %+v, want the propose entry (seq 2)", e)
+		if e.Type != events.TypeOf(store.OpWrite) || e.Seq != 2 || e.Actor != "agent:deploy-ops" {
+			t.Fatalf("first event %+v, want the write after the start (seq 2)", e)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no event for the appended entry")
+		t.Fatal("no event for the new entry")
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -429,5 +443,71 @@ func TestWatchFile(t *testing.T) {
 	case e := <-got:
 		t.Fatalf("extra event %+v", e)
 	default:
+	}
+}
+
+// flakySource is an events.Source whose watch the test wakes or fails.
+type flakySource struct {
+	mu      sync.Mutex
+	cur     chan struct{}
+	err     error
+	watches chan struct{} // a value per Watch started
+}
+
+func (f *flakySource) Watch(ctx context.Context) (<-chan struct{}, error) {
+	f.mu.Lock()
+	f.cur, f.err = make(chan struct{}, 1), nil
+	ch := f.cur
+	f.mu.Unlock()
+	f.watches <- struct{}{}
+	return ch, nil
+}
+
+func (f *flakySource) Err() error { f.mu.Lock(); defer f.mu.Unlock(); return f.err }
+
+func (f *flakySource) wake() { f.mu.Lock(); f.cur <- struct{}{}; f.mu.Unlock() }
+
+func (f *flakySource) fail() {
+	f.mu.Lock()
+	f.err = errors.New("source lost")
+	close(f.cur)
+	f.mu.Unlock()
+}
+
+// TestStoreEventsResume: a Follow started again after its source failed
+// delivers what was written in between, and nothing it delivered before.
+func TestStoreEventsResume(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(store.Options{})
+	write := func(content string) {
+		t.Helper()
+		if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: content}}, human); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := &flakySource{watches: make(chan struct{}, 2)}
+	ev := StoreEvents(st, src, func() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) })
+	var got []uint64
+	follow := func() chan error {
+		done := make(chan error, 1)
+		go func() { done <- ev.Follow(ctx, func(e events.Event) { got = append(got, e.Seq) }) }()
+		<-src.watches
+		return done
+	}
+	done := follow()
+	write("one")
+	src.wake()
+	write("two") // written while the source is lost
+	src.fail()
+	if err := <-done; err == nil {
+		t.Fatal("Follow returned nil after its source failed")
+	}
+	done = follow() // the first read catches up
+	write("three")
+	src.wake()
+	src.fail()
+	<-done
+	if fmt.Sprint(got) != "[1 2 3]" {
+		t.Fatalf("events %v, want [1 2 3] (each once)", got)
 	}
 }

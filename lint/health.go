@@ -18,7 +18,10 @@ type Health struct {
 	Spilled         int             `json:"spilled"`
 	Dropped         int             `json:"dropped"`
 	Conflicts       int             `json:"conflicts"`
-	Candidates      []CandidateInfo `json:"candidates"`
+	// ConflictRecords names the records of each conflict: the one that
+	// renders (winner, the newest) and the one it shadows.
+	ConflictRecords []overlay.Conflict `json:"conflictRecords"`
+	Candidates      []CandidateInfo    `json:"candidates"`
 	// Rejected lists the ids of records whose promotion a human rejected
 	// (not candidates until new evidence reopens them).
 	Rejected []string `json:"rejected"`
@@ -58,7 +61,7 @@ type RecallStats struct {
 // HealthOf computes the health report of an input (Config required for
 // sizes; without it only store counts are filled). It is pure.
 func HealthOf(in Input) Health {
-	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}}
+	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}, ConflictRecords: []overlay.Conflict{}}
 	for i := range in.Facts.Rejected {
 		h.Rejected = append(h.Rejected, in.Facts.Rejected[i].ID)
 	}
@@ -81,6 +84,7 @@ func HealthOf(in Input) Health {
 		h.Ceiling = t.Ceiling
 	}
 	h.Applied, h.Spilled, h.Dropped, h.Conflicts = t.Applied, t.Spilled, t.Dropped, len(c.rep.Conflicts)
+	h.ConflictRecords = append([]overlay.Conflict{}, c.rep.Conflicts...)
 	cutoff := c.staleCutoff()
 	for i := range in.Facts.Promoted {
 		if r := &in.Facts.Promoted[i]; c.isStale(r, cutoff) {

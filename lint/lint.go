@@ -125,6 +125,9 @@ type RuleInfo struct {
 	ID              string `json:"id"`
 	Doc             string `json:"doc"`
 	DefaultSeverity string `json:"defaultSeverity"`
+	// Workspace: the rule looks at the workspace and its store as a whole
+	// (agent-ls lint DIR), not at one agent file, so it has no fixtures.
+	Workspace bool `json:"workspace,omitempty"`
 }
 
 // Rule ids, stable.
@@ -151,19 +154,20 @@ type rule struct {
 
 func rules() []rule {
 	return []rule{
-		{RuleInfo{RuleSchema, "the agent file violates the agent JSON Schema (or defines a judgment domain twice)", schema.SeverityError}, nil},
-		{RuleInfo{RuleCeilingExceeded, "memory-derived text exceeds the composition ceiling of .agent-ls.yaml", schema.SeverityError}, ruleCeiling},
-		{RuleInfo{RuleBudgetSpill, "promoted memories over a primitive's budget spill to the recall block (ids listed)", schema.SeverityWarning}, ruleBudgetSpill},
-		{RuleInfo{RuleAuthoredWins, "a promoted memory targets a key or name the authored config holds: the authored value wins", schema.SeverityInfo}, ruleAuthoredWins},
-		{RuleInfo{RuleMemoryConflict, "two promoted memories hold the same slot: the newer renders, the other is shadowed", schema.SeverityWarning}, ruleMemoryConflict},
-		{RuleInfo{RuleUnknownDomain, "a memory targets a judgment domain or capability the agent does not define", schema.SeverityWarning}, ruleUnknownDomain},
-		{RuleInfo{RuleMissingPayload, "an example or awareness memory lacks its complete structured payload", schema.SeverityWarning}, ruleMissingPayload},
-		{RuleInfo{RuleContradiction, "a candidate contradicts an authored or promoted heuristic or constraint of its domain", schema.SeverityWarning}, ruleContradiction},
-		{RuleInfo{RulePendingReview, "a promotion or demotion of this agent waits for a human's approval", schema.SeverityInfo}, rulePendingReview},
-		{RuleInfo{RuleStaleState, "a promoted currentState fact was not updated within staleAfter", schema.SeverityInfo}, ruleStaleState},
-		{RuleInfo{RuleNearDuplicate, "memories of one slot (one finding per group of restatements), or a memory and an authored line, state the same lesson", schema.SeverityInfo}, ruleNearDuplicate},
-		{RuleInfo{RuleStructuredContent, "a memory's content has line breaks or starts with Markdown structure: it renders folded into one line of its slot", schema.SeverityWarning}, ruleStructuredContent},
-		{RuleInfo{RuleCandidateProgress, "a candidate memory and its progress toward promotion (more than ten on one target: one finding counting them by state)", schema.SeverityHint}, ruleCandidateProgress},
+		{RuleInfo{ID: RuleSchema, Doc: "the agent file violates the agent JSON Schema (or defines a judgment domain twice)", DefaultSeverity: schema.SeverityError}, nil},
+		{RuleInfo{ID: RuleCeilingExceeded, Doc: "memory-derived text exceeds the composition ceiling of .agent-ls.yaml", DefaultSeverity: schema.SeverityError}, ruleCeiling},
+		{RuleInfo{ID: RuleBudgetSpill, Doc: "promoted memories over a primitive's budget spill to the recall block (ids listed)", DefaultSeverity: schema.SeverityWarning}, ruleBudgetSpill},
+		{RuleInfo{ID: RuleAuthoredWins, Doc: "a promoted memory targets a key or name the authored config holds: the authored value wins", DefaultSeverity: schema.SeverityInfo}, ruleAuthoredWins},
+		{RuleInfo{ID: RuleMemoryConflict, Doc: "two promoted memories hold the same slot: the newer renders, the other is shadowed", DefaultSeverity: schema.SeverityWarning}, ruleMemoryConflict},
+		{RuleInfo{ID: RuleUnknownDomain, Doc: "a memory targets a judgment domain or capability the agent does not define", DefaultSeverity: schema.SeverityWarning}, ruleUnknownDomain},
+		{RuleInfo{ID: RuleMissingPayload, Doc: "an example or awareness memory lacks its complete structured payload", DefaultSeverity: schema.SeverityWarning}, ruleMissingPayload},
+		{RuleInfo{ID: RuleContradiction, Doc: "a candidate contradicts an authored or promoted heuristic or constraint of its domain", DefaultSeverity: schema.SeverityWarning}, ruleContradiction},
+		{RuleInfo{ID: RulePendingReview, Doc: "a promotion or demotion of this agent waits for a human's approval", DefaultSeverity: schema.SeverityInfo}, rulePendingReview},
+		{RuleInfo{ID: RuleStaleState, Doc: "a promoted currentState fact was not updated within staleAfter", DefaultSeverity: schema.SeverityInfo}, ruleStaleState},
+		{RuleInfo{ID: RuleNearDuplicate, Doc: "memories of one slot (one finding per group of restatements), or a memory and an authored line, state the same lesson", DefaultSeverity: schema.SeverityInfo}, ruleNearDuplicate},
+		{RuleInfo{ID: RuleOrphanRecords, Doc: "stored records of an agent no agent file in the workspace names (reported when linting a directory)", DefaultSeverity: schema.SeverityWarning, Workspace: true}, nil},
+		{RuleInfo{ID: RuleStructuredContent, Doc: "a memory's content has line breaks or starts with Markdown structure: it renders folded into one line of its slot", DefaultSeverity: schema.SeverityWarning}, ruleStructuredContent},
+		{RuleInfo{ID: RuleCandidateProgress, Doc: "a candidate memory and its progress toward promotion (more than ten on one target: one finding counting them by state)", DefaultSeverity: schema.SeverityHint}, ruleCandidateProgress},
 	}
 }
 

@@ -64,6 +64,9 @@ func newRunCtx(in Input) *runCtx {
 // at maps a pointer to a file range: the node itself, else its nearest
 // existing ancestor's key. An array item gives its value's range.
 func (c *runCtx) at(ptr string) schema.Range {
+	if c.doc == nil {
+		return schema.Range{}
+	}
 	p, r := c.doc.Nearest(ptr)
 	if p != "" && c.doc.IsArray(schema.ParentPointer(p)) {
 		if vr, ok := c.doc.ValueRange(p); ok {
@@ -590,8 +593,29 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 			g = g[len(g)-MaxPairwise:]
 		}
 		texts := make([]*lexical.Text, len(g))
+		// Examples and awareness domains are one lesson by payload, never
+		// by prose (schema.LessonKeys, as save matches them): an awareness
+		// domain repeats another when the whole payload is the same.
+		byPayload := g[0].Target.NeedsPayload()
+		wholes := make([]string, len(g))
 		for i, r := range g {
+			if byPayload {
+				_, wholes[i] = schema.LessonKeys(r.Target, r.Payload)
+				continue
+			}
 			texts[i] = c.analyze(r.Content)
+		}
+		same := func(i, j int) bool {
+			if byPayload {
+				return wholes[i] != "" && wholes[i] == wholes[j]
+			}
+			return lexical.TextNearDuplicate(texts[i], texts[j])
+		}
+		similarity := func(i, j int) float64 {
+			if byPayload {
+				return 1
+			}
+			return lexical.TextSimilarity(texts[i], texts[j])
 		}
 		// Near-duplicate pairs joined into groups (union-find): a slot
 		// holding n restatements of one lesson is one finding, not
@@ -613,11 +637,11 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		for i := 0; i < len(g) && !c.stopped(); i++ {
 			for j := i + 1; j < len(g); j++ {
 				ri, rj := find(i), find(j)
-				if ri == rj || !lexical.TextNearDuplicate(texts[i], texts[j]) {
+				if ri == rj || !same(i, j) {
 					continue
 				}
 				parent[rj] = ri
-				best[ri] = max(best[ri], best[rj], lexical.TextSimilarity(texts[i], texts[j]))
+				best[ri] = max(best[ri], best[rj], similarity(i, j))
 			}
 		}
 		groups := map[int][]int{}

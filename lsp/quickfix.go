@@ -59,19 +59,8 @@ func renameKeyFix(f *agentFile, d protocol.Diagnostic, key string) *protocol.Cod
 	if ptr == "" {
 		return nil
 	}
-	parent := schema.ParentPointer(ptr)
-	present := map[string]bool{}
-	for _, c := range f.doc.Children(parent) {
-		present[lastToken(c)] = true
-	}
-	var names []string
-	for _, pr := range schema.SchemaDocFor(schema.KindOf(f.path)).Properties(parent) {
-		if !present[pr.Name] {
-			names = append(names, pr.Name)
-		}
-	}
-	best, ok := schema.NearestName(key, names)
-	if !ok {
+	best, ok := schema.SuggestKey(f.doc, schema.KindOf(f.path), ptr)
+	if !ok || best == "" {
 		return nil
 	}
 	newText := best

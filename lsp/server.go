@@ -79,6 +79,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	s.conn = jsonrpc2.NewConn(st)
 	s.log = slog.New(&clientLogHandler{next: base.Handler(), s: s})
 	s.stores = newStoreTracker(s)
+	// A store whose ledger does not verify takes no changes (ledgercheck.go).
+	s.readOnlyChecks = append(s.readOnlyChecks, s.stores.ledgerReadOnly)
 
 	if opts.testHook != nil {
 		opts.testHook(s)

@@ -24,6 +24,7 @@ type storeTracker struct {
 	pending map[protocol.DocumentURI]int    // open agent -> pending reviews sent
 	paths   map[protocol.DocumentURI]string // open agent -> its store path
 	counts  map[countKey]int                // pending reviews read from an unchanged store file
+	ledger  ledgerVerdicts                  // whether each store file's ledger verifies
 }
 
 // countKey is a pending-review count's store file (with its stamp), agent
@@ -132,6 +133,9 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		return classify(err), err.Error(), 0
 	}
 	call(st)
+	if p := t.ledger.problem(ctx, ws.StorePath, st); p != "" {
+		return StoreUnverified, p, len(props)
+	}
 	if after, ok := t.stableKey(ws, agent); stable && ok && after == key {
 		t.mu.Lock()
 		if len(t.counts) >= maxCounts {
@@ -170,6 +174,9 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 	case StoreLocked, StoreCorrupt, StoreUnreachable:
 		t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
 			"agent-ls: the memory store is %s (%s); serving schema diagnostics only, retrying on the next change", state, msg))
+	case StoreUnverified:
+		t.s.showMessage(protocol.MessageTypeError, fmt.Sprintf(
+			"agent-ls: the memory store's %s; the language server is read-only for this store (no approvals, promotions or other changes) until it is fixed", msg))
 	case StoreMissing:
 		// Only a store that was there can be gone: a workspace without a
 		// store yet is normal.

@@ -150,6 +150,9 @@ const (
 	// StoreUnreachable: a database store's server cannot be reached; the
 	// server keeps serving the schema and retries at the next change.
 	StoreUnreachable StoreState = "unreachable"
+	// StoreUnverified: the store reads, but its ledger does not verify
+	// (message says at which entry); the workspace is read-only.
+	StoreUnverified StoreState = "unverified"
 )
 
 // InlayHint is an LSP 3.17 inlay hint.

@@ -225,14 +225,22 @@ func (s *Server) provenance(call *mcp.CallToolRequest) (schema.Provenance, error
 // scope, the agent's own records and shared ones).
 func (s *Server) view() trust.View { return trust.ViewOf(s.actor, s.base) }
 
-// instantiate composes the agent now or at at.
-func (s *Server) instantiate(ctx context.Context, at string) (*compose.Result, error) {
+// instantiate composes the agent now or at at, with its recall block
+// (query adds hits). Composing now is an instantiate: it records its
+// overlay summary (the rotating candidate slice it shows, the conflicts it
+// sees); composing at a past time replays and records nothing.
+func (s *Server) instantiate(ctx context.Context, at, query string) (*compose.Result, overlay.RecallBlock, error) {
 	var res *compose.Result
-	err := s.withStore(ctx, true, func(st store.Store) error {
+	var block overlay.RecallBlock
+	err := s.withStore(ctx, at != "", func(st store.Store) error {
 		var err error
 		res, err = compose.Instantiate(ctx, compose.Request{AgentFile: s.cfg.AgentFile, Store: st, Scope: maps.Clone(s.base),
-			At: at, Policy: overlay.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile})
+			At: at, Policy: overlay.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile, Summarize: at == ""})
+		if err != nil {
+			return err
+		}
+		block, err = res.Recall(ctx, query)
 		return err
 	})
-	return res, err
+	return res, block, err
 }

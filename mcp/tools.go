@@ -40,7 +40,7 @@ const maxLimit = 200
 
 // SaveInput is memory_save's arguments.
 type SaveInput struct {
-	Kind    string   `json:"kind" jsonschema:"record kind: fact, preference, episode or profile"`
+	Kind    string   `json:"kind,omitempty" jsonschema:"record kind: fact (the default), preference, episode or profile"`
 	Content string   `json:"content" jsonschema:"the memory, one self-contained statement"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"labels for search"`
 	Target  any      `json:"target,omitempty" jsonschema:"the prompt slot this memory belongs in: the union object such as {\"primitive\":\"judgment\",\"domain\":\"billing\",\"slot\":\"heuristics\"} or the compact string such as judgment.billing.heuristics or background.projectContext.deploy_window; omit to keep it in recall"`
@@ -173,7 +173,8 @@ type LearningsOutput struct {
 
 // ComposeInput is compose's arguments.
 type ComposeInput struct {
-	At string `json:"at,omitempty" jsonschema:"compose the agent as it was at this RFC 3339 time (default: now)"`
+	At    string `json:"at,omitempty" jsonschema:"compose the agent as it was at this RFC 3339 time (default: now)"`
+	Query string `json:"query,omitempty" jsonschema:"keywords of the conversation: the recall block adds the memories matching them"`
 }
 
 // Fragment is one line of the composed prompt; memory-derived ones name their records.
@@ -196,6 +197,25 @@ type ComposeOutput struct {
 	At       string    `json:"at,omitempty"`
 	Text     string    `json:"text" jsonschema:"the composed system prompt"`
 	Sections []Section `json:"sections"`
+	// Recall is the recall block delivered with the prompt: the rotating
+	// slice of candidates, spilled records and query hits.
+	Recall RecallOutput `json:"recall" jsonschema:"memories delivered beside the prompt: candidates, spilled records and query hits"`
+}
+
+// RecallOutput is the recall block: its entries, how many the budget left
+// out, and its text as delivered.
+type RecallOutput struct {
+	Entries []RecallEntry `json:"entries"`
+	Omitted int           `json:"omitted"`
+	Text    string        `json:"text" jsonschema:"the recall block as delivered (empty when it holds nothing)"`
+}
+
+// RecallEntry is one memory of the recall block and why it is there.
+type RecallEntry struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Content string `json:"content"`
+	Reason  string `json:"reason" jsonschema:"candidate, spilled or hit"`
 }
 
 func (s *Server) register() {
@@ -217,9 +237,10 @@ func (s *Server) register() {
 			"for telling the user how it changed.", Annotations: readOnly()}, s.learnings)
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolCompose, Title: "Composed prompt",
 		Description: "This agent's current system prompt composed from its authored file and promoted memories, " +
-			"with the memory ids behind every learned line.", Annotations: readOnly()}, s.compose)
+			"with the memory ids behind every learned line, and the recall block delivered beside it (candidate " +
+			"lessons in rotation, spilled records, and memories matching query).", Annotations: readOnly()}, s.compose)
 	s.srv.AddResource(&mcp.Resource{URI: ResourceURI(s.name), Name: "composed-prompt", Title: "Composed prompt of " + s.name,
-		Description: "The agent's current composed system prompt (markdown).", MIMEType: "text/markdown"}, s.readPrompt)
+		Description: "The agent's current composed system prompt (markdown), followed by its recall block.", MIMEType: "text/markdown"}, s.readPrompt)
 }
 
 func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
@@ -246,10 +267,16 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 			return nil, fmt.Errorf("target: %w", err)
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
-		var mt schema.MemoryTarget
-		if err := dec.Decode(&mt); err != nil {
+		// A key the union does not have is a mistake, never ignored (the
+		// plain type decodes without MemoryTarget's own UnmarshalJSON,
+		// which would not pass the setting on).
+		dec.DisallowUnknownFields()
+		type plain schema.MemoryTarget
+		var p plain
+		if err := dec.Decode(&p); err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}
+		mt := schema.MemoryTarget(p)
 		if err := mt.Validate(); err != nil {
 			return nil, fmt.Errorf("target: %w", err)
 		}
@@ -271,6 +298,10 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 		return nil, SaveOutput{}, errors.New("content is empty")
 	}
 	target, err := parseTarget(in.Target)
+	if errors.Is(err, schema.ErrLockedTarget) {
+		return nil, SaveOutput{Status: evolve.SaveRefused, Tier: string(schema.TierLocked),
+			Guidance: fmt.Sprintf("%v is locked: %s", in.Target, schema.LockedReason)}, nil
+	}
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
@@ -464,7 +495,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 }
 
 func (s *Server) compose(ctx context.Context, _ *mcp.CallToolRequest, in ComposeInput) (*mcp.CallToolResult, ComposeOutput, error) {
-	res, err := s.instantiate(ctx, in.At)
+	res, block, err := s.instantiate(ctx, in.At, in.Query)
 	if err != nil {
 		return nil, ComposeOutput{}, err
 	}
@@ -476,6 +507,10 @@ func (s *Server) compose(ctx context.Context, _ *mcp.CallToolRequest, in Compose
 		}
 		out.Sections = append(out.Sections, sc)
 	}
+	out.Recall = RecallOutput{Entries: []RecallEntry{}, Omitted: block.Omitted, Text: block.Text()}
+	for _, e := range block.Entries {
+		out.Recall.Entries = append(out.Recall.Entries, RecallEntry{ID: e.ID, Kind: string(e.Kind), Content: e.Content, Reason: e.Reason})
+	}
 	return nil, out, nil
 }
 
@@ -484,9 +519,13 @@ func (s *Server) readPrompt(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if uri != ResourceURI(s.name) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	res, err := s.instantiate(ctx, "")
+	res, block, err := s.instantiate(ctx, "", "")
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: res.Prompt.Markdown()}}}, nil
+	text := res.Prompt.Markdown()
+	if rt := block.Text(); rt != "" {
+		text += "\n" + rt
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: text}}}, nil
 }

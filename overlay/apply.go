@@ -231,13 +231,16 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if json.Unmarshal(r.Payload, it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
 			return ReasonMissingPayload
 		}
+		// Domain names compare as save compares them (schema.AwarenessKey:
+		// case and accents folded).
+		key := schema.AwarenessKey(it.aw.Name)
 		for _, d := range cfg.Awareness.Domains {
-			if d.Name == it.aw.Name {
+			if schema.AwarenessKey(d.Name) == key {
 				return ReasonAuthoredWins
 			}
 		}
 		it.chars = runes(it.aw.Name) + runes(it.aw.Description) + runes(it.aw.AccessMethod)
-		it.group = groupKey{prim: t.Primitive, a: it.aw.Name}
+		it.group = groupKey{prim: t.Primitive, a: key}
 	case schema.PrimitiveRecovery:
 		it.chars = runes(r.Content)
 	case schema.PrimitiveManual:

@@ -44,3 +44,22 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// SuggestKey is the valid key nearest to the unknown key at ptr in d (a
+// file of kind k): the schema's properties of its parent that the parent
+// does not already hold, by NearestName. It is the language server's "change
+// key" quick fix and the command line's "did you mean".
+func SuggestKey(d *Document, k FileKind, ptr string) (string, bool) {
+	parent := ParentPointer(ptr)
+	present := map[string]bool{}
+	for _, c := range d.Children(parent) {
+		present[lastToken(c)] = true
+	}
+	var names []string
+	for _, pr := range SchemaDocFor(k).Properties(parent) {
+		if !present[pr.Name] {
+			names = append(names, pr.Name)
+		}
+	}
+	return NearestName(lastToken(ptr), names)
+}

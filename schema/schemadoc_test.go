@@ -71,7 +71,7 @@ func TestWorkspaceSchemaDoc(t *testing.T) {
 	for _, p := range sd.Properties("") {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, ","); !strings.Contains(got, "actor,budgets,ceiling,eval,lint,promotion") || strings.Contains(got, "roleTemplate") {
+	if got := strings.Join(names, ","); !strings.Contains(got, "actor,budgets,ceiling,eval,limits,lint,promotion") || strings.Contains(got, "roleTemplate") {
 		t.Errorf("workspace root properties %s", got)
 	}
 	req := map[string]bool{}

@@ -154,6 +154,9 @@ func ParseTarget(s string) (MemoryTarget, error) {
 		}
 		t = MemoryTarget{Primitive: PrimitiveManual, Capability: rest[:i], Section: rest[i+1:]}
 	default:
+		if contains(LockedNames, head) {
+			return t, lockedTargetError(s)
+		}
 		return t, fmt.Errorf("target %q: unknown primitive %q (want background, judgment, example, awareness, recovery or manual)", s, head)
 	}
 	if err := t.Validate(); err != nil {

@@ -6,10 +6,13 @@ import (
 )
 
 // Count is n with word, plural unless n is 1: "1 distinct conversation",
-// "2 distinct conversations". Every surface's messages use it.
+// "2 distinct conversations", "3 ledger entries". Every surface's messages use it.
 func Count(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") && len(word) > 1 && !strings.ContainsRune("aeiou", rune(word[len(word)-2])) {
+		return fmt.Sprintf("%d %sies", n, word[:len(word)-1])
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -11,6 +11,8 @@ func TestCountAndArticle(t *testing.T) {
 		{0, "distinct conversation", "0 distinct conversations"},
 		{1, "distinct conversation", "1 distinct conversation"},
 		{2, "pending review", "2 pending reviews"},
+		{3, "ledger entry", "3 ledger entries"},
+		{2, "day", "2 days"},
 	} {
 		if got := Count(tc.n, tc.word); got != tc.want {
 			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.word, got, tc.want)

@@ -31,6 +31,8 @@ type WorkspaceConfig struct {
 	Recall int `json:"recall,omitempty"`
 	// StaleAfter is when a currentState fact counts as stale (default 30d).
 	StaleAfter string `json:"staleAfter,omitempty"`
+	// Limits bound what one memory may carry (DefaultLimits).
+	Limits Limits `json:"limits,omitempty"`
 }
 
 // Budgets are per-primitive character budgets for memory-derived text.
@@ -141,6 +143,7 @@ func (c WorkspaceConfig) WithDefaults() WorkspaceConfig {
 	if c.StaleAfter == "" {
 		c.StaleAfter = "30d"
 	}
+	c.Limits = c.Limits.WithDefaults()
 	if c.Eval != nil && c.Eval.Require == "" {
 		c.Eval.Require = "non-regression"
 	}

@@ -108,6 +108,20 @@ func (g *BatchGuard) ExpireProposals(ctx context.Context) ([]Proposal, error) {
 	return ps, err
 }
 
+// RecordExpiry passes through and remembers a failure.
+func (g *BatchGuard) RecordExpiry(ctx context.Context, id string, actor Actor) (bool, error) {
+	ok, err := g.Store.RecordExpiry(ctx, id, actor)
+	g.note("record expiry", err)
+	return ok, err
+}
+
+// RecordConflict passes through and remembers a failure.
+func (g *BatchGuard) RecordConflict(ctx context.Context, c ConflictInfo, actor Actor) (bool, error) {
+	ok, err := g.Store.RecordConflict(ctx, c, actor)
+	g.note("record conflict", err)
+	return ok, err
+}
+
 // AppendOverlaySummary passes through and remembers a failure.
 func (g *BatchGuard) AppendOverlaySummary(ctx context.Context, s OverlaySummary) error {
 	err := g.Store.AppendOverlaySummary(ctx, s)

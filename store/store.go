@@ -374,6 +374,19 @@ type Store interface {
 	// supports they had then.
 	StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, error)
 
+	// RecordConflict appends a conflict ledger entry (OpConflict) naming
+	// c.Records the first time that set of records is reported, in any
+	// order; recorded is false when it already was. Fewer than two
+	// distinct records is ErrInvalid, an unknown one ErrNotFound.
+	RecordConflict(ctx context.Context, c ConflictInfo, actor Actor) (recorded bool, err error)
+
+	// RecordExpiry appends an expire ledger entry for a record whose
+	// expiresAt has passed, the first time it is reported; recorded is
+	// false when it already was. A record without an expiry, or not yet
+	// expired, is ErrConflict; an unknown id ErrNotFound. It changes no
+	// state: the record expired by itself.
+	RecordExpiry(ctx context.Context, id string, actor Actor) (recorded bool, err error)
+
 	// AppendOverlaySummary stores an instantiate summary (bounded retention).
 	AppendOverlaySummary(ctx context.Context, s OverlaySummary) error
 	// OverlaySummaries returns the newest summaries first, up to limit (0 = all kept).

@@ -18,8 +18,16 @@ import (
 // A payload is not required here even for targets that need one
 // (schema.MemoryTarget.NeedsPayload): such a record is stored but cannot be
 // promoted, which is evolve's gate.
+//
+// As a defence behind the surfaces (which apply the workspace's limits),
+// the fields must also stay within schema.MaxLimits and carry no control
+// characters but newline and tab in content.
 func ValidateWrite(req WriteRequest) error {
 	if err := validateFields(req.Kind, req.Content, req.Scope, req.Tags, req.Target, req.Payload); err != nil {
+		return err
+	}
+	if err := CheckLimits(schema.MaxLimits, &schema.MemoryRecord{Content: req.Content, Scope: req.Scope, Tags: req.Tags,
+		Payload: req.Payload, Provenance: req.Provenance, SupersededBy: req.Supersedes}); err != nil {
 		return err
 	}
 	if req.ExpiresAt != "" {
@@ -38,6 +46,9 @@ func ValidateRecord(r schema.MemoryRecord) error {
 		return fmt.Errorf("%w: id is required", ErrInvalid)
 	}
 	if err := validateFields(r.Kind, r.Content, r.Scope, r.Tags, r.Target, r.Payload); err != nil {
+		return err
+	}
+	if err := CheckLimits(schema.MaxLimits, &r); err != nil {
 		return err
 	}
 	for _, f := range []struct{ name, v string }{
@@ -71,6 +82,12 @@ func validateFields(kind schema.Kind, content string, scope map[string]string, t
 		if scope[k] == "" {
 			return fmt.Errorf("%w: scope key %q has an empty value", ErrInvalid, k)
 		}
+		if err := schema.CheckScopePart("key", k); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		if err := schema.CheckScopePart("value", scope[k]); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
 	}
 	for i, t := range tags {
 		if strings.TrimSpace(t) == "" {
@@ -84,6 +101,16 @@ func validateFields(kind schema.Kind, content string, scope map[string]string, t
 	}
 	if len(payload) > 0 && !json.Valid(payload) {
 		return fmt.Errorf("%w: payload is not valid JSON", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckLimits is schema.Limits.CheckRecord wrapping ErrInvalid: the one
+// limits check, which the surfaces run with the workspace's limits and the
+// store's write paths with schema.MaxLimits.
+func CheckLimits(l schema.Limits, r *schema.MemoryRecord) error {
+	if err := l.CheckRecord(r); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }
@@ -174,6 +201,9 @@ func ApplySupport(rec *schema.MemoryRecord, s schema.Support, now string) bool {
 func NormalizeSupport(s schema.Support, now string) (schema.Support, error) {
 	if strings.TrimSpace(s.ConversationID) == "" {
 		return s, fmt.Errorf("%w: corroboration needs a conversationId", ErrInvalid)
+	}
+	if err := CheckLimits(schema.MaxLimits, &schema.MemoryRecord{Supports: []schema.Support{s}}); err != nil {
+		return s, err
 	}
 	if s.At == "" {
 		s.At = now

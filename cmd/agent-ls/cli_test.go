@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -113,7 +115,7 @@ func TestLintFlagsAfterPaths(t *testing.T) {
 // the one not-found wording (issue 22 item 2).
 func TestErrorsSaidOnce(t *testing.T) {
 	w := newEvoWorkspace(t, "")
-	if r := w.cli("memory", "save", "--scope", "agent=deploy-bot", "deploys freeze on Fridays"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
 	var list struct {
@@ -165,10 +167,10 @@ func TestUnknownCommandSuggests(t *testing.T) {
 // file as an argument, the same as --agent (issue 22 item 5).
 func TestAgentFilePositional(t *testing.T) {
 	w := newEvoWorkspace(t, "")
-	if r := w.cli("memory", "save", "--scope", "agent=deploy-bot", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
-	if r := w.cli("memory", "save", "--scope", "agent=code-review-bot", "reviews need two approvals"); r.code != 0 {
+	if r := w.cli("memory", "save", "--scope", "agent=code-reviewer", "reviews need two approvals"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
 	}
 	for _, cmd := range [][]string{{"garden"}, {"learnings", "--since", "2020-01-01T00:00:00Z"}, {"proposals"}} {
@@ -182,8 +184,206 @@ func TestAgentFilePositional(t *testing.T) {
 				t.Errorf("%v: exit %d, stdout %q, stderr %q; --agent gave %d, %q, %q", args, r.code, r.stdout, r.stderr, byFlag.code, byFlag.stdout, byFlag.stderr)
 			}
 		}
-		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-review-bot") {
-			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-bot's report only", cmd, byFlag.code, byFlag.stdout)
+		if byFlag.code != 0 || strings.Contains(byFlag.stdout, "code-reviewer") {
+			t.Errorf("%v --agent: exit %d, stdout %q: want deploy-ops's report only", cmd, byFlag.code, byFlag.stdout)
+		}
+	}
+}
+
+// TestNoStoreSaysSo: a read that finds no store says where it looked, with
+// and without --store, and a save that creates one says where (issue 22
+// item 7).
+func TestNoStoreSaysSo(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	def := filepath.Join(w.dir, ".agent-memory", "memory.db")
+	other := filepath.Join(w.dir, "nonexist.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", "deploy.agent.yaml"}, "agent-ls render: no memory store at " + def + ": the authored agent only\n"},
+		{[]string{"render", "deploy.agent.yaml", "--store", "nonexist.db"}, "agent-ls render: no memory store at " + other + ": the authored agent only\n"},
+		{[]string{"overlay", "deploy.agent.yaml", "--store", "nonexist.db"}, "agent-ls overlay: no memory store at " + other + ": the authored agent only\n"},
+		{[]string{"lint", "deploy.agent.yaml"}, "agent-ls lint: no memory store at " + def + ": the authored agent only\n"},
+		{[]string{"garden", "deploy.agent.yaml"}, "agent-ls garden: no memory store at " + def + ": nothing saved yet\n"},
+		{[]string{"memory", "list", "--store", "nonexist.db"}, "agent-ls memory list: no memory store at " + other + ": no records\n"},
+	} {
+		r := w.cli(tc.args...)
+		if r.code != 0 || r.stderr != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 0, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Errorf("a read created %s", other)
+	}
+	r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays")
+	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+def+"\n" {
+		t.Errorf("first save: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// The agent file's workspace, not the working directory's, for every
+	// command given one: from a subdirectory, garden finds the same store.
+	sub := filepath.Join(w.dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := runBin(t, sub, "", []string{"USER=ana"}, "garden", "../deploy.agent.yaml")
+	if g.code != 0 || g.stderr != "" || !strings.Contains(g.stdout, "agent deploy-ops:") {
+		t.Errorf("garden ../deploy.agent.yaml from sub/: exit %d, stdout %q, stderr %q", g.code, g.stdout, g.stderr)
+	}
+}
+
+// TestOrphanAgents: a save, save-batch or import for an agent no agent file
+// names warns with the nearest name; lint of the workspace reports the
+// records; a scope with separators in a key or value is refused (issue 22
+// item 6).
+func TestOrphanAgents(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	want := `warning: no agent file in the workspace (` + w.dir + `) names agent "deploy-op" (did you mean deploy-ops?); its records reach no composition` + "\n"
+	r := w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-op", "deploys freeze on Fridays")
+	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+filepath.Join(w.dir, ".agent-memory", "memory.db")+"\nagent-ls memory save: "+want {
+		t.Errorf("save: exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
+	}
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys need a ticket"); r.code != 0 || r.stderr != "" {
+		t.Errorf("save for a real agent: exit %d, stderr %q", r.code, r.stderr)
+	}
+	batch := filepath.Join(w.dir, "b.jsonl")
+	if err := os.WriteFile(batch, []byte(`{"content":"rollbacks need a note"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.cli("memory", "save-batch", "--scope", "project=atlas,agent=deploy-op", batch); r.code != 0 || !strings.HasSuffix(r.stderr, "agent-ls memory save-batch: "+want) {
+		t.Errorf("save-batch: exit %d, stderr %q", r.code, r.stderr)
+	}
+	l := w.cli("lint", ".", "--format", "json")
+	var findings []lintFinding
+	if err := json.Unmarshal([]byte(l.stdout), &findings); err != nil {
+		t.Fatalf("lint: %v\n%s\n%s", err, l.stdout, l.stderr)
+	}
+	n := 0
+	for _, f := range findings {
+		if f.Rule == "orphan-records" {
+			n++
+			if f.File != ".agent-ls.yaml" || !strings.Contains(f.Message, `2 records of agent "deploy-op"`) || !strings.Contains(f.Message, "did you mean deploy-ops?") {
+				t.Errorf("orphan finding %+v", f)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("lint .: %d orphan-records findings, want 1: %s", n, l.stdout)
+	}
+	for _, scope := range []string{"agent=deploy-ops;user=x", "agent=a=b", "us;er=x"} {
+		r := w.cli("memory", "save", "--scope", scope, "x")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "keys and values may not contain , ; =") {
+			t.Errorf("--scope %q: exit %d, stderr %q; want it refused", scope, r.code, r.stderr)
+		}
+	}
+}
+
+// TestProposalsWithSharedRecords: with shared records beside several
+// agents, proposals prints the real composition diff and garden credits
+// the pending review to its agent only (issue 22 item 8).
+func TestProposalsWithSharedRecords(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	s := w.cli("memory", "save", "--actor", "agent:deploy-ops", "--target", "judgment.deploy.constraints", "never deploy on Fridays")
+	if s.code != 0 {
+		t.Fatalf("save: %d %s", s.code, s.stderr)
+	}
+	for _, args := range [][]string{
+		{"memory", "save", "--scope", "project=atlas,agent=code-reviewer", "reviews need two approvals"},
+		{"memory", "save", "--scope", "project=atlas,team=ops", "the on-call rota is in the wiki"},
+	} {
+		if r := w.cli(args...); r.code != 0 {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	p := w.cli("proposals")
+	if p.code != 0 || !strings.Contains(p.stdout, "+++ after promote") || !strings.Contains(p.stdout, "+- never deploy on Fridays") {
+		t.Errorf("proposals: exit %d, want the composition diff:\n%s%s", p.code, p.stdout, p.stderr)
+	}
+	var g struct {
+		Reports []struct {
+			Agent          string `json:"agent"`
+			PendingReviews int    `json:"pendingReviews"`
+		} `json:"reports"`
+	}
+	w.cliJSON(&g, "garden")
+	pending := map[string]int{}
+	for _, r := range g.Reports {
+		pending[r.Agent] = r.PendingReviews
+	}
+	if pending["deploy-ops"] != 1 || pending[""] != 0 || pending["code-reviewer"] != 0 {
+		t.Errorf("garden pending reviews by agent %v, want deploy-ops 1 and no other", pending)
+	}
+}
+
+// TestValidateNamesAndKeys: validate and lint answer a file that is not an
+// agent file by its name, and suggest the key a misspelt one meant (issue
+// 22 item 9).
+func TestValidateNamesAndKeys(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "agents", "support.agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := strings.Replace(string(data), "\n  persona:", "\n  persna:", 1)
+	if typo == string(data) {
+		t.Fatal("fixture has no persona key")
+	}
+	for name, text := range map[string]string{"README.md": "# notes\n", "typo.agent.yaml": typo} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"validate", "lint"} {
+		r := runBin(t, dir, "", nil, cmd, "README.md")
+		want := "agent-ls " + cmd + ": README.md: not an agent file (want *.agent.yaml, *.agent.yml or *.agent.json; also .agent-ls.yaml and *.jsonl records)\n"
+		if r.code != exitUsage || r.stderr != want || r.stdout != "" {
+			t.Errorf("%s README.md: exit %d, stdout %q, stderr %q; want 2 and %q", cmd, r.code, r.stdout, r.stderr, want)
+		}
+		args := []string{cmd, "typo.agent.yaml"}
+		if cmd == "lint" {
+			args = append(args, "--store", "none.db")
+		}
+		r = runBin(t, dir, "", nil, args...)
+		if r.code != exitFindings || !strings.Contains(r.stdout, `unknown property "persna" (did you mean "persona"?) [schema]`) {
+			t.Errorf("%s typo.agent.yaml: exit %d, stdout %q", cmd, r.code, r.stdout)
+		}
+	}
+}
+
+// TestExportFormatsAndListColumns: export prints JSON lines by default and
+// the listing with --format text; list's columns line up (issue 22 item
+// 10).
+func TestExportFormatsAndListColumns(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	for _, args := range [][]string{
+		{"memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"},
+		{"memory", "save", "--scope", "project=atlas,team=ops", "--kind", "preference", "the on-call rota is in the wiki"},
+	} {
+		if r := w.cli(args...); r.code != 0 {
+			t.Fatalf("%v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	jsonl := w.cli("memory", "export")
+	lines := strings.Split(strings.TrimSpace(jsonl.stdout), "\n")
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("export line %q is not JSON", l)
+		}
+	}
+	text := w.cli("memory", "export", "--format", "text")
+	if text.code != 0 || strings.HasPrefix(text.stdout, "{") || !strings.Contains(text.stdout, "deploys freeze on Fridays") {
+		t.Errorf("export --format text: exit %d\n%s", text.code, text.stdout)
+	}
+	for _, out := range []string{text.stdout, w.cli("memory", "list").stdout} {
+		rows := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		if len(rows) != 3 || !strings.HasPrefix(rows[0], "ID ") {
+			t.Fatalf("listing %q: want a header and two rows", out)
+		}
+		col := strings.Index(rows[0], "CONTENT")
+		for _, r := range rows[1:] {
+			if col < 0 || len(r) < col || r[col-2:col] != "  " || r[col] == ' ' {
+				t.Errorf("row %q does not start its content under CONTENT (column %d):\n%s", r, col, out)
+			}
 		}
 	}
 }

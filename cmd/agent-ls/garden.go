@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
@@ -64,6 +65,15 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 				line += " [proposal " + f.ProposalID + "]"
 			}
 			fmt.Fprintln(e.stdout, line)
+			// The composition diff the proposal would make, indented.
+			if f.ProposalID != "" && f.Diff == "" {
+				fmt.Fprintln(e.stdout, "      (approving it changes no rendered line)")
+			}
+			for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
+				if l != "" {
+					fmt.Fprintln(e.stdout, "      "+l)
+				}
+			}
 		}
 	}
 	return exitOK

@@ -59,10 +59,19 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 	}
 	for _, v := range views {
 		verb := "learned"
-		if v.Op == "demote" {
+		switch {
+		case v.Op == "demote":
 			verb = "unlearned"
+		case v.Op == "expire":
+			verb = "expired"
+		case v.Status == evolve.StatusDropped:
+			verb = "promoted but dropped"
 		}
-		fmt.Fprintf(e.stdout, "%s %s %s %s (%s, %s tier) by %s: %q", v.At, v.Agent, verb, v.RecordID, v.Target, v.Tier, v.Actor, v.Content)
+		by := ""
+		if v.Actor != "" {
+			by = " by " + v.Actor
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s %s (%s, %s tier)%s: %q", v.At, v.Agent, verb, v.RecordID, v.Target, v.Tier, by, v.Content)
 		if v.ConversationID != "" {
 			fmt.Fprintf(e.stdout, " from conversation %s", v.ConversationID)
 		}

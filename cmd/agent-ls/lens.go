@@ -7,12 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/lens"
 	"github.com/agent-ls/agent-ls/schema"
@@ -27,7 +27,7 @@ const lensUsage = `Serves the evolution lens for the workspace's store: the pend
 composition diff (Approve, Reject with a reason), the conflicts panel (keep this one), and per agent the
 composed prompt with learned lines attributed, sizes against budget and ceiling, the health report,
 learnings and the ledger timeline, updated live. Prints the page's URL, with its access token, as the
-first line and runs until interrupted. Loopback only. Actions go through the same gates as the CLI, as
+first line and runs until interrupted (exit 0). Loopback only. Actions go through the same gates as the CLI, as
 the workspace's actor; with an agent actor configured the lens is read-only.`
 
 // runLens serves the evolution lens for the workspace's store until
@@ -54,7 +54,13 @@ func runLens(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "agent-ls lens: %v\n", err)
 		return exitUsage
 	}
-	srv, err := lens.New(lens.Options{Backend: b, Events: b.events(), ReadOnly: b.actor.Kind != store.ActorHuman, Now: e.now})
+	evs, closeEvents, err := b.events(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls lens: %v\n", err)
+		return exitUsage
+	}
+	defer closeEvents()
+	srv, err := lens.New(lens.Options{Backend: b, Events: evs, ReadOnly: b.actor.Kind != store.ActorHuman, Now: e.now})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agent-ls lens: %v\n", err)
 		return exitUsage
@@ -129,23 +135,26 @@ func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
 	return &lensBackend{e: e, sf: sf, loc: loc, actor: a, view: viewOf(a, loc)}, nil
 }
 
-// events follows the store: a file watch of the bbolt store's directory
-// reading the new ledger entries after each write.
-func (b *lensBackend) events() lens.Events {
+// events is the live page's event stream (package events): a read-only
+// handle of the store (bbolt opens the file per read, so it holds no lock
+// between reads), woken by a watch of the store file's directory, and the
+// actor's view for an agent actor. Database stores have no source in this
+// build: their pages update on reload. close releases the handle.
+func (b *lensBackend) events(ctx context.Context) (ev lens.Events, close func(), err error) {
 	if backend.IsURL(b.loc.Path) {
-		return nil
+		return nil, func() {}, nil
 	}
-	return lens.WatchFile(b.loc.Path, func(ctx context.Context, since string) ([]store.LedgerEntry, error) {
-		if _, err := os.Stat(b.loc.Path); err != nil {
-			return nil, err
-		}
-		st, err := trust.OpenStore(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: time.Second, Now: b.e.now})
-		if err != nil {
-			return nil, err
-		}
-		defer st.Close()
-		return st.Ledger(ctx, store.LedgerFilter{Since: since})
-	})
+	st, err := trust.OpenStore(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: b.sf.lockTimeout, Now: b.e.now})
+	if err != nil {
+		return nil, nil, err
+	}
+	var opts []events.Option
+	if view := b.view; view.Confined() {
+		opts = append(opts, events.Visible(func(scope map[string]string) bool {
+			return view.Visible(&schema.MemoryRecord{Scope: scope})
+		}))
+	}
+	return lens.StoreEvents(st, events.FileSource(b.loc.Path), b.e.now, opts...), func() { st.Close() }, nil
 }
 
 func (b *lensBackend) Actor() store.Actor { return b.actor }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/lens"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
 
 // lensFixture is a workspace whose store (written by the CLI as child
@@ -57,13 +59,19 @@ func newLensFixture(t *testing.T, extraYAML string) *lensFixture {
 // lens builds) with a client holding its cookie.
 func (f *lensFixture) lens(t *testing.T) (*httptest.Server, *http.Client, string) {
 	t.Helper()
+	return lensOver(t, f.dir, storeFlags{lockTimeout: 5 * time.Second})
+}
+
+// lensOver serves the lens of the workspace at dir over sf's store.
+func lensOver(t *testing.T, dir string, sf storeFlags) (*httptest.Server, *http.Client, string) {
+	t.Helper()
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string {
 		if k == "USER" {
 			return "ana"
 		}
 		return ""
-	}, cwd: f.dir, now: time.Now}
-	b, err := newLensBackend(e, storeFlags{lockTimeout: 5 * time.Second})
+	}, cwd: dir, now: time.Now}
+	b, err := newLensBackend(e, sf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,10 +217,31 @@ func TestLensLandingAndDecisions(t *testing.T) {
 
 func TestLensReadOnlyForAgentActor(t *testing.T) {
 	f := newLensFixture(t, "actor: agent:deploy-ops\n")
+	// Another agent's record and proposal: not in deploy-ops's view.
+	var other struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	const secret = "Reviewer secret: block PRs from the intern"
+	f.cliJSON(&other, "memory", "save", "--scope", "project=atlas,agent=code-reviewer", "--actor", "agent:code-reviewer",
+		"--target", "judgment.code-review.constraints", "--conversation", "c9", "--content", secret)
 	ts, c, token := f.lens(t)
 	code, body := get(t, c, ts.URL+"/")
 	if code != http.StatusOK || strings.Contains(body, `action="/approve"`) {
 		t.Fatalf("landing for an agent actor: %d, actions shown", code)
+	}
+	if !strings.Contains(body, "Page the on-call") || strings.Contains(body, secret) || strings.Contains(body, "code-reviewer") {
+		t.Fatalf("an agent actor's landing shows another agent, or not its own proposal")
+	}
+	for _, p := range []string{"/record/" + other.Record.ID, "/agent?name=code-reviewer", "/timeline?name=code-reviewer"} {
+		code, body := get(t, c, ts.URL+p)
+		if code != http.StatusNotFound || strings.Contains(body, secret) {
+			t.Errorf("%s as agent:deploy-ops: %d, want 404 without content", p, code)
+		}
+	}
+	for _, p := range []string{"/timeline?name=deploy-ops", "/timeline?name=", "/agent?name=deploy-ops&since=30d"} {
+		if code, body := get(t, c, ts.URL+p); code != http.StatusOK || strings.Contains(body, secret) || strings.Contains(body, other.Record.ID) {
+			t.Errorf("%s as agent:deploy-ops: %d or another agent's record shown", p, code)
+		}
 	}
 	if code, _ := postForm(t, c, ts.URL+"/approve", url.Values{"token": {token}, "id": {f.proposal}}); code != http.StatusForbidden {
 		t.Fatalf("approve as agent actor: %d, want 403", code)
@@ -269,5 +298,108 @@ func TestLensCommand(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("lens did not start or stop")
+	}
+}
+
+// TestLensPostgres: the lens over a PostgreSQL store (--store URL) shows a
+// proposal the CLI opened there and approves it through the gates.
+func TestLensPostgres(t *testing.T) {
+	u := pgtest.Fresh(t)
+	w := newEvoWorkspace(t, "")
+	var saved struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	w.cliJSON(&saved, "memory", "save", "--store", u, "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call when a canary fails")
+	var ps struct {
+		Proposals []struct{ ID string } `json:"proposals"`
+	}
+	w.cliJSON(&ps, "proposals", "--store", u)
+	if len(ps.Proposals) != 1 {
+		t.Fatalf("proposals %+v", ps)
+	}
+	ts, c, token := lensOver(t, w.dir, storeFlags{path: u, lockTimeout: 5 * time.Second})
+	if code, body := get(t, c, ts.URL+"/"); code != http.StatusOK || !strings.Contains(body, `data-id="`+ps.Proposals[0].ID+`"`) {
+		t.Fatalf("landing over PostgreSQL: %d, proposal %s not shown", code, ps.Proposals[0].ID)
+	}
+	if code, loc := postForm(t, c, ts.URL+"/approve", url.Values{"token": {token}, "id": {ps.Proposals[0].ID}}); code != http.StatusSeeOther || !strings.Contains(loc, "msg=approved") {
+		t.Fatalf("approve: %d %s", code, loc)
+	}
+	var sh shownOut
+	w.cliJSON(&sh, "memory", "show", "--store", u, saved.Record.ID)
+	if sh.Promotion == nil {
+		t.Fatalf("not promoted after the lens approved: %+v", sh)
+	}
+}
+
+// TestLensLiveBeforeStoreExists: a lens started before anything was saved
+// (no store, no store directory) still pushes the first save another
+// process makes to an open page.
+func TestLensLiveBeforeStoreExists(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: w.dir, now: time.Now}
+	b, err := newLensBackend(e, storeFlags{lockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs, closeEvents, err := b.events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeEvents()
+	srv, err := lens.New(lens.Options{Backend: b, Events: evs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := lens.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Get(srv.URL(ln.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	c.Jar = &oneJar{cookies: res.Cookies()}
+	res, err = c.Get("http://" + ln.Addr().String() + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	if l := <-lines; l != "retry: 1000" {
+		t.Fatalf("event stream starts %q", l)
+	}
+	wantCode(t, w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call"), exitOK, "save")
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("event stream ended")
+			}
+			if strings.HasPrefix(l, "data: ") && strings.Contains(l, `"type":"agent.memory.write"`) {
+				cancel()
+				if err := <-served; err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("no agent.memory.write event for the first save")
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -64,6 +65,8 @@ type lintCmd struct {
 	e      *env
 	store  storeFlags
 	stores map[string]*lintStore
+	// wsOf is the workspace of each store opened, for the workspace rules.
+	wsOf map[string]*workspace.Workspace
 }
 
 // lintStore is a store opened for the run, or why it could not be.
@@ -73,7 +76,7 @@ type lintStore struct {
 }
 
 func runLint(ctx context.Context, e *env, args []string) int {
-	c := &lintCmd{e: e, stores: map[string]*lintStore{}}
+	c := &lintCmd{e: e, stores: map[string]*lintStore{}, wsOf: map[string]*workspace.Workspace{}}
 	fs := flag.NewFlagSet("lint", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "text", "output `format`: text, json or sarif (sarif: findings only)")
@@ -107,12 +110,16 @@ func runLint(ctx context.Context, e *env, args []string) int {
 	defer c.close()
 
 	code := exitOK
+	var linted struct{ dir bool } // a directory was linted: the workspace rules run
 	var findings []lint.FileFinding
 	var reports []lintReport
 	for _, arg := range paths {
 		if err := ctx.Err(); err != nil {
 			fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
 			return exitUsage
+		}
+		if fi, err := os.Stat(resolve(e.cwd, arg)); err == nil && fi.IsDir() {
+			linted.dir = true
 		}
 		files, err := expandArg(e.cwd, arg)
 		if err != nil {
@@ -132,12 +139,20 @@ func runLint(ctx context.Context, e *env, args []string) int {
 				continue
 			}
 			if in != nil {
-				fileFindings = append(fileFindings, lint.Run(*in)...)
+				for _, ff := range lint.Run(*in) {
+					if ff.Rule == schema.RuleSchema && isUnknownKey(ff.Message) {
+						ff.Message += keyHint(in.Doc, f, ff.Pointer)
+					}
+					fileFindings = append(fileFindings, ff)
+				}
 			}
 			for _, ff := range fileFindings {
 				findings = append(findings, lint.FileFinding{File: f, Finding: ff})
 			}
 		}
+	}
+	if linted.dir && !*report {
+		findings = append(findings, c.orphans(ctx)...)
 	}
 	if *report {
 		if err := c.printReports(*format, reports); err != nil {
@@ -225,6 +240,7 @@ func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Fi
 	if ls.st == nil {
 		return in, pre, true
 	}
+	c.wsOf[storePath] = ws
 	facts, err := gather.Facts(ctx, ls.st, cfg.RoleTemplate.Name, ws.Config.Scope, e.now())
 	if err != nil {
 		c.warnStore(storePath, ls, err)
@@ -242,7 +258,10 @@ func (c *lintCmd) open(path string) *lintStore {
 	}
 	ls := &lintStore{}
 	c.stores[path] = ls
-	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	if storeMissing(path) {
+		noteNoStore(c.e, "lint", path, "the authored agent only")
+	}
+	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls
@@ -374,6 +393,9 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		}
 		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
 			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
+		for _, cf := range h.ConflictRecords {
+			fmt.Fprintf(w, "  conflict on %s: %s renders (newest), %s is shadowed\n", cf.Slot, cf.Winner, cf.Shadowed)
+		}
 		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
 			fmt.Fprintf(w, "  %-10s  %7d  %7d  %7d\n", p.Primitive, p.Records, p.Chars, p.Budget)
@@ -398,4 +420,34 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 			h.Recall.Candidates, h.Recall.NeverCorroborated, h.Recall.Unused, h.Recall.Spilled)
 	}
 	return nil
+}
+
+// orphans runs the workspace rule orphan-records over every store the run
+// opened: records of agents no agent file of the store's workspace names,
+// reported on the workspace config (or the store file without one).
+func (c *lintCmd) orphans(ctx context.Context) []lint.FileFinding {
+	var out []lint.FileFinding
+	for _, path := range sortedKeys(c.wsOf) {
+		ws, ls := c.wsOf[path], c.stores[path]
+		if ls == nil || ls.st == nil {
+			continue
+		}
+		res, err := ls.st.Search(ctx, store.Query{Scope: ws.Config.Scope, Limit: store.Limit(store.Unlimited)})
+		if err != nil {
+			c.warnStore(path, ls, err)
+			continue
+		}
+		counts := map[string]int{}
+		for _, r := range res.Records {
+			counts[r.Scope[store.AgentKey]]++
+		}
+		file := path
+		if ws.ConfigPath != "" {
+			file = ws.ConfigPath
+		}
+		for _, f := range lint.Orphans(counts, workspaceAgentNames(ws), ws.Config) {
+			out = append(out, lint.FileFinding{File: c.rel(file), Finding: f})
+		}
+	}
+	return out
 }

@@ -111,7 +111,7 @@ func TestLintExitCodes(t *testing.T) {
 			stdout: []string{"support.agent.yaml:9:7: info: pending promote of memory c1", "[pending-review]", "9:7: hint: candidate c1"}},
 		{name: "schema error without store", rule: "schema", kind: "positive", noStore: true, code: exitFindings,
 			stdout: []string{`support.agent.yaml:21:1: error: unknown property "colour" [schema]`}},
-		{name: "missing store", rule: "authored-wins", kind: "positive", noStore: true, code: exitOK, emptyOut: true},
+		{name: "missing store", rule: "authored-wins", kind: "positive", noStore: true, code: exitOK, emptyOut: true, stderr: "/.agent-memory/memory.db: the authored agent only\n"},
 		{name: "directory", rule: "ceiling-exceeded", kind: "positive", args: []string{"."}, code: exitFindings, stdout: []string{"support.agent.yaml:1:1: error:"}},
 		{name: "bad format", rule: "schema", kind: "negative", args: []string{"--format", "xml", "support.agent.yaml"}, code: exitUsage, stderr: "agent-ls lint: --format \"xml\": want text, json or sarif"},
 		{name: "bad flag", rule: "schema", kind: "negative", args: []string{"--bogus"}, code: exitUsage, stderr: "agent-ls lint: unknown flag --bogus (run 'agent-ls lint --help')"},
@@ -152,7 +152,7 @@ func TestLintExitCodes(t *testing.T) {
 func TestLintRepoTestdata(t *testing.T) {
 	none := filepath.Join(t.TempDir(), "none.db")
 	r := runBin(t, repoRoot, "", nil, "lint", "--store", none, "testdata/agents")
-	if r.code != exitOK || r.stdout != "" || r.stderr != "" {
+	if r.code != exitOK || r.stdout != "" || r.stderr != "agent-ls lint: no memory store at "+none+": the authored agent only\n" {
 		t.Errorf("testdata/agents: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = runBin(t, repoRoot, "", nil, "lint", "--store", none, "testdata/invalid")
@@ -284,5 +284,30 @@ func TestLintListRulesAndReport(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Reports) != 1 || rep.Reports[0].Agent != "support-bot" ||
 		rep.Reports[0].Health.Spilled != 1 || rep.Reports[0].Health.Primitives[0].Budget != 60 {
 		t.Errorf("report json: %v %+v\n%s", err, rep, r.stdout)
+	}
+}
+
+// TestLintReportNamesConflicts (issue 21 item 7): --report names the
+// records of each conflict, in text and JSON, not only their count.
+func TestLintReportNamesConflicts(t *testing.T) {
+	dir := lintWorkspace(t, "memory-conflict", "positive", false)
+	r := runBin(t, dir, "", nil, "lint", "--report", "support.agent.yaml")
+	if !strings.Contains(r.stdout, "1 conflict;") || !strings.Contains(r.stdout, "m2 renders (newest), m1 is shadowed") {
+		t.Errorf("report does not name the conflict's records:\n%s%s", r.stdout, r.stderr)
+	}
+	r = runBin(t, dir, "", nil, "lint", "--report", "--format", "json", "support.agent.yaml")
+	var rep struct {
+		Reports []struct {
+			Health struct {
+				ConflictRecords []struct{ Slot, Winner, Shadowed string } `json:"conflictRecords"`
+			} `json:"health"`
+		} `json:"reports"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Reports) != 1 {
+		t.Fatalf("report json: %v\n%s", err, r.stdout)
+	}
+	cs := rep.Reports[0].Health.ConflictRecords
+	if len(cs) != 1 || cs[0].Winner != "m2" || cs[0].Shadowed != "m1" || cs[0].Slot == "" {
+		t.Errorf("conflictRecords %+v", cs)
 	}
 }

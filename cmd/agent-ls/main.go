@@ -30,6 +30,17 @@ type env struct {
 	getenv func(string) string
 	cwd    string
 	now    func() time.Time
+	// ctx is the command's context (run sets it): SIGTERM and SIGINT end
+	// it, and with it any wait for the store's lock.
+	ctx context.Context
+}
+
+// context is the command's context, Background before run set one.
+func (e *env) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
+	}
+	return e.ctx
 }
 
 // command is one `agent-ls NAME` subcommand: one line of the table below.
@@ -84,6 +95,7 @@ func main() {
 
 // run dispatches args to a subcommand and returns the exit code.
 func run(ctx context.Context, e *env, args []string) int {
+	e.ctx = ctx
 	if len(args) == 0 {
 		printUsage(e.stderr)
 		return exitUsage

@@ -108,13 +108,11 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	if err != nil {
 		return fail("%v", err)
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	// A message over the limit gets a JSON-RPC error and the server reads on.
+	in, out := mcpserver.GuardFrames(e.stdin, e.stdout, mcpserver.MaxMessage(ws.Config.Limits))
+	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}
 	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fail("%v", err)
 	}
 	return exitOK
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

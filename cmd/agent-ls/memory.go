@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agent-ls/agent-ls/evolve"
@@ -47,12 +48,14 @@ func memorySubs() []memorySub {
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
 		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
 			"agent-ls memory import records.jsonl", memImport},
-		{"export", "[--format jsonl|text] [flags]", "write every readable record as JSON lines to stdout (records only: use backup for the whole store)",
+		{"export", "[--format jsonl|text|json] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store)",
 			"agent-ls memory export > records.jsonl", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
 			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
+		{"backup", "FILE [flags]", "write a consistent snapshot of the whole store (records, promotions, proposals, ledger) to FILE and verify it",
+			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
 			"agent-ls memory save-batch --scope agent=support-bot saves.jsonl", memSaveBatch},
 		{"events", "[--since T] [--follow] [--format json] [flags]", "print the typed event stream (JSON lines with --format json); --follow keeps printing as others write",
@@ -73,6 +76,8 @@ type memCmd struct {
 	format string
 	usage  func()    // the current subcommand's help, to stdout
 	sub    memorySub // the subcommand being run
+	// formatSet: --format was given (before or after the subcommand name).
+	formatSet bool
 }
 
 func (m *memCmd) errorf(format string, args ...any) {
@@ -111,17 +116,31 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 	if err != nil {
 		return nil, usageFail(m.e.stderr, m.name, err), false
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
+	if m.sub.name == "export" && m.format == "jsonl" {
+		return pos, 0, true
+	}
 	if m.format != "text" && m.format != "json" {
-		m.errorf("--format %q: want text or json", m.format)
-		return nil, exitUsage, false
+		return nil, usageFail(m.e.stderr, m.name, fmt.Errorf("--format %q: want text or json", m.format)), false
 	}
 	return pos, 0, true
 }
 
 func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
+	missing := false
+	if loc, err := locateStore(m.e, m.store); err == nil && storeMissing(loc.Path) {
+		missing = true
+		if readOnly {
+			noteNoStore(m.e, m.name, loc.Path, "no records")
+		}
+	}
 	s, loc, err := openStore(m.e, m.store, readOnly)
 	if err != nil {
 		return nil, loc, m.storeError(err), false
+	}
+	if missing && !readOnly {
+		// Say where a new store went (README "Where the store lives").
+		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, loc.Path)
 	}
 	return s, loc, 0, true
 }
@@ -161,6 +180,7 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 		}
 		return usageFail(e.stderr, "memory", usageError(err))
 	}
+	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
 	rest := fs.Args()
 	if len(rest) == 0 {
 		memoryUsage(e.stderr, fs)
@@ -319,6 +339,18 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if target != "" {
 		t, err := schema.ParseTarget(target)
+		if errors.Is(err, schema.ErrLockedTarget) {
+			// A locked target is a refused save (exit 1), as Save refuses
+			// the locked targets it can parse.
+			res := evolve.SaveResult{Status: evolve.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+			if m.format == "json" {
+				if c := m.writeJSON(res); c != exitOK {
+					return c
+				}
+			}
+			m.errorf("%s: %s", res.Status, res.Guidance)
+			return exitFindings
+		}
 		if err != nil {
 			m.errorf("--target: %v", err)
 			return exitUsage
@@ -357,6 +389,9 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return m.storeError(err)
 	}
 	refused := res.Status != evolve.SaveSaved
+	if !refused && in.AgentFile == "" && res.Record != nil {
+		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
+	}
 	if m.format == "json" {
 		if c := m.writeJSON(res); c != exitOK {
 			return c
@@ -484,28 +519,41 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		}
 		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
 	}
-	now := schema.FormatTime(m.e.now())
-	for _, r := range res.Records {
-		fmt.Fprintln(m.e.stdout, recordLine(r, now))
+	return printRecords(m.e.stdout, res.Records, schema.FormatTime(m.e.now()))
+}
+
+// printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
+// CONTENT) under a header; nothing for none. It is the text form of list,
+// search and export.
+func printRecords(w io.Writer, recs []schema.MemoryRecord, now string) int {
+	if len(recs) == 0 {
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tTARGET\tSCOPE\tCONTENT")
+	for _, r := range recs {
+		fmt.Fprintln(tw, recordLine(r, now))
+	}
+	if err := tw.Flush(); err != nil {
+		return exitUsage
 	}
 	return exitOK
 }
 
 // recordLine is the one-line text form of a record in listings.
 func recordLine(r schema.MemoryRecord, now string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %-10s", r.ID, r.Kind)
+	target, scope := "-", "-"
 	if r.Target != nil {
-		fmt.Fprintf(&b, "  %s", r.Target)
+		target = r.Target.String()
 	}
 	if len(r.Scope) > 0 {
-		fmt.Fprintf(&b, "  {%s}", formatScope(r.Scope))
+		scope = "{" + formatScope(r.Scope) + "}"
 	}
-	fmt.Fprintf(&b, "  %s", oneLine(r.Content, 100))
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, oneLine(r.Content, 100))
 	if r.InvalidAt != "" && r.InvalidAt <= now {
-		b.WriteString("  [invalid]")
+		line += "  [invalid]"
 	}
-	return b.String()
+	return line
 }
 
 // shown is the JSON shape of `memory show`.
@@ -757,7 +805,7 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitUsage
 	}
-	s, _, code, ok := m.open(false)
+	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
@@ -774,12 +822,13 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return m.storeError(fmt.Errorf("%w; nothing imported", err))
 	}
+	warnOrphanAgents(m.e, m.name, loc.Workspace, recs)
 	if m.format == "json" {
 		return m.writeJSON(struct {
 			Imported int `json:"imported"`
 		}{len(recs)})
 	}
-	fmt.Fprintf(m.e.stdout, "imported %d record(s)\n", len(recs))
+	fmt.Fprintf(m.e.stdout, "imported %s\n", schema.Count(len(recs), "record"))
 	return exitOK
 }
 
@@ -812,7 +861,8 @@ func readJSONL(name string, r io.Reader) (recs []schema.MemoryRecord, lines []in
 
 // decodeJSONL decodes each non-blank line of the JSONL file name (read
 // from r) strictly (unknown fields, trailing values and lines over
-// maxImportLine are errors) into a T and hands it to each with its 1-based
+// maxImportLine are errors; a UTF-8 byte order mark opening the file is
+// skipped) into a T and hands it to each with its 1-based
 // line number and text. Every error names name:LINE; an invalid line wraps
 // store.ErrInvalid.
 func decodeJSONL[T any](name string, r io.Reader, each func(n int, line []byte, v T) error) error {
@@ -820,7 +870,13 @@ func decodeJSONL[T any](name string, r io.Reader, each func(n int, line []byte, 
 	sc.Buffer(make([]byte, 64<<10), maxImportLine)
 	n := 1
 	for ; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+		line := sc.Bytes()
+		if n == 1 {
+			// A UTF-8 byte order mark (editors on Windows write one) is
+			// not part of the first record.
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -948,10 +1004,22 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	view := viewOf(a, loc)
+	// JSON lines unless --format says text (the aligned listing) or json
+	// (one {"records", "skipped"} document).
+	format := "jsonl"
+	if m.formatSet {
+		format = m.format
+	}
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
+	var kept []schema.MemoryRecord
 	skipped, err := s.Export(ctx, func(r schema.MemoryRecord) error {
 		if !view.Visible(&r) {
+			return nil
+		}
+		if format != "jsonl" {
+			n++
+			kept = append(kept, r)
 			return nil
 		}
 		data, err := json.Marshal(r)
@@ -967,6 +1035,19 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if err != nil {
 		return m.storeError(err)
+	}
+	switch format {
+	case "text":
+		if code := printRecords(m.e.stdout, kept, schema.FormatTime(m.e.now())); code != exitOK {
+			return code
+		}
+	case "json":
+		if kept == nil {
+			kept = []schema.MemoryRecord{}
+		}
+		if code := m.writeJSON(listing{Records: kept, Skipped: skipped}); code != exitOK {
+			return code
+		}
 	}
 	if skipped > 0 {
 		m.errorf("exported %d record(s); skipped %d that do not decode", n, skipped)
@@ -1201,6 +1282,12 @@ func parseScope(s string) (map[string]string, error) {
 		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		if !ok || k == "" || v == "" {
 			return nil, fmt.Errorf("%q: want key=value pairs separated by commas, e.g. project=web,agent=support-bot", pair)
+		}
+		if err := schema.CheckScopePart("key", k); err != nil {
+			return nil, err
+		}
+		if err := schema.CheckScopePart("value", v); err != nil {
+			return nil, err
 		}
 		if old, dup := out[k]; dup && old != v {
 			return nil, fmt.Errorf("key %q given twice", k)

@@ -257,7 +257,7 @@ func TestMemoryImportExport(t *testing.T) {
 	}
 	dst := filepath.Join(dir, "dst.db")
 	r := mustOK(t, mem(t, dir, dst, "import", file, "--actor", "human:ana"), "import")
-	if !strings.Contains(r.stdout, "imported 2 record(s)") {
+	if !strings.Contains(r.stdout, "imported 2 records") {
 		t.Errorf("import output %q", r.stdout)
 	}
 	if got := mustOK(t, mem(t, dir, dst, "export"), "export").stdout; got != exp {

@@ -15,6 +15,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/store/bolt"
 	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
@@ -40,6 +41,9 @@ type evoCmd struct {
 	loc storeLocation
 	// missing: there is no store file yet (nothing saved).
 	missing bool
+	// reads: a report (garden, learnings, proposals) that says so on stderr
+	// when there is no store.
+	reads bool
 }
 
 // noStore reports a missing store for commands that need a record.
@@ -119,19 +123,31 @@ func (c *evoCmd) parse(args []string, npos int) (pos []string, code int, ok bool
 
 // open finds the workspace and opens the store.
 func (c *evoCmd) open() (int, bool) {
-	ws, err := workspace.Find(c.e.cwd)
+	// One rule with render: given an agent file, its workspace (and store)
+	// is found from the file, else from the working directory.
+	start := c.e.cwd
+	if c.agentFile != "" {
+		start = resolve(c.e.cwd, c.agentFile)
+	}
+	ws, err := workspace.Find(start)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage, false
 	}
 	c.ws = ws
+	if c.store.path == "" && c.agentFile != "" {
+		c.store.path = ws.StorePath
+	}
 	loc, err := locateStore(c.e, c.store)
 	if err != nil {
 		return c.fail(err), false
 	}
-	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) && !backend.IsURL(loc.Path) {
 		// Never create a store as a side effect of a query or a gate.
 		c.loc, c.missing = loc, true
+		if c.reads {
+			noteNoStore(c.e, c.name, loc.Path, "nothing saved yet")
+		}
 		return 0, true
 	}
 	st, loc, err := openStore(c.e, c.store, false)
@@ -146,6 +162,7 @@ func (c *evoCmd) open() (int, bool) {
 // the base scope (none when there is no store yet). It returns the exit code
 // of the first failure, or exitOK; the store is closed when it returns.
 func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve.Engine) error) int {
+	c.reads = true
 	if code, ok := c.open(); !ok {
 		return code
 	}

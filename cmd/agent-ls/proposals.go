@@ -112,10 +112,7 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	if c.missing {
 		return c.noStore()
 	}
-	if approve {
-		return c.report(c.decide(ctx, pos[0], a, true, reason))
-	}
-	return c.report(c.decide(ctx, pos[0], a, false, reason))
+	return c.report(c.decide(ctx, pos[0], a, approve, reason))
 }
 
 // reviewItem is a pending proposal with its record's content and target
@@ -157,7 +154,8 @@ func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen ma
 }
 
 // decide approves or rejects proposal id as actor a through the gates of
-// its record's agent (c's store open); an approval carries the diff it made.
+// its record's agent (c's store open): what approve, reject and the lens
+// do. An approval carries the diff it made.
 func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (evolve.Outcome, error) {
 	// Another agent's proposal answers exactly like a missing one.
 	p, err := viewOf(a, c.loc).GetProposal(ctx, c.st, id)

@@ -119,7 +119,10 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if c.store.path != "" {
 		path = trust.StoreLocation(c.e.cwd, c.store.path)
 	}
-	st, err := trust.OpenStore(context.Background(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
+	if !write && storeMissing(path) {
+		noteNoStore(c.e, c.name, path, "the authored agent only")
+	}
+	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
 	if err != nil {
 		return nil, err
 	}

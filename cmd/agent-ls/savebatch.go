@@ -104,6 +104,15 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return m.storeError(fmt.Errorf("%w; nothing saved", err))
 	}
+	if agentFile == "" {
+		var saved []schema.MemoryRecord
+		for _, r := range res {
+			if r.Status == evolve.SaveSaved && r.Record != nil {
+				saved = append(saved, *r.Record)
+			}
+		}
+		warnOrphanAgents(m.e, m.name, loc.Workspace, saved)
+	}
 	notSaved := 0
 	answers := make([]batchAnswer, len(res))
 	for i, r := range res {

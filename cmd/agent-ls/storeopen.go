@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"time"
@@ -57,7 +56,7 @@ func openStore(e *env, sf storeFlags, readOnly bool) (store.Store, storeLocation
 	if err != nil {
 		return nil, loc, err
 	}
-	s, err := trust.OpenStore(context.Background(), loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
+	s, err := trust.OpenStore(e.context(), loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, loc, err
 	}

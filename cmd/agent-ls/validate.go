@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/agent-ls/agent-ls/schema"
 )
@@ -85,12 +86,20 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 			if problems == nil {
 				problems = schema.Check(f, data)
 			}
+			var doc *schema.Document // parsed again only for a "did you mean"
 			for _, p := range problems {
 				r := p.Range
+				msg := p.Message
+				if isUnknownKey(msg) {
+					if doc == nil {
+						doc, _ = schema.ParseDocument(f, data)
+					}
+					msg += keyHint(doc, f, p.Pointer)
+				}
 				findings = append(findings, finding{
 					File: f, Line: r.Start.Line + 1, Column: r.Start.Character + 1,
 					EndLine: r.End.Line + 1, EndColumn: r.End.Character + 1,
-					Severity: p.Severity, Message: p.Message, Rule: p.Rule, Pointer: p.Pointer,
+					Severity: p.Severity, Message: msg, Rule: p.Rule, Pointer: p.Pointer,
 				})
 			}
 		}
@@ -138,6 +147,9 @@ func expandArg(cwd, arg string) ([]string, error) {
 		return nil, pathError(err, arg)
 	}
 	if !fi.IsDir() {
+		if !schema.IsAgentFile(arg) && filepath.Base(arg) != schema.WorkspaceConfigName && schema.KindOf(arg) != schema.FileRecords {
+			return nil, fmt.Errorf("%s: not an agent file (want *.agent.yaml, *.agent.yml or *.agent.json; also %s and *.jsonl records)", arg, schema.WorkspaceConfigName)
+		}
 		return []string{arg}, nil
 	}
 	var files []string
@@ -172,4 +184,19 @@ func expandArg(cwd, arg string) ([]string, error) {
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// isUnknownKey reports whether a schema message is about an unknown key.
+func isUnknownKey(msg string) bool { return strings.HasPrefix(msg, `unknown property "`) }
+
+// keyHint is ` (did you mean "KEY"?)` for the unknown key at ptr of doc
+// (schema.SuggestKey, the language server's quick fix), or "".
+func keyHint(doc *schema.Document, file, ptr string) string {
+	if doc == nil {
+		return ""
+	}
+	if best, ok := schema.SuggestKey(doc, schema.KindOf(file), ptr); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
 }

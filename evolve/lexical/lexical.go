@@ -4,7 +4,8 @@
 //
 // # Tokens
 //
-// Tokens lowercases, folds common Latin accents, splits on anything that is
+// Tokens lowercases and folds accents with the text kernel (package
+// textkernel: the folding store search uses), splits on anything that is
 // not a letter or digit (an apostrophe inside a word is kept long enough to
 // expand "n't" to "not" and to drop a possessive "'s"), removes stopwords,
 // negation and emphasis markers (always, never, not, must, should, ...) and
@@ -42,6 +43,8 @@ package lexical
 import (
 	"strings"
 	"unicode"
+
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // NearDuplicateThreshold is the Similarity at or above which two
@@ -171,7 +174,7 @@ func words(s string) []string {
 		}
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteString(fold(unicode.ToLower(r)))
+			b.WriteString(fold(r))
 		case r == '\'' && b.Len() > 0:
 			b.WriteRune(r)
 		default:
@@ -182,31 +185,9 @@ func words(s string) []string {
 	return out
 }
 
-// fold maps common accented Latin letters to their base letters.
-func fold(r rune) string {
-	if r < 0x80 {
-		return string(r)
-	}
-	if f, ok := folds[r]; ok {
-		return f
-	}
-	return string(r)
-}
-
-var folds = func() map[rune]string {
-	m := map[rune]string{'ß': "ss", 'æ': "ae", 'œ': "oe", 'ø': "o", 'đ': "d", 'ł': "l", 'þ': "th"}
-	groups := map[string]string{
-		"a": "àáâãäåāăą", "c": "çćĉċč", "e": "èéêëēĕėęě", "i": "ìíîïĩīĭįı",
-		"n": "ñńņňŉ", "o": "òóôõöōŏő", "u": "ùúûüũūŭůűų", "y": "ýÿŷ", "s": "śŝşš",
-		"z": "źżž", "g": "ĝğġģ", "r": "ŕŗř", "t": "ţťŧ", "d": "ď", "l": "ĺļľŀ",
-	}
-	for base, rs := range groups {
-		for _, r := range rs {
-			m[r] = base
-		}
-	}
-	return m
-}()
+// fold is the text kernel's folding (textkernel.Fold), the one store
+// search uses too.
+func fold(r rune) string { return textkernel.Fold(r) }
 
 // stem applies the light suffix stripping described in the package doc.
 func stem(w string) string {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/agent-ls/agent-ls/store"
 )
 
 func TestTokens(t *testing.T) {
@@ -199,5 +201,21 @@ func TestInterner(t *testing.T) {
 	}
 	if s := find(got[0], "deploy"); unsafe.StringData(s) != unsafe.StringData(got[0].set[slices.Index(got[0].set, "deploy")]) {
 		t.Error("the token list and the token set hold different copies")
+	}
+}
+
+// TestFoldsAsSearch (issue 21 item 8): similarity folds every character the
+// way store search does (one text kernel): a word spelled with accents the
+// search tokenizer folds is the same word here.
+func TestFoldsAsSearch(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"Tȟe ǘpdate ḱeeps ṕods", "the update keeps pods"},
+		{"Deploy ǰobs ẑero-downtime ǎt ṁidnight", "deploy jobs zero-downtime at midnight"},
+		{"Straße ḉache", "strasse cache"},
+	} {
+		if s := Similarity(pair[0], pair[1]); s != 1 {
+			t.Errorf("Similarity(%q, %q) = %.2f, want 1 (search folds them alike: %q, %q)", pair[0], pair[1], s,
+				store.Tokenize(pair[0]), store.Tokenize(pair[1]))
+		}
 	}
 }

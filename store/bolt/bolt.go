@@ -141,6 +141,9 @@ type Store struct {
 	// checked is the file as this handle last checked or committed it
 	// (checkTree); guarded by mu held for writing.
 	checked *fileIdentity
+	// chainOK is the file as this handle last verified its ledger chain
+	// (checkChainCached) or committed onto it; guarded like checked.
+	chainOK *fileIdentity
 	// stamp is a batch view's ViewStamp; nested counts the Batch calls
 	// running on the view (their commit is the outer batch's).
 	stamp  store.ViewStamp
@@ -346,6 +349,10 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 			if err := s.checkTree(); err != nil {
 				return err
 			}
+			// No write is appended onto a ledger that does not verify.
+			if err := s.checkChainCached(tx); err != nil {
+				return err
+			}
 			if err := s.migrate(tx); err != nil {
 				return err
 			}
@@ -353,11 +360,11 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 		})
 		if err == nil {
 			// Still under the writer lock: the file as this commit left
-			// it, built on a checked tree, needs no new check.
-			s.checked = nil
+			// it, built on a checked tree and chain, needs no new check.
+			s.checked, s.chainOK = nil, nil
 			if f, err := os.Open(s.path); err == nil {
 				if id, err := identityOf(f); err == nil {
-					s.checked = &id
+					s.checked, s.chainOK = &id, &id
 				}
 				_ = f.Close()
 			}

@@ -260,11 +260,11 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 		// The last entry is the one this batch appended: its hash is known.
 		seq, prev = h.seq+1, h.hash
 	} else if k != nil {
-		var last store.LedgerEntry
-		if len(k) != 8 || json.Unmarshal(v, &last) != nil {
-			return s.corrupt("last ledger entry does not decode; refusing to extend the chain")
+		hash, err := s.checkTail(tx, k, v)
+		if err != nil {
+			return err
 		}
-		seq, prev = binary.BigEndian.Uint64(k)+1, last.Hash
+		seq, prev = binary.BigEndian.Uint64(k)+1, hash
 	}
 	e, data, err := store.SealEntryJSON(e, seq, prev)
 	if err != nil {
@@ -296,14 +296,11 @@ type ledgerHead struct {
 // meta by appendLedger. A file written before the head existed has none and
 // passes (its next append records one).
 func checkLedgerHead(tx *bbolt.Tx, entries []store.LedgerEntry) error {
-	head := tx.Bucket(bucketMeta).Get(keyLedgerHead)
-	if head == nil {
-		return nil
+	last := ""
+	if n := len(entries); n > 0 {
+		last = entries[n-1].Hash
 	}
-	if len(head) < 8 {
-		return &store.LedgerError{Seq: uint64(len(entries)), Reason: "the ledger head in meta is damaged"}
-	}
-	return store.CheckLedgerHead(entries, binary.BigEndian.Uint64(head[:8]), string(head[8:]))
+	return checkHead(tx, uint64(len(entries)), last)
 }
 
 // allLedger decodes every ledger entry in sequence order; a damaged entry is

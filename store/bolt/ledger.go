@@ -125,6 +125,10 @@ func (s *Store) StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, 
 	if err != nil {
 		return nil, err
 	}
+	// A replay rests on the chain up to at: it must verify.
+	if err := store.VerifyUpTo(entries, at); err != nil {
+		return nil, s.chainError(err)
+	}
 	return store.ReplayState(entries, at), nil
 }
 

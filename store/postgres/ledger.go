@@ -128,7 +128,7 @@ func (s *Store) Verify(ctx context.Context) error {
 	if err := store.VerifyChain(entries); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
-	if err := store.CheckLedgerHead(entries, uint64(headSeq), headHash); err != nil {
+	if err := store.CheckLedgerHead(uint64(len(entries)), store.HeadOf(entries).Hash, uint64(headSeq), headHash); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
 	// The chain holds: what is stored must be what it describes (the rule

@@ -95,6 +95,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Proposals", k.proposalTests()},
 		{"Ledger", k.ledgerTests()},
 		{"OverlaySummaries", k.summaryTests()},
+		{"Conflicts", k.conflictTests()},
+		{"Expiry", k.expiryTests()},
 		{"ExportImport", k.exportImportTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},

@@ -53,7 +53,22 @@ func goList(t *testing.T, patterns ...string) []string {
 // over the rest) and no random fuzzing (its result would depend on luck;
 // the seed corpora run as ordinary tests).
 func TestMakeTestRunsEachPackageOnce(t *testing.T) {
-	plan := makeDryRun(t, "test")
+	// The test rule runs its phases (inside scripts/pg.sh's cluster, which
+	// make -n would start: so its recipe is read, and the phases dry-run).
+	mk, err := os.ReadFile(filepath.Join(root(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := regexp.MustCompile(`(?m)^test:.*\n(\t.*\n)*`).FindString(string(mk))
+	for _, phase := range []string{"test-go", "test-race"} {
+		if !strings.Contains(rule, phase) {
+			t.Errorf("make test does not run %s:\n%s", phase, rule)
+		}
+	}
+	if strings.Contains(rule, "fuzz") {
+		t.Errorf("make test fuzzes:\n%s", rule)
+	}
+	plan := makeDryRun(t, "test-go", "test-race", "test-editors")
 	if regexp.MustCompile(`(^|\s)-fuzz(time)?[ =]`).MatchString(plan) || strings.Contains(plan, "fuzz.sh") {
 		t.Errorf("make test fuzzes at random:\n%s", plan)
 	}

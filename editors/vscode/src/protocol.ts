@@ -102,7 +102,7 @@ export interface LearningsResult {
   learnings: Learning[] | null;
 }
 
-export type StoreState = "connected" | "locked" | "missing" | "corrupt";
+export type StoreState = "connected" | "locked" | "missing" | "corrupt" | "unverified";
 
 export interface StatusParams {
   uri?: string;

@@ -83,6 +83,12 @@ export function statusView(s: StatusParams | undefined): StatusView {
         tooltip: `agent-ls: store corrupt: ${path} (schema-only service)${msg}`,
         severity: "error",
       };
+    case "unverified":
+      return {
+        text: "$(shield) agent-ls: ledger does not verify",
+        tooltip: `agent-ls: the ledger of ${path} does not verify; read-only until fixed${msg}`,
+        severity: "error",
+      };
     default:
       return { text: "$(question) agent-ls", tooltip: `agent-ls: unknown store state ${String(s.store)}${msg}`, severity: "warning" };
   }

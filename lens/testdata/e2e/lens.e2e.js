@@ -59,7 +59,7 @@ async function step(name, fn) {
     viewport: { width: 1100, height: 900 },
     timeout: 30000,
   });
-  context.setDefaultTimeout(15000);
+  context.setDefaultTimeout(30000);
   const page = context.pages()[0] || await context.newPage();
   const external = [];
   page.on("request", (r) => { if (!r.url().startsWith(base)) external.push(r.url()); });
@@ -145,6 +145,33 @@ async function step(name, fn) {
       assert.equal(await learned.locator(`a[href="/record/${fresh}"]`).count() > 0, true);
       assert.equal(await page.locator("svg.chart rect.bar").count(), 7);
       await page.screenshot({ path: path.join(out, "agent.png"), fullPage: true });
+    });
+
+    await step("the timeline lists the agent's ledger and opens the composition at an entry", async () => {
+      await page.goto(base + "/timeline?name=deploy-ops");
+      const approved = page.locator("ol.timeline li.op-approve").first();
+      await approved.waitFor();
+      assert.match(await approved.textContent(), /approved/);
+      await page.screenshot({ path: path.join(out, "timeline.png"), fullPage: true });
+      // The first entry (oldest, at the end): the composition before anything was learned.
+      const oldest = page.locator("ol.timeline li").last().locator(".when a");
+      await Promise.all([page.waitForURL(/at=/), oldest.click()]);
+      assert.match(await page.locator("#composition h2").textContent(), /Composed prompt at /);
+      assert.equal(await page.locator(".frag.learned", { hasText: "Never deploy during an open incident" }).count(), 0);
+    });
+
+    await step("keep this one resolves the conflict through the gates", async () => {
+      await page.goto(base + "/");
+      const conflict = page.locator(".conflict").first();
+      await conflict.waitFor();
+      const keep = conflict.locator(".side", { hasText: "Always deploy on Fridays" });
+      const keepId = await keep.getAttribute("data-id");
+      const drop = await conflict.locator(".side", { hasText: "Never deploy on Fridays" }).getAttribute("data-id");
+      await Promise.all([page.waitForURL(/msg=/), keep.locator("xpath=..").locator("button.keep").click()]);
+      const shown = cliJSON("memory", "show", drop);
+      assert.ok(shown.record.invalidAt, "the dropped record is still valid");
+      assert.match(shown.record.invalidReason || "", new RegExp(`superseded by ${keepId}`));
+      assert.equal(await page.locator(".conflict").count(), 0);
     });
 
     await step("no request left the lens's origin", async () => {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/trust"
+)
+
+// snapshotter is a store that can copy itself whole (bbolt's file; a
+// PostgreSQL store is backed up with the database's own tools).
+type snapshotter interface {
+	WriteSnapshot(ctx context.Context, w io.Writer) (int64, error)
+}
+
+// backupResult is what `memory backup` reports.
+type backupResult struct {
+	Store   string `json:"store"`
+	File    string `json:"file"`
+	Bytes   int64  `json:"bytes"`
+	Records int    `json:"records"`
+	Entries int    `json:"ledgerEntries"`
+	// Verified: the copy opens and its ledger chain verifies.
+	Verified bool `json:"verified"`
+}
+
+// memBackup writes a consistent snapshot of the whole store to FILE (a
+// temporary file in FILE's directory, synced, then renamed over FILE), and
+// verifies the copy: it opens, its ledger's hash chain holds and every
+// record has the entry that created it.
+func memBackup(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags()
+	var actor string
+	fs.StringVar(&actor, "actor", "", "who backs up, `kind:name` (default: the workspace actor or human:$USER); humans only: a backup holds every agent's records")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageFail(m.e.stderr, m.name, errors.New("want one FILE"))
+	}
+	dst := pos[0]
+	if !filepath.IsAbs(dst) {
+		dst = filepath.Join(m.e.cwd, dst)
+	}
+	loc, err := locateStore(m.e, m.store)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) {
+		m.errorf("no memory store at %s: nothing to back up", loc.Path)
+		return exitFindings
+	}
+	if same, _ := sameFile(loc.Path, dst); same {
+		return usageFail(m.e.stderr, m.name, fmt.Errorf("%s is the store itself", pos[0]))
+	}
+	s, loc, code, ok := m.open(true)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	a, ok := m.actor(actor, loc)
+	if !ok {
+		return exitUsage
+	}
+	if a.Kind != store.ActorHuman {
+		m.errorf("%s may not back up the store: a backup holds every agent's records (humans only): %v", a, store.ErrForbidden)
+		return exitFindings
+	}
+	snap, ok := s.(snapshotter)
+	if !ok {
+		m.errorf("the store at %s cannot be snapshotted by agent-ls; back it up with its database's tools", loc.Path)
+		return exitUsage
+	}
+	res := backupResult{Store: loc.Path, File: dst}
+	if res.Bytes, err = writeAtomically(dst, func(w io.Writer) (int64, error) { return snap.WriteSnapshot(ctx, w) }); err != nil {
+		m.errorf("backup to %s: %v", pos[0], err)
+		return storeExitCode(err)
+	}
+	if err := verifyCopy(ctx, m, dst, &res); err != nil {
+		m.errorf("backup %s does not verify: %v", pos[0], err)
+		return exitFindings
+	}
+	if m.format == "json" {
+		return m.writeJSON(res)
+	}
+	fmt.Fprintf(m.e.stdout, "backed up %s to %s: %d bytes, %s, %s; ledger chain verified\n",
+		loc.Path, pos[0], res.Bytes, schema.Count(res.Records, "record"), schema.Count(res.Entries, "ledger entry"))
+	return exitOK
+}
+
+// verifyCopy opens the backup read-only and checks its ledger.
+func verifyCopy(ctx context.Context, m *memCmd, path string, res *backupResult) error {
+	c, err := trust.OpenStore(ctx, path, store.Options{Now: m.e.now, ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	entries, err := c.Ledger(ctx, store.LedgerFilter{})
+	if err != nil {
+		return err
+	}
+	if err := c.Verify(ctx); err != nil {
+		return err
+	}
+	if err := verifyCreations(ctx, c, entries); err != nil {
+		return err
+	}
+	n := 0
+	if _, err := c.Export(ctx, func(schema.MemoryRecord) error { n++; return nil }); err != nil {
+		return err
+	}
+	res.Records, res.Entries, res.Verified = n, len(entries), true
+	return nil
+}
+
+// writeAtomically writes dst through a temporary file in its directory:
+// synced, then renamed over dst, so dst is never a partial copy.
+func writeAtomically(dst string, write func(io.Writer) (int64, error)) (int64, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return 0, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := write(tmp)
+	if err != nil {
+		return 0, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return 0, err
+	}
+	ok = true
+	if d, err := os.Open(filepath.Dir(dst)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return n, nil
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fa, fb), nil
+}

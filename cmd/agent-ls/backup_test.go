@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestBackupWhileWriting: `memory backup` takes a consistent snapshot while
+// other processes save: every copy opens and its ledger verifies; once the
+// writers stop, a copy renders exactly as the store does (issue 22).
+func TestBackupWhileWriting(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	save := func(i, j int) binResult {
+		return w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops",
+			"--target", fmt.Sprintf("background.projectContext.k%d_%d", i, j),
+			"--conversation", fmt.Sprintf("conv-%d-%d", i, j), fmt.Sprintf("fact %d of writer %d", j, i))
+	}
+	first := save(0, 0)
+	var id string
+	if _, err := fmt.Sscanf(first.stdout, "saved %s", &id); first.code != 0 || err != nil {
+		t.Fatalf("first save: %d %q %s", first.code, first.stdout, first.stderr)
+	}
+	id = strings.TrimSuffix(id, ":")
+	const writers, saves, backups = 2, 8, 4
+	var wg sync.WaitGroup
+	errs := make(chan string, writers*saves)
+	for i := 1; i <= writers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < saves; j++ {
+				if r := save(i, j); r.code != 0 {
+					errs <- fmt.Sprintf("writer %d save %d: exit %d: %s", i, j, r.code, r.stderr)
+				}
+			}
+		}()
+	}
+	for b := 0; b < backups; b++ {
+		copyPath := filepath.Join(w.dir, fmt.Sprintf("backup-%d.db", b))
+		var res backupResult
+		r := w.cliJSON(&res, "memory", "backup", copyPath)
+		if r.code != 0 || !res.Verified || res.Records == 0 {
+			t.Errorf("backup %d during writes: exit %d, %+v, stderr %s", b, r.code, res, r.stderr)
+		}
+		if v := w.cli("memory", "ledger", "--verify", "--store", copyPath); v.code != 0 {
+			t.Errorf("backup %d: ledger --verify: exit %d %s %s", b, v.code, v.stdout, v.stderr)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if r := w.cli("promote", id); r.code != 0 {
+		t.Fatalf("promote %s: %d %s %s", id, r.code, r.stdout, r.stderr)
+	}
+	final := filepath.Join(w.dir, "final.db")
+	if r := w.cli("memory", "backup", final); r.code != 0 {
+		t.Fatalf("final backup: %d %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"render", "deploy.agent.yaml", "--annotate"}, {"memory", "list", "--limit", "-1"}, {"memory", "export"}} {
+		orig := w.cli(args...)
+		copied := w.cli(append(args, "--store", final)...)
+		if args[0] == "render" && !strings.Contains(orig.stdout, "fact 0 of writer 0") {
+			t.Errorf("render shows no learned line:\n%s", orig.stdout)
+		}
+		if orig.code != 0 || copied.stdout != orig.stdout {
+			t.Errorf("%v: the copy differs from the store (exit %d %s):\n%s\n----\n%s", args, orig.code, orig.stderr, orig.stdout, copied.stdout)
+		}
+	}
+	var list struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	w.cliJSON(&list, "memory", "list", "--limit", "-1", "--store", final)
+	if len(list.Records) != 1+writers*saves {
+		t.Errorf("final copy holds %d records, want %d", len(list.Records), 1+writers*saves)
+	}
+	// Refusals: the store itself as the target, and an agent actor.
+	if r := w.cli("memory", "backup", ".agent-memory/memory.db"); r.code != exitUsage {
+		t.Errorf("backup over the store: exit %d %s", r.code, r.stderr)
+	}
+	if r := w.cli("memory", "backup", "x.db", "--actor", "agent:deploy-ops"); r.code != exitFindings {
+		t.Errorf("backup as an agent: exit %d %s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,61 @@
+package lsp
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// TestLedgerBrokenReadOnly: with a ledger entry of the store edited, the
+// server reports the store as unverified (agent-ls/status naming the
+// entry), keeps its read-only services, and refuses to approve a pending
+// proposal with codeReadOnly saying the ledger does not verify.
+func TestLedgerBrokenReadOnly(t *testing.T) {
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	env := newTestEnv(t)
+	path := env.write(t, "deploy.agent.yaml", text)
+	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
+	if res.ProposalID == "" {
+		t.Fatalf("save trigger: %+v", res)
+	}
+	// Edit ledger entry 1 in place (same length): its hash no longer matches.
+	db, err := bbolt.Open(env.storePath, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("ledger"))
+		k := binary.BigEndian.AppendUint64(nil, 1)
+		v := append([]byte(nil), b.Get(k)...)
+		i := strings.Index(string(v), trigger)
+		v[i] = 'a'
+		return b.Put(k, v)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
+	c.initialize(env.root, nil, true)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	c.waitFor("unverified status", func(ns, _ []note) bool { return statusCount(ns, uri, StoreUnverified) > 0 })
+	var out CommandResult
+	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandApprove,
+		"arguments": []any{map[string]any{"uri": uri, "proposalId": res.ProposalID}}}, &out)
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Code != codeReadOnly || !strings.Contains(je.Message, "ledger does not verify at entry 1") {
+		t.Fatalf("approve on a broken chain: %v (%+v); want codeReadOnly naming the entry", err, out)
+	}
+}

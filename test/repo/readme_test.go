@@ -1,0 +1,147 @@
+package repo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	binErr    error
+	binDir    string
+)
+
+// agentLS builds the agent-ls binary once for the package's tests.
+func agentLS(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "agent-ls-repo-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "agent-ls")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/agent-ls")
+		cmd.Dir = root(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build agent-ls: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// readmeBlock returns the lines of the first fenced block after the README
+// heading that starts with heading.
+func readmeBlock(t *testing.T, heading string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	i := strings.Index(text, "\n"+heading)
+	if i < 0 {
+		t.Fatalf("README has no heading %q", heading)
+	}
+	rest := text[i:]
+	start := strings.Index(rest, "\n```")
+	if start < 0 {
+		t.Fatalf("no code block after %q", heading)
+	}
+	rest = rest[start+4:]
+	rest = rest[strings.Index(rest, "\n")+1:]
+	end := strings.Index(rest, "\n```")
+	if end < 0 {
+		t.Fatalf("unterminated code block after %q", heading)
+	}
+	return strings.Split(rest[:end], "\n")
+}
+
+var (
+	ulidRE      = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+	shortIDRE   = regexp.MustCompile(`\b01[0-9A-Z]{2}…[0-9A-Z]{2}\b`)
+	readmeTmpRE = regexp.MustCompile(`/tmp/agent-ls-demo\.X+`)
+)
+
+// matchExcerpt checks that every non-blank line of excerpt matches a line
+// of output, in order: record ids are compared as ID (the README abridges
+// them as 01M8…ZQ), and "…" in the README stands for any text.
+func matchExcerpt(t *testing.T, excerpt []string, output string) {
+	t.Helper()
+	out := strings.Split(ulidRE.ReplaceAllString(output, "ID"), "\n")
+	pos := 0
+	for _, line := range excerpt {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		norm := shortIDRE.ReplaceAllString(line, "ID")
+		var parts []string
+		for _, p := range strings.Split(norm, "…") {
+			parts = append(parts, regexp.QuoteMeta(p))
+		}
+		expr := strings.Join(parts, ".*")
+		expr = readmeTmpRE.ReplaceAllString(expr, `/tmp/agent-ls-demo\.[A-Za-z0-9]+`)
+		re := regexp.MustCompile("^" + expr + "$")
+		found := false
+		for j := pos; j < len(out); j++ {
+			if re.MatchString(out[j]) {
+				pos, found = j+1, true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README line %q matches no line of the real output after line %d:\n%s", line, pos, strings.Join(out, "\n"))
+			return
+		}
+	}
+}
+
+// TestReadmeDemoExcerpt: the README's abridged `make demo` output is the
+// real output of scripts/demo.sh, line by line in order (ids and "…"
+// elisions aside), so the two cannot drift.
+func TestReadmeDemoExcerpt(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	cmd := exec.Command("bash", "scripts/demo.sh")
+	cmd.Dir = root(t)
+	cmd.Env = append(os.Environ(), "AGENT_LS="+agentLS(t), "USER=ana")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/demo.sh: %v\n%s", err, out)
+	}
+	matchExcerpt(t, readmeBlock(t, "### What `make demo` prints"), string(out))
+}
+
+// TestRuntimeExample runs examples/runtime, the README's "From an agent
+// runtime" example, against the built binary and checks its output is the
+// README's.
+func TestRuntimeExample(t *testing.T) {
+	cmd := exec.Command("go", "run", "./examples/runtime", "-agent-ls", agentLS(t), "-dir", t.TempDir())
+	cmd.Dir = root(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run ./examples/runtime: %v\n%s", err, out)
+	}
+	matchExcerpt(t, readmeBlock(t, "### The example: `examples/runtime`"), string(out))
+	if strings.Contains(string(out), ": false") {
+		t.Errorf("a learned line is missing from the rendered prompt:\n%s", out)
+	}
+}
