@@ -12,6 +12,7 @@ import (
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/trust"
 )
 
@@ -108,11 +109,11 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 		return fmt.Errorf("%w: the server has no store opener", errNoStore)
 	}
 	if !storeExists(f.ws.StorePath) {
-		return fmt.Errorf("%w at %s", errNoStore, f.ws.StorePath)
+		return fmt.Errorf("%w at %s", errNoStore, backend.Redact(f.ws.StorePath))
 	}
 	st, err := open(ctx, f.ws.StorePath)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", f.ws.StorePath, err)
+		return fmt.Errorf("open store %s: %w", backend.Redact(f.ws.StorePath), err)
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil {

@@ -2,8 +2,13 @@ package lsp
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,4 +83,121 @@ func TestPostgresStoreRefreshesOpenFiles(t *testing.T) {
 	if h := hintWith(c.hints(uri), content); h == nil {
 		t.Errorf("no hint for the promoted fact after the refresh")
 	}
+}
+
+// tcpProxy forwards a local port to the test server, and can go down (the
+// port closed, its connections cut) and up again on the same port: a
+// database server that goes away and comes back.
+type tcpProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func (p *tcpProxy) up() {
+	p.t.Helper()
+	addr := p.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(s, c); s.Close() }()
+			go func() { _, _ = io.Copy(c, s); c.Close() }()
+		}
+	}()
+}
+
+func (p *tcpProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestPostgresUnreachableAndBack: with the database server unreachable the
+// language server reports the store "unreachable" (its URL's password
+// hidden), keeps answering, and reports it "connected" again by itself
+// once the server is back.
+func TestPostgresUnreachableAndBack(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	st, err := backend.Open(context.Background(), loc, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{t: t, target: u.Host}
+	p.up()
+	p.down()
+	t.Cleanup(p.down)
+	u.Host = p.addr
+	u.User = url.UserPassword(u.User.Username(), "pw-SECRET-42")
+	env := newTestEnv(t)
+	env.write(t, ".agent-ls.yaml", "store: "+strconv.Quote(u.String())+"\n")
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := env.write(t, "deploy.agent.yaml", string(data))
+	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
+		return func(ctx context.Context, p string) (store.Store, error) {
+			return backend.Open(ctx, p, store.Options{LockTimeout: time.Second, ReadOnly: ro})
+		}
+	}
+	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), Getenv: func(string) string { return "" }})
+	c.initializeResolving(env.root, map[string]any{"actor": "human:ana"}, true)
+	uri := c.open(path, string(data), 1)
+	status := func(state string) func(ns, _ []note) bool {
+		return func(ns, _ []note) bool {
+			for _, n := range ns {
+				if n.method == methodStatus && strings.Contains(string(n.params), `"store":"`+state+`"`) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	c.waitFor("status unreachable", status("unreachable"))
+	c.hints(uri) // answers while the store is unreachable
+	c.mu.Lock()
+	for _, n := range c.notes {
+		if strings.Contains(string(n.params), "pw-SECRET-42") {
+			t.Errorf("a %s notification shows the password: %s", n.method, n.params)
+		}
+	}
+	c.mu.Unlock()
+	p.up()
+	c.waitFor("status connected once the server is back", status("connected"))
 }

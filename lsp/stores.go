@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 )
 
 // storeTracker opens the store for one operation at a time (never holding
@@ -76,6 +77,8 @@ func classify(err error) StoreState {
 		return StoreLocked
 	case errors.Is(err, store.ErrCorrupt):
 		return StoreCorrupt
+	case errors.Is(err, store.ErrUnavailable):
+		return StoreUnreachable
 	}
 	return StoreMissing
 }
@@ -108,7 +111,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 	}
 	if !storeExists(ws.StorePath) {
 		call(nil)
-		return StoreMissing, fmt.Sprintf("no memory store at %s yet", ws.StorePath), 0
+		return StoreMissing, fmt.Sprintf("no memory store at %s yet", backend.Redact(ws.StorePath)), 0
 	}
 	key, stable := t.stableKey(ws, agent)
 	st, err := open(ctx, ws.StorePath)
@@ -118,7 +121,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil {
-			t.s.log.Debug("close store", "path", ws.StorePath, "err", cerr)
+			t.s.log.Debug("close store", "path", backend.Redact(ws.StorePath), "err", cerr)
 		}
 	}()
 	props, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: ws.Config.Scope, Agent: agent})
@@ -163,12 +166,12 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 	if !changed {
 		return
 	}
-	t.s.notify(methodStatus, &Status{URI: uri, Store: state, StorePath: ws.StorePath, PendingReviews: pending, Message: msg})
+	t.s.notify(methodStatus, &Status{URI: uri, Store: state, StorePath: backend.Redact(ws.StorePath), PendingReviews: pending, Message: msg})
 	if prev == state {
 		return
 	}
 	switch state {
-	case StoreLocked, StoreCorrupt:
+	case StoreLocked, StoreCorrupt, StoreUnreachable:
 		t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
 			"agent-ls: the memory store is %s (%s); serving schema diagnostics only, retrying on the next change", state, msg))
 	case StoreUnverified:
@@ -179,11 +182,11 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 		// store yet is normal.
 		if seen {
 			t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
-				"agent-ls: the memory store at %s is gone (deleted or moved away); serving schema diagnostics only until a store is back", ws.StorePath))
+				"agent-ls: the memory store at %s is gone (deleted or moved away); serving schema diagnostics only until a store is back", backend.Redact(ws.StorePath)))
 		}
 	case StoreConnected:
 		if seen {
-			t.s.log.Info("memory store connected again", "path", ws.StorePath)
+			t.s.log.Info("memory store connected again", "path", backend.Redact(ws.StorePath))
 		}
 	}
 }

@@ -147,6 +147,9 @@ const (
 	StoreLocked    StoreState = "locked"
 	StoreMissing   StoreState = "missing"
 	StoreCorrupt   StoreState = "corrupt"
+	// StoreUnreachable: a database store's server cannot be reached; the
+	// server keeps serving the schema and retries at the next change.
+	StoreUnreachable StoreState = "unreachable"
 	// StoreUnverified: the store reads, but its ledger does not verify
 	// (message says at which entry); the workspace is read-only.
 	StoreUnverified StoreState = "unverified"

@@ -128,16 +128,24 @@ func (s *server) listenTo(w *watcher, location string) {
 	w.mu.Unlock()
 	s.goBackground(func(ctx context.Context) {
 		src := backend.Source(location, 0)
+		failed := false
 		for ctx.Err() == nil {
 			ch, err := src.Watch(ctx)
 			if err != nil {
 				s.log.Debug("listen to store", "err", err)
+				failed = true
 				select {
 				case <-ctx.Done():
 					return
 				case <-time.After(time.Second):
 				}
 				continue
+			}
+			if failed {
+				// The server is back: re-run the files that found it
+				// unreachable.
+				failed = false
+				s.storeChanged()
 			}
 			for range ch {
 				s.storeChanged()

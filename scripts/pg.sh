@@ -65,6 +65,11 @@ stop() {
 	rm -rf "$DIR"
 }
 trap stop EXIT
+# Killed (timeout, Ctrl-C, a closed terminal): stop the cluster too, and
+# the command with it.
+for sig in INT TERM HUP; do
+	trap 'trap - EXIT; [ -n "${cmd_pid:-}" ] && kill "$cmd_pid" 2>/dev/null; stop; exit 143' "$sig"
+done
 
 as_owner "$BIN/initdb" -D "$DIR/data" -U agentls -A trust -E UTF8 --locale=C.UTF-8 -N >"$DIR/initdb.log" 2>&1 ||
 	as_owner "$BIN/initdb" -D "$DIR/data" -U agentls -A trust -E UTF8 --locale=C -N >"$DIR/initdb.log" 2>&1 || {
@@ -94,8 +99,13 @@ fi
 
 export AGENT_LS_TEST_PG_URL="postgres://agentls@127.0.0.1:$PORT/postgres?sslmode=disable"
 echo "pg.sh: private PostgreSQL $("$BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT" >&2
+# The command runs in the background so that a signal to this script is
+# handled at once (bash defers traps while a foreground child runs).
 set +e
-"$@"
+exec 3<&0 # a background command's stdin would be /dev/null: keep ours
+"$@" <&3 3<&- &
+cmd_pid=$!
+wait "$cmd_pid"
 rc=$?
 set -e
 exit $rc

@@ -22,6 +22,9 @@ var (
 	ErrInvalid   = errors.New("invalid request")
 	ErrForbidden = errors.New("forbidden")
 	ErrClosed    = errors.New("store closed")
+	// ErrUnavailable: the store's server cannot be reached (a database
+	// store); retrying later may succeed.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // ActorKind says who performs an operation.

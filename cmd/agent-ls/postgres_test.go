@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
@@ -161,5 +164,88 @@ func TestMigrateBothWays(t *testing.T) {
 	}
 	if r := w.run("memory", "migrate", "--from", w.db, "--to", url); r.code != exitFindings || !strings.Contains(r.stderr, "not empty") {
 		t.Errorf("migrate into a non-empty store: exit %d, stderr %q; want 1, refused", r.code, r.stderr)
+	}
+}
+
+// TestMCPPostgres: agent-ls mcp over a workspace whose store is a
+// postgres:// URL: a fact is promoted at save, a lesson taught by two
+// conversations (two server processes) is corroborated and promoted, the
+// composed prompt shows both and the ledger verifies.
+func TestMCPPostgres(t *testing.T) {
+	dir, agentFile := mcpWorkspace(t)
+	url := pgtest.Fresh(t)
+	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: "+strconv.Quote(url)+"\nscope:\n  project: atlas\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fact := "Deploys to the shop freeze on Fridays after 15:00 CET"
+	lesson := "Offer an exchange before a refund when the size is wrong"
+	cs := mcpSession(t, dir, "--agent", agentFile, "--conversation", "conv-1")
+	f := mcpSave(t, cs, map[string]any{"kind": "fact", "content": fact, "target": "background.projectContext.deploy_window"})
+	l1 := mcpSave(t, cs, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"})
+	if f.State != "promoted" || l1.State != "candidate" {
+		t.Fatalf("conversation 1: fact %+v, lesson %+v", f, l1)
+	}
+	_ = cs.Close()
+	cs = mcpSession(t, dir, "--agent", agentFile, "--conversation", "conv-2")
+	l2 := mcpSave(t, cs, map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"})
+	_ = cs.Close()
+	if !l2.Corroborated || l2.ID != l1.ID || l2.State != "promoted" {
+		t.Fatalf("conversation 2: %+v", l2)
+	}
+	out := cliOK(t, dir, "render", agentFile)
+	if !strings.Contains(out, fact) || !strings.Contains(out, lesson) {
+		t.Errorf("render after two conversations lacks the fact or the lesson:\n%s", out)
+	}
+	cliOK(t, dir, "memory", "ledger", "--verify")
+}
+
+// TestMemoryEventsFollowPostgres: `memory events --follow` on a postgres://
+// store prints another process's write within a second of its commit.
+func TestMemoryEventsFollowPostgres(t *testing.T) {
+	dir, url := pgWorkspace(t)
+	cliOK(t, dir, "memory", "init")
+	follower := exec.Command(agentLSBin, "memory", "events", "--follow", "--format", "json", "--actor", "human:ana")
+	follower.Dir = dir
+	out, err := follower.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	follower.Stderr = &stderr
+	if err := follower.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = follower.Process.Kill(); _ = follower.Wait() }()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for i := range 2 {
+		var res struct {
+			Record struct{ ID string } `json:"record"`
+		}
+		r := mustOK(t, runBin(t, dir, "", memEnv, "memory", "--store", url, "--format", "json", "save", "--scope", "agent=deploy-ops",
+			"--actor", "agent:deploy-ops", "--content", fmt.Sprintf("fact %d", i)), "save")
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		// The first wait also covers the follower's start-up.
+		limit := time.Second
+		if i == 0 {
+			limit = 15 * time.Second
+		}
+		select {
+		case l, ok := <-lines:
+			var ev events.Event
+			if !ok || json.Unmarshal([]byte(l), &ev) != nil || ev.Type != events.Write || ev.RecordID != res.Record.ID {
+				t.Fatalf("event line %q (open %v) for the save of %s; stderr: %s", l, ok, res.Record.ID, stderr.String())
+			}
+		case <-time.After(limit):
+			t.Fatalf("no event within %s of the save of %s; stderr: %s", limit, res.Record.ID, stderr.String())
+		}
 	}
 }

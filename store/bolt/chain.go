@@ -69,16 +69,7 @@ func checkHead(tx *bbolt.Tx, n uint64, last string) error {
 	if len(head) < 8 {
 		return &store.LedgerError{Seq: n, Reason: "the ledger head in meta is damaged"}
 	}
-	seq, hash := binary.BigEndian.Uint64(head[:8]), string(head[8:])
-	switch {
-	case n < seq:
-		return &store.LedgerError{Seq: n + 1, Reason: fmt.Sprintf("the ledger ends at entry %d but its head records entry %d (entries removed from the end)", n, seq)}
-	case n > seq:
-		return &store.LedgerError{Seq: seq + 1, Reason: fmt.Sprintf("the ledger has %d entries but its head records entry %d (entries added outside the store)", n, seq)}
-	case n > 0 && last != hash:
-		return &store.LedgerError{Seq: n, Reason: "the last entry's hash does not match the ledger head (entry replaced)"}
-	}
-	return nil
+	return store.CheckLedgerHead(n, last, binary.BigEndian.Uint64(head[:8]), string(head[8:]))
 }
 
 // checkTail is the check every append makes of the entry it appends to:

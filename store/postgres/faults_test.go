@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,47 @@ func TestConcurrentFirstOpens(t *testing.T) {
 	}
 	if err := pgtest.ExecErr(loc, `DO $$ BEGIN IF (SELECT count(*) FROM agent_ls_migrations) <> 1 OR (SELECT count(*) FROM agent_ls_records) <> 6 THEN RAISE 'wrong counts'; END IF; END $$`); err != nil {
 		t.Errorf("after concurrent first opens: %v", err)
+	}
+}
+
+// TestVerifyFindsTampering: rows changed behind the store's back, by SQL
+// with the owner's rights, fail Verify naming what differs: an edited
+// record, a derived column that no longer matches its record, a promotion
+// row no ledger entry made, the ledger's last entry removed or edited.
+func TestVerifyFindsTampering(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, sql string
+		want      string
+	}{
+		{"record content edited", `UPDATE agent_ls_records SET body = replace(body, 'deploys', 'DEPLOYS')`, "record"},
+		{"scope column edited", `UPDATE agent_ls_records SET scope = '{"project":"other"}'`, "scope column"},
+		{"promotion row forged", `INSERT INTO agent_ls_promotions (record_id, scope, body) SELECT id, scope, '{"recordId":"' || id || '","tier":"auto"}' FROM agent_ls_records`, "promotion"},
+		{"last ledger entry removed", `DELETE FROM agent_ls_ledger WHERE seq = (SELECT max(seq) FROM agent_ls_ledger)`, "entries removed"},
+		{"ledger entry edited", `UPDATE agent_ls_ledger SET body = replace(body, '"op":"write"', '"op":"import"')`, "edited"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loc := pgtest.Fresh(t)
+			s, err := postgres.Open(ctx, loc, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			recs, err := s.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "deploys on tuesdays", Scope: map[string]string{"project": "p"}}}, store.Actor{Kind: store.ActorHuman, Name: "ana"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Corroborate(ctx, recs[0].ID, schema.Support{ConversationID: "c2"}, store.Actor{Kind: store.ActorHuman, Name: "ana"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Verify(ctx); err != nil {
+				t.Fatalf("verify before tampering: %v", err)
+			}
+			pgtest.Exec(t, loc, tc.sql)
+			err = s.Verify(ctx)
+			if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("verify after %s: %v, want ErrCorrupt mentioning %q", tc.name, err, tc.want)
+			}
+		})
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -84,18 +85,21 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 }
 
 // Verify implements store.Store: the hash chain (store.VerifyChain) and the
-// head row, which also catches entries cut from the end of the chain; then
-// the ledger's replay against every stored record, promotion row and
-// proposal (verifyState), each difference in a *store.StateError.
+// head row, which also catches entries cut from the end of the chain.
 func (s *Store) Verify(ctx context.Context) error {
 	var entries []store.LedgerEntry
 	var headSeq int64
 	var headHash string
+	var got store.State
 	var diffs []store.Difference
-	// One snapshot for the entries and the head: a writer committing
-	// between the two reads must not look like tampering.
+	// One snapshot for the entries, the head and the stored state: a
+	// writer committing between the reads must not look like tampering.
 	err := s.snapshot(ctx, func(q querier) error {
-		entries, diffs = nil, nil
+		entries = nil
+		var err error
+		if got, diffs, err = storedState(ctx, q); err != nil {
+			return err
+		}
 		if err := q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
 			return err
 		}
@@ -116,14 +120,7 @@ func (s *Store) Verify(ctx context.Context) error {
 			}
 			entries = append(entries, e)
 		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if store.VerifyChain(entries) != nil || store.CheckLedgerHead(entries, uint64(headSeq), headHash) != nil {
-			return nil
-		}
-		diffs, err = s.verifyState(ctx, q, entries)
-		return err
+		return rows.Err()
 	})
 	if err != nil {
 		return err
@@ -131,91 +128,130 @@ func (s *Store) Verify(ctx context.Context) error {
 	if err := store.VerifyChain(entries); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
-	if err := store.CheckLedgerHead(entries, uint64(headSeq), headHash); err != nil {
+	if err := store.CheckLedgerHead(uint64(len(entries)), store.HeadOf(entries).Hash, uint64(headSeq), headHash); err != nil {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, err)
 	}
+	// The chain holds: what is stored must be what it describes (the rule
+	// of bolt's Verify, store.CompareState over store.ReplayAll).
+	diffs = append(store.CompareState(store.ReplayAll(entries), got), diffs...)
 	if len(diffs) > 0 {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, &store.StateError{Diffs: diffs})
 	}
 	return nil
 }
 
-// verifyState replays entries (store.ReplayAll) and compares the result
-// with every stored record body (store.CompareRecordJSON), promotion row and
-// proposal (store.CompareState). The columns derived from a record's body
-// (scope, kind, tags, tokens, target_key, invalid_at, expires_at) are not
-// compared yet.
-func (s *Store) verifyState(ctx context.Context, q querier, entries []store.LedgerEntry) ([]store.Difference, error) {
-	want := store.ReplayAll(entries)
+// storedState reads every record, promotion row and proposal as stored,
+// and reports as "index" differences the derived columns that do not match
+// the stored record (scope, tokens, target, validity; a promotion row's
+// copied scope), which would make queries miss or wrongly find it.
+func storedState(ctx context.Context, q querier) (store.State, []store.Difference, error) {
+	st := store.NewState()
 	var diffs []store.Difference
-	seen := map[string]bool{}
-	got := store.NewState()
-	each := func(sql string, fn func(id string, body []byte)) error {
-		rows, err := q.Query(ctx, sql)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			var body []byte
-			if err := rows.Scan(&id, &body); err != nil {
-				return err
-			}
-			fn(id, body)
-		}
-		return rows.Err()
-	}
-	err := each(`SELECT id, body FROM agent_ls_records`, func(id string, body []byte) {
-		seen[id] = true
-		var w *schema.MemoryRecord
-		if r, ok := want.Records[id]; ok {
-			w = &r
-		}
-		if d := store.CompareRecordJSON(id, w, body); d != nil {
-			diffs = append(diffs, *d)
-		}
-	})
+	rows, err := q.Query(ctx, `SELECT r.id, r.scope::text, r.tags, r.tokens, r.target_key, r.invalid_at, r.expires_at, r.body, p.scope::text
+		FROM agent_ls_records r LEFT JOIN agent_ls_promotions p ON p.record_id = r.id`)
 	if err != nil {
-		return nil, err
+		return st, nil, err
 	}
-	for id := range want.Records {
-		if !seen[id] {
-			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the ledger has it, but it is not stored"})
+	for rows.Next() {
+		var id string
+		var scope, body []byte
+		var pscope *string
+		var got row
+		if err := rows.Scan(&id, &scope, &got.tags, &got.tokens, &got.targetKey, &got.invalidAt, &got.expiresAt, &body, &pscope); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
+		var rec schema.MemoryRecord
+		if err := json.Unmarshal(body, &rec); err != nil {
+			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the stored value does not decode"})
+			continue
+		}
+		if rec.ID != id {
+			diffs = append(diffs, store.Difference{Kind: "record", ID: id, Detail: "the record stored under it is " + rec.ID})
+		}
+		st.Records[id] = rec
+		want, err := encodeRecord(rec)
+		if err != nil {
+			continue
+		}
+		var gotScope, wantScope map[string]string
+		_ = json.Unmarshal(scope, &gotScope)
+		_ = json.Unmarshal(want.scope, &wantScope)
+		switch {
+		case !maps.Equal(gotScope, wantScope):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the scope column differs from the record's"})
+		case !slices.Equal(sorted(got.tokens), sorted(want.tokens)) || !slices.Equal(got.tags, want.tags):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the search tokens or tags differ from the record's"})
+		case !eqPtr(got.targetKey, want.targetKey) || !eqPtr(got.invalidAt, want.invalidAt) || !eqPtr(got.expiresAt, want.expiresAt):
+			diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the target or validity columns differ from the record's"})
+		}
+		if pscope != nil {
+			var ps map[string]string
+			_ = json.Unmarshal([]byte(*pscope), &ps)
+			if !maps.Equal(ps, wantScope) {
+				diffs = append(diffs, store.Difference{Kind: "index", ID: id, Detail: "the promotion row's scope differs from the record's"})
+			}
 		}
 	}
-	err = each(`SELECT record_id, body FROM agent_ls_promotions`, func(id string, body []byte) {
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT record_id, body FROM agent_ls_promotions`)
+	if err != nil {
+		return st, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
 		var p store.Promotion
 		if json.Unmarshal(body, &p) != nil {
 			diffs = append(diffs, store.Difference{Kind: "promotion", ID: id, Detail: "the stored row does not decode"})
-			return
+			continue
 		}
-		got.Promotions[id] = p
-	})
-	if err != nil {
-		return nil, err
+		st.Promotions[id] = p
 	}
-	err = each(`SELECT id, body FROM agent_ls_proposals`, func(id string, body []byte) {
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT id, body FROM agent_ls_proposals`)
+	if err != nil {
+		return st, nil, err
+	}
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			rows.Close()
+			return st, nil, err
+		}
 		var p store.Proposal
 		if json.Unmarshal(body, &p) != nil {
 			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
-			return
+			continue
 		}
-		got.Proposals[id] = p
-	})
-	if err != nil {
-		return nil, err
+		st.Proposals[id] = p
 	}
-	rest := want
-	rest.Records = nil
-	diffs = append(diffs, store.CompareState(rest, got)...)
-	sort.SliceStable(diffs, func(i, j int) bool {
-		if diffs[i].Kind != diffs[j].Kind {
-			return diffs[i].Kind < diffs[j].Kind
-		}
-		return diffs[i].ID < diffs[j].ID
-	})
-	return diffs, nil
+	rows.Close()
+	return st, diffs, rows.Err()
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func eqPtr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // snapshot runs fn in a read-only repeatable-read transaction (or in the
@@ -247,10 +283,6 @@ func (s *Store) StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, 
 	entries, err := s.Ledger(ctx, store.LedgerFilter{})
 	if err != nil {
 		return nil, err
-	}
-	// A replay rests on the chain up to at: it must verify.
-	if err := store.VerifyUpTo(entries, at); err != nil {
-		return nil, store.AsChainError(err)
 	}
 	return store.ReplayState(entries, at), nil
 }

@@ -29,7 +29,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -181,7 +183,7 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, password))
+		return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -189,7 +191,10 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	if err := pool.QueryRow(cctx, `SELECT current_schema()`).Scan(&cur); err != nil {
 		pool.Close()
 		if ctx.Err() == nil && cctx.Err() != nil {
-			return nil, fmt.Errorf("open store %s: server unreachable within %s: %w", red, timeout, scrub(err, password))
+			return nil, fmt.Errorf("open store %s: %w: server unreachable within %s: %w", red, store.ErrUnavailable, timeout, scrub(err, password))
+		}
+		if unavailable(err) {
+			return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
 		}
 		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, password))
 	}
@@ -394,7 +399,28 @@ func (s *Store) wrap(err error) error {
 			return fmt.Errorf("store %s: %w: the agent-ls tables are missing (run agent-ls memory init --store URL): %v", s.shared.location, ErrNotInitialized, err)
 		}
 	}
+	if unavailable(err) {
+		return fmt.Errorf("store %s: %w: %w", s.shared.location, store.ErrUnavailable, scrub(err, s.shared.pool.Config().ConnConfig.Password))
+	}
 	return scrub(err, s.shared.pool.Config().ConnConfig.Password)
+}
+
+// unavailable reports an error of reaching the server (connecting, a
+// connection lost, the server shutting down), as opposed to one the
+// server answered.
+func unavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr):
+		// 57P01-03: admin shutdown, crash shutdown, cannot connect now;
+		// class 08: connection exceptions.
+		return pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03" || strings.HasPrefix(pgErr.Code, "08")
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	}
+	return false
 }
 
 // ErrNotInitialized reports a database without the store's tables, opened
