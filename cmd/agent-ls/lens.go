@@ -319,6 +319,8 @@ func (b *lensBackend) compose(ctx context.Context, v *lens.AgentView, at string)
 		v.Sizes = append(v.Sizes, lens.Size{Primitive: string(p), Chars: res.Report.Totals.CharsPerPrimitive[string(p)], Budget: k.policy.Budgets.For(p)})
 	}
 	v.Chars, v.Ceiling = res.Report.Totals.Chars, res.Report.Totals.Ceiling
+	totals := res.Report.Totals
+	v.Totals = &totals
 	return nil
 }
 

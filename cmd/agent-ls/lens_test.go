@@ -210,6 +210,17 @@ func TestLensLandingAndDecisions(t *testing.T) {
 	if !strings.Contains(body, `class="frag learned"`) || !strings.Contains(body, `href="/record/`+f.trigger+`"`) {
 		t.Error("agent page: the approved line is not highlighted and attributed")
 	}
+	if !strings.Contains(body, `class="totals"`) {
+		t.Error("agent page: no composition health")
+	}
+	// Run garden: the health report appears on the agent page.
+	code, loc = postForm(t, c, ts.URL+"/garden", url.Values{"token": {token}, "name": {"deploy-ops"}, "back": {"/agent?name=deploy-ops"}})
+	if code != http.StatusSeeOther || !strings.Contains(loc, "msg=garden+ran") || !strings.HasPrefix(loc, "/agent?") {
+		t.Fatalf("garden: %d %s", code, loc)
+	}
+	if _, body = get(t, c, ts.URL+loc); !strings.Contains(body, `<ul class="findings">`) || !strings.Contains(body, "garden ran at") {
+		t.Error("agent page after Run garden: no health report")
+	}
 	if code, _ := get(t, c, ts.URL+"/record/NOPE"); code != http.StatusNotFound {
 		t.Errorf("unknown record: %d", code)
 	}
