@@ -427,7 +427,7 @@ func TestInvalidInputIsAToolError(t *testing.T) {
 	}{
 		{ToolSave, map[string]any{"kind": "opinion", "content": "x"}, "kind"},
 		{ToolSave, map[string]any{"kind": "fact", "content": "   "}, "content"},
-		{ToolSave, map[string]any{"content": "no kind"}, "kind"},
+		{ToolSave, map[string]any{"content": "bad kind", "kind": "opinion"}, "kind"},
 		{ToolSave, map[string]any{"kind": "fact"}, "content"},
 		{ToolSearch, map[string]any{"query": ""}, "query"},
 		{ToolSearch, map[string]any{"query": "x", "kinds": []string{"opinion"}}, "kind"},
