@@ -81,6 +81,9 @@ type AgentView struct {
 	Sizes    []Size
 	Chars    int
 	Ceiling  int
+	// Totals is the overlay's account of the composition (applied,
+	// spilled, dropped, shadowed records, conflicts, the ceiling).
+	Totals *overlay.Totals
 	// Learnings since the time asked for, oldest first.
 	Learnings []evolve.Learning
 }

@@ -55,7 +55,9 @@ func (f *fakeBackend) Agent(_ context.Context, name, at string, _ time.Time) (Ag
 }
 
 func (f *fakeBackend) Timeline(context.Context, string) ([]store.LedgerEntry, error) {
-	return []store.LedgerEntry{{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"}}, nil
+	return []store.LedgerEntry{{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"},
+		{Seq: 2, At: "2026-01-02T03:04:06.000Z", Op: store.OpConflict, RecordID: "r1", Reason: evil,
+			Conflict: &store.ConflictInfo{Records: []string{"r1", "r2"}, Target: "judgment.deploy.heuristics"}}}, nil
 }
 
 func (f *fakeBackend) Record(_ context.Context, id string) (RecordView, error) {
@@ -186,7 +188,7 @@ func TestTokenRequired(t *testing.T) {
 func TestContentIsEscaped(t *testing.T) {
 	ts, _, _ := lensServer(t, human, nil)
 	c := cookieFor(t, ts)
-	for _, path := range []string{"/", "/agent?name=deploy-ops", "/record/r1"} {
+	for _, path := range []string{"/", "/agent?name=deploy-ops", "/record/r1", "/timeline?name=deploy-ops"} {
 		req, _ := http.NewRequest("GET", ts.URL+path, nil)
 		req.AddCookie(c)
 		code, body, _ := do(t, ts, req)
@@ -198,6 +200,28 @@ func TestContentIsEscaped(t *testing.T) {
 		}
 		if !strings.Contains(body, "&lt;script&gt;alert(&#34;lens&#34;)&lt;/script&gt;") {
 			t.Errorf("%s: escaped content missing", path)
+		}
+	}
+}
+
+// TestTimeline: entries newest first, each linking to the composition at
+// its time; a conflict entry names both records and the slot.
+func TestTimeline(t *testing.T) {
+	ts, _, _ := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	req, _ := http.NewRequest("GET", ts.URL+"/timeline?name=deploy-ops", nil)
+	req.AddCookie(c)
+	code, body, _ := do(t, ts, req)
+	if code != http.StatusOK {
+		t.Fatalf("timeline: %d %s", code, body)
+	}
+	conflict, learned := strings.Index(body, "conflict seen"), strings.Index(body, "<b>learned</b>")
+	if conflict < 0 || learned < 0 || conflict > learned {
+		t.Errorf("timeline order or labels wrong (conflict at %d, learned at %d)", conflict, learned)
+	}
+	for _, want := range []string{`href="/agent?name=deploy-ops&amp;at=2026-01-02T03%3a04%3a05.000Z"`, `href="/record/r2"`, "<code>judgment.deploy.heuristics</code>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("timeline lacks %s", want)
 		}
 	}
 }

@@ -91,6 +91,12 @@ func opLabel(op store.Op) string {
 		return "superseded"
 	case store.OpCorroborate:
 		return "corroborated"
+	case store.OpConflict:
+		return "conflict seen"
+	case store.OpImport:
+		return "imported"
+	case store.OpDelete:
+		return "deleted"
 	}
 	return string(op)
 }

@@ -137,13 +137,10 @@ func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
 
 // events is the live page's event stream (package events): a read-only
 // handle of the store (bbolt opens the file per read, so it holds no lock
-// between reads), woken by a watch of the store file's directory, and the
-// actor's view for an agent actor. Database stores have no source in this
-// build: their pages update on reload. close releases the handle.
+// between reads), woken by backend.Source (a watch of the store file's
+// directory, or LISTEN/NOTIFY with a polling fallback on PostgreSQL), and
+// the actor's view for an agent actor. close releases the handle.
 func (b *lensBackend) events(ctx context.Context) (ev lens.Events, close func(), err error) {
-	if backend.IsURL(b.loc.Path) {
-		return nil, func() {}, nil
-	}
 	st, err := trust.OpenStore(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: b.sf.lockTimeout, Now: b.e.now})
 	if err != nil {
 		return nil, nil, err
@@ -154,7 +151,7 @@ func (b *lensBackend) events(ctx context.Context) (ev lens.Events, close func(),
 			return view.Visible(&schema.MemoryRecord{Scope: scope})
 		}))
 	}
-	return lens.StoreEvents(st, events.FileSource(b.loc.Path), b.e.now, opts...), func() { st.Close() }, nil
+	return lens.StoreEvents(st, backend.Source(b.loc.Path, 0), b.e.now, opts...), func() { st.Close() }, nil
 }
 
 func (b *lensBackend) Actor() store.Actor { return b.actor }
@@ -322,6 +319,8 @@ func (b *lensBackend) compose(ctx context.Context, v *lens.AgentView, at string)
 		v.Sizes = append(v.Sizes, lens.Size{Primitive: string(p), Chars: res.Report.Totals.CharsPerPrimitive[string(p)], Budget: k.policy.Budgets.For(p)})
 	}
 	v.Chars, v.Ceiling = res.Report.Totals.Chars, res.Report.Totals.Ceiling
+	totals := res.Report.Totals
+	v.Totals = &totals
 	return nil
 }
 

@@ -210,6 +210,17 @@ func TestLensLandingAndDecisions(t *testing.T) {
 	if !strings.Contains(body, `class="frag learned"`) || !strings.Contains(body, `href="/record/`+f.trigger+`"`) {
 		t.Error("agent page: the approved line is not highlighted and attributed")
 	}
+	if !strings.Contains(body, `class="totals"`) {
+		t.Error("agent page: no composition health")
+	}
+	// Run garden: the health report appears on the agent page.
+	code, loc = postForm(t, c, ts.URL+"/garden", url.Values{"token": {token}, "name": {"deploy-ops"}, "back": {"/agent?name=deploy-ops"}})
+	if code != http.StatusSeeOther || !strings.Contains(loc, "msg=garden+ran") || !strings.HasPrefix(loc, "/agent?") {
+		t.Fatalf("garden: %d %s", code, loc)
+	}
+	if _, body = get(t, c, ts.URL+loc); !strings.Contains(body, `<ul class="findings">`) || !strings.Contains(body, "garden ran at") {
+		t.Error("agent page after Run garden: no health report")
+	}
 	if code, _ := get(t, c, ts.URL+"/record/NOPE"); code != http.StatusNotFound {
 		t.Errorf("unknown record: %d", code)
 	}
@@ -332,23 +343,21 @@ func TestLensPostgres(t *testing.T) {
 	}
 }
 
-// TestLensLiveBeforeStoreExists: a lens started before anything was saved
-// (no store, no store directory) still pushes the first save another
-// process makes to an open page.
-func TestLensLiveBeforeStoreExists(t *testing.T) {
-	w := newEvoWorkspace(t, "")
-	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: w.dir, now: time.Now}
-	b, err := newLensBackend(e, storeFlags{lockTimeout: 5 * time.Second})
+// liveLens serves the lens of the workspace at dir over sf's store as
+// agent-ls lens does (with its event stream) and opens its event stream
+// with the token's cookie; it returns the stream's lines.
+func liveLens(t *testing.T, dir string, sf storeFlags) <-chan string {
+	t.Helper()
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: dir, now: time.Now}
+	b, err := newLensBackend(e, sf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	evs, closeEvents, err := b.events(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeEvents()
 	srv, err := lens.New(lens.Options{Backend: b, Events: evs})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +379,14 @@ func TestLensLiveBeforeStoreExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
+	t.Cleanup(func() {
+		res.Body.Close()
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		closeEvents()
+	})
 	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(res.Body)
@@ -382,8 +398,12 @@ func TestLensLiveBeforeStoreExists(t *testing.T) {
 	if l := <-lines; l != "retry: 1000" {
 		t.Fatalf("event stream starts %q", l)
 	}
-	wantCode(t, w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
-		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call"), exitOK, "save")
+	return lines
+}
+
+// waitEvent waits for an event of type typ on the stream.
+func waitEvent(t *testing.T, lines <-chan string, typ string) {
+	t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
 		select {
@@ -391,15 +411,34 @@ func TestLensLiveBeforeStoreExists(t *testing.T) {
 			if !ok {
 				t.Fatal("event stream ended")
 			}
-			if strings.HasPrefix(l, "data: ") && strings.Contains(l, `"type":"agent.memory.write"`) {
-				cancel()
-				if err := <-served; err != nil {
-					t.Fatal(err)
-				}
+			if strings.HasPrefix(l, "data: ") && strings.Contains(l, `"type":"`+typ+`"`) {
 				return
 			}
 		case <-timeout:
-			t.Fatal("no agent.memory.write event for the first save")
+			t.Fatalf("no %s event", typ)
 		}
 	}
+}
+
+// TestLensLiveBeforeStoreExists: a lens started before anything was saved
+// (no store, no store directory) still pushes the first save another
+// process makes to an open page.
+func TestLensLiveBeforeStoreExists(t *testing.T) {
+	w := newEvoWorkspace(t, "")
+	lines := liveLens(t, w.dir, storeFlags{lockTimeout: 5 * time.Second})
+	wantCode(t, w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call"), exitOK, "save")
+	waitEvent(t, lines, "agent.memory.write")
+}
+
+// TestLensLivePostgres: over a PostgreSQL store the page learns of another
+// process's save through LISTEN/NOTIFY (backend.Source).
+func TestLensLivePostgres(t *testing.T) {
+	u := pgtest.Fresh(t)
+	w := newEvoWorkspace(t, "")
+	wantCode(t, w.cli("memory", "save", "--store", u, "--scope", "project=atlas,agent=deploy-ops", "--content", "first"), exitOK, "save")
+	lines := liveLens(t, w.dir, storeFlags{path: u, lockTimeout: 5 * time.Second})
+	wantCode(t, w.cli("memory", "save", "--store", u, "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
+		"--target", "judgment.deploy.escalationTriggers", "--conversation", "c1", "--content", "Page the on-call"), exitOK, "save")
+	waitEvent(t, lines, "agent.memory.propose")
 }
