@@ -197,48 +197,45 @@ func storedState(ctx context.Context, q querier) (store.State, []store.Differenc
 	if err := rows.Err(); err != nil {
 		return st, nil, err
 	}
-	rows, err = q.Query(ctx, `SELECT record_id, body FROM agent_ls_promotions`)
-	if err != nil {
-		return st, nil, err
-	}
-	for rows.Next() {
-		var id string
-		var body []byte
-		if err := rows.Scan(&id, &body); err != nil {
-			rows.Close()
-			return st, nil, err
-		}
+	err = eachBody(ctx, q, `SELECT record_id, body FROM agent_ls_promotions`, func(id string, body []byte) {
 		var p store.Promotion
 		if json.Unmarshal(body, &p) != nil {
 			diffs = append(diffs, store.Difference{Kind: "promotion", ID: id, Detail: "the stored row does not decode"})
-			continue
+			return
 		}
 		st.Promotions[id] = p
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return st, nil, err
-	}
-	rows, err = q.Query(ctx, `SELECT id, body FROM agent_ls_proposals`)
+	})
 	if err != nil {
 		return st, nil, err
 	}
+	err = eachBody(ctx, q, `SELECT id, body FROM agent_ls_proposals`, func(id string, body []byte) {
+		var p store.Proposal
+		if json.Unmarshal(body, &p) != nil {
+			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
+			return
+		}
+		st.Proposals[id] = p
+	})
+	return st, diffs, err
+}
+
+// eachBody runs sql (selecting an id and a JSON body) and calls fn for
+// every row.
+func eachBody(ctx context.Context, q querier, sql string, fn func(id string, body []byte)) error {
+	rows, err := q.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var body []byte
 		if err := rows.Scan(&id, &body); err != nil {
-			rows.Close()
-			return st, nil, err
+			return err
 		}
-		var p store.Proposal
-		if json.Unmarshal(body, &p) != nil {
-			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
-			continue
-		}
-		st.Proposals[id] = p
+		fn(id, body)
 	}
-	rows.Close()
-	return st, diffs, rows.Err()
+	return rows.Err()
 }
 
 func sorted(s []string) []string {
