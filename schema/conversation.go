@@ -14,12 +14,17 @@ import (
 // (recurrence across distinct conversations is the bar of the earned tier):
 // Unicode NFC, surrounding white space trimmed, case-folded, NFC again. "c1",
 // "C1" and "c1 " are one conversation. An id carrying a control character
-// (a line break, a tab, NUL, ...) is refused; "" stays "" (no
-// conversation).
+// (a line break, a tab, NUL, ...) or an invisible format character (a
+// zero-width space or joiner, a byte order mark, a bidi override: each makes
+// a visibly identical id a distinct conversation) is refused; "" stays ""
+// (no conversation).
 func NormalizeConversationID(id string) (string, error) {
 	for _, r := range id {
 		if unicode.IsControl(r) {
 			return "", fmt.Errorf("conversation id %q: control character %U is not allowed", id, r)
+		}
+		if unicode.Is(unicode.Cf, r) {
+			return "", fmt.Errorf("conversation id %q: invisible format character %U is not allowed", id, r)
 		}
 	}
 	s := strings.TrimSpace(norm.NFC.String(id))

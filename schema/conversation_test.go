@@ -19,6 +19,9 @@ func TestNormalizeConversationID(t *testing.T) {
 		{in: "c\x001", bad: true},
 		{in: "c1\t", bad: true},
 		{in: "c\u00851", bad: true},
+		{in: "c1\u200b", bad: true}, // zero-width space: a visibly identical, distinct id
+		{in: "\ufeffc1", bad: true}, // byte order mark
+		{in: "c\u202e1", bad: true}, // bidi override
 	} {
 		got, err := NormalizeConversationID(tt.in)
 		if tt.bad {
