@@ -61,10 +61,12 @@
 //
 // # Limits
 //
-// Save's reconciliation and write are separate store operations: two
-// processes saving the same lesson at the same instant can mint two records;
-// Garden reports the duplicate (and proposes retiring a promoted one).
-// SaveBatch reconciles and writes a whole batch in one store transaction
+// Save reconciles and writes in one store transaction (store.Store.Batch),
+// so processes saving the same lesson at the same instant end with one
+// record and a support per conversation; the exception is an agent's
+// supersede with an evaluator configured (the eval gate may take minutes),
+// whose reconciliation and write are separate operations (Garden reports a
+// duplicate that slips through). SaveBatch reconciles and writes a whole batch in one store transaction
 // (store.Store.Batch), so it has no such window and one durable commit per
 // batch; between batches it caches the lines of the targets it reconciled
 // against, valid while nobody else commits (store.Stamper). Contradiction detection

@@ -241,30 +241,86 @@ func (e *Engine) eachLine(ctx context.Context, t schema.MemoryTarget, promotedOn
 // invalidated ones included, with their promotion state.
 func (e *Engine) loadSlot(ctx context.Context, t schema.MemoryTarget) (*slot, error) {
 	q := store.Query{Scope: e.base, Target: &t, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true}
-	all, err := e.st.Search(ctx, q)
+	slots, err := e.readSlots(ctx, q, []schema.MemoryTarget{t})
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", t, err)
 	}
-	q.PromotedOnly = true
-	prom, err := e.st.Search(ctx, q)
-	if err != nil {
-		return nil, fmt.Errorf("search promoted %s: %w", t, err)
+	return slots[t], nil
+}
+
+// preload caches, with one search and one promotion read in all, the slots of the targets ts
+// that are not cached yet, so a batch touching many slots does not pay a
+// search per slot.
+func (e *Engine) preload(ctx context.Context, ts []schema.MemoryTarget) error {
+	c := e.lc
+	if c == nil || c.broken {
+		return nil
 	}
-	// Read after both searches: a read at a time before it may miss
-	// records that expired in between, so it reloads.
-	sl := &slot{loadedAt: schema.FormatTime(e.lc.now())}
-	promoted := make(map[string]bool, len(prom.Records))
-	for i := range prom.Records {
-		promoted[prom.Records[i].ID] = true
-	}
-	sl.lines = make([]line, 0, len(all.Records))
-	for i := range all.Records {
-		r := &all.Records[i]
-		if e.visible(r) {
-			sl.lines = append(sl.lines, lineOf(r, promoted[r.ID]))
+	var want []schema.MemoryTarget
+	for _, t := range ts {
+		if c.slots[t] == nil && !slices.Contains(want, t) {
+			want = append(want, t)
 		}
 	}
-	return sl, nil
+	if len(want) == 0 {
+		return nil
+	}
+	if len(want) == 1 {
+		// One slot reads as eachLine would read it.
+		sl, err := e.loadSlot(ctx, want[0])
+		if err != nil {
+			return err
+		}
+		c.add(want[0], sl)
+		return nil
+	}
+	q := store.Query{Scope: e.base, Targets: want, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true}
+	slots, err := e.readSlots(ctx, q, want)
+	if err != nil {
+		return fmt.Errorf("search %d targets: %w", len(want), err)
+	}
+	for _, t := range want {
+		c.add(t, slots[t])
+	}
+	return nil
+}
+
+// readSlots runs q (a search of the targets ts, invalidated records
+// included), reads the promotion rows of what it found, and splits the
+// records into a slot per target, each in the store's listing order.
+func (e *Engine) readSlots(ctx context.Context, q store.Query, ts []schema.MemoryTarget) (map[schema.MemoryTarget]*slot, error) {
+	all, err := e.st.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(all.Records))
+	for i := range all.Records {
+		if r := &all.Records[i]; r.Target != nil && e.visible(r) {
+			ids = append(ids, r.ID)
+		}
+	}
+	proms, err := e.st.Promotions(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("promotions: %w", err)
+	}
+	// Read after both reads: a read at a time before it may miss records
+	// that expired in between, so it reloads.
+	loadedAt := schema.FormatTime(e.lc.now())
+	slots := make(map[schema.MemoryTarget]*slot, len(ts))
+	for _, t := range ts {
+		slots[t] = &slot{loadedAt: loadedAt}
+	}
+	for i := range all.Records {
+		r := &all.Records[i]
+		if r.Target == nil || !e.visible(r) {
+			continue
+		}
+		if sl := slots[*r.Target]; sl != nil {
+			_, promoted := proms[r.ID]
+			sl.lines = append(sl.lines, lineOf(r, promoted))
+		}
+	}
+	return slots, nil
 }
 
 // lineRecord returns the whole record of a line.

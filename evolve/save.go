@@ -60,7 +60,29 @@ type SaveResult struct {
 // agent, and applies the save-time part of the target's tier. Invalid
 // requests return an error wrapping store.ErrInvalid; refusals, conflicts
 // and unknown supersedes are answers (nil error).
+//
+// Save is one store transaction (store.Store.Batch): the search for a
+// near-duplicate and the write or corroboration commit together, so
+// processes saving the same lesson at once end with one record and a
+// support per conversation. The exception is an agent's supersede with an
+// evaluator configured: the eval gate it may run can take minutes, so that
+// save runs as separate store operations.
 func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
+	_, inBatch := store.StampOf(e.st)
+	if inBatch || e.lc != nil || (r.Supersedes != "" && !isHuman(r.Actor) && e.eval != nil && e.agent != nil) {
+		return e.save(ctx, r)
+	}
+	var res SaveResult
+	err := e.st.Batch(ctx, func(tx store.Store) error {
+		var err error
+		res, err = e.withStore(tx).save(ctx, r)
+		return err
+	})
+	return res, err
+}
+
+// save is Save on the engine's store as it is (a batch view or the store).
+func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	if r.Kind == "" {
 		r.Kind = schema.KindFact
 	}
@@ -443,9 +465,21 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 			be.lc = lc
 			be.st = &cachedView{Store: tx, c: lc, visible: be.visible}
 		}
+		if be.lc != nil {
+			// Every slot the batch reconciles against, read at once.
+			var ts []schema.MemoryTarget
+			for _, r := range rs {
+				if r.Target != nil {
+					ts = append(ts, *r.Target)
+				}
+			}
+			if err := be.preload(ctx, ts); err != nil {
+				return err
+			}
+		}
 		out = make([]SaveResult, 0, len(rs))
 		for i, r := range rs {
-			res, err := be.Save(ctx, r)
+			res, err := be.save(ctx, r)
 			if err != nil {
 				return &BatchError{Index: i, Err: err}
 			}

@@ -56,6 +56,9 @@ func Match(rec *schema.MemoryRecord, q Query, now string) bool {
 	if q.Target != nil && (rec.Target == nil || *rec.Target != *q.Target) {
 		return false
 	}
+	if len(q.Targets) > 0 && (rec.Target == nil || !slices.Contains(q.Targets, *rec.Target)) {
+		return false
+	}
 	return true
 }
 

@@ -98,6 +98,10 @@ type Query struct {
 	Text string
 	// Target, when set, keeps records whose target equals it.
 	Target *schema.MemoryTarget
+	// Targets, when set, keeps records whose target equals one of them (a
+	// caller reading several slots at once: one query, not one per slot).
+	// With Target as well, both filters apply.
+	Targets []schema.MemoryTarget
 	// TargetedOnly keeps records that carry a target.
 	TargetedOnly bool
 	// PromotedOnly keeps records that have a promotion row (backends drop

@@ -129,15 +129,29 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 		if b == nil {
 			return nil
 		}
-		if q.Target != nil || q.TargetedOnly {
+		if q.Target != nil || len(q.Targets) > 0 || q.TargetedOnly {
 			// Only targeted records can match: read them from the target
 			// key index for one target, else from the target index
 			// (narrowed by the query's first scope pair), in id order as
 			// the full scan would.
 			var ids []string
-			if tk := tx.Bucket(bucketTKey); q.Target != nil && tk != nil {
+			tk := tx.Bucket(bucketTKey)
+			switch {
+			case tk != nil && q.Target != nil:
 				ids = targetIDs(tk, *q.Target)
-			} else {
+			case tk != nil && len(q.Targets) > 0:
+				// Each target's ids, merged into id order (a target listed
+				// twice is read once).
+				seen := make(map[schema.MemoryTarget]bool, len(q.Targets))
+				for _, t := range q.Targets {
+					if !seen[t] {
+						seen[t] = true
+						ids = append(ids, targetIDs(tk, t)...)
+					}
+				}
+				slices.Sort(ids)
+				ids = slices.Compact(ids)
+			default:
 				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
 			}
 			cands = make([]store.Stored, 0, len(ids))

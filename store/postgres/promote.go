@@ -234,7 +234,26 @@ func (s *Store) Promotions(ctx context.Context, ids []string) (map[string]store.
 			}
 			out[id] = p
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if ts, inTx := q.(*txState); inTx {
+			// Later reads in the transaction answer from what this one
+			// found, absences included (getPromotion).
+			for _, id := range ids {
+				if _, known := ts.proms[id]; known || len(ts.proms) >= maxRemembered {
+					continue
+				}
+				if p, ok := out[id]; ok {
+					c := p
+					c.Evidence = store.CloneEvidence(p.Evidence)
+					ts.proms[id] = &c
+				} else {
+					ts.proms[id] = nil
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -141,6 +142,24 @@ func (s *Store) getStored(ctx context.Context, q querier, id string) (store.Stor
 		ts.recs[id] = store.Stored{Rec: store.CloneRecord(rec), Seq: uint64(seq)}
 	}
 	return store.Stored{Rec: rec, Seq: uint64(seq)}, true, nil
+}
+
+// maxRemembered bounds the records a transaction keeps from its searches.
+const maxRemembered = 1 << 14
+
+// remember keeps what a search in the transaction read, so a Get of one of
+// those records later in the transaction (a reconciliation reading the
+// near-duplicate it found) needs no round trip. The transaction's own
+// writes stay as they are: the search read them back unchanged.
+func (ts *txState) remember(found []store.Stored) {
+	for i := range found {
+		if len(ts.recs) >= maxRemembered {
+			return
+		}
+		if _, ok := ts.recs[found[i].Rec.ID]; !ok {
+			ts.recs[found[i].Rec.ID] = store.Stored{Rec: store.CloneRecord(found[i].Rec), Seq: found[i].Seq}
+		}
+	}
 }
 
 // appendLedger seals e as the entry after the transaction's head and
@@ -291,7 +310,16 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	_, now := s.nowTime()
 	var c conds
 	if len(q.Scope) > 0 {
-		c.add("r.scope @> ?::jsonb", scopeJSON(q.Scope))
+		if q.Target != nil || len(q.Targets) > 0 {
+			// The target index is the selective one. jsonb_contains is @>
+			// spelled as a function, which the planner cannot answer from
+			// the scope's GIN index: without fresh statistics (a table
+			// that just grew) it would otherwise scan every record of the
+			// scope through that index and filter on the target.
+			c.add("jsonb_contains(r.scope, ?::jsonb)", scopeJSON(q.Scope))
+		} else {
+			c.add("r.scope @> ?::jsonb", scopeJSON(q.Scope))
+		}
 	}
 	if len(q.Kinds) > 0 {
 		kinds := make([]string, len(q.Kinds))
@@ -303,9 +331,20 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	if len(q.Tags) > 0 {
 		c.add("r.tags @> ?", q.Tags)
 	}
+	// keys, for a query of several targets, are read one target at a time
+	// (see below); Target alone is a plain condition.
+	var keys []string
 	if q.Target != nil {
 		c.add("r.target_key = ?", targetKey(*q.Target))
-	} else if q.TargetedOnly {
+	}
+	if len(q.Targets) > 0 {
+		for _, t := range q.Targets {
+			if k := targetKey(t); !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if q.Target == nil && len(q.Targets) == 0 && q.TargetedOnly {
 		c.add("r.target_key IS NOT NULL")
 	}
 	if text := strings.TrimSpace(q.Text); text != "" {
@@ -326,11 +365,25 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	skipped := 0
 	err := s.read(ctx, func(qr querier) error {
 		cands, skipped = nil, 0
-		rows, err := qr.Query(ctx, `SELECT r.seq, r.body FROM agent_ls_records r WHERE `+c.sql(), c.args...)
+		sql := `SELECT r.seq, r.body FROM agent_ls_records r WHERE ` + c.sql()
+		args := c.args
+		if keys != nil {
+			// One index probe per target: a lateral subquery over the
+			// keys, fenced (OFFSET 0) so the planner cannot turn it back
+			// into one join whose estimate, on a table that just grew,
+			// prefers scanning every record.
+			args = append(slices.Clone(c.args), keys)
+			sql = fmt.Sprintf(`SELECT r.seq, r.body FROM unnest($%d::text[]) AS k(key) CROSS JOIN LATERAL
+				(SELECT r.seq, r.body FROM agent_ls_records r WHERE r.target_key = k.key AND %s OFFSET 0) r`, len(args), c.sql())
+		}
+		rows, err := qr.Query(ctx, sql, args...)
 		if err != nil {
 			return err
 		}
 		cands, skipped, err = scanStored(rows)
+		if ts, inTx := qr.(*txState); inTx && err == nil {
+			ts.remember(cands)
+		}
 		return err
 	})
 	if err != nil {

@@ -348,6 +348,21 @@ func (k kit) searchTests() []test {
 			if got := e.search(store.Query{Target: &other}); len(got) != 0 {
 				t.Errorf("other target matched %v", contents(got))
 			}
+			heur, _ := schema.ParseTarget("judgment.refunds.heuristics")
+			for _, c := range []struct {
+				q    store.Query
+				want []string
+			}{
+				{store.Query{Targets: []schema.MemoryTarget{tg, heur}}, []string{"window2", "heur", "window"}},
+				{store.Query{Targets: []schema.MemoryTarget{heur, other, heur}}, []string{"heur"}},
+				{store.Query{Targets: []schema.MemoryTarget{other}}, []string{}},
+				{store.Query{Target: &tg, Targets: []schema.MemoryTarget{heur}}, []string{}},
+				{store.Query{Target: &tg, Targets: []schema.MemoryTarget{heur, tg}}, []string{"window2", "window"}},
+			} {
+				if got := contents(e.search(c.q)); !equalStrings(got, c.want) {
+					t.Errorf("targets %v (target %v): %v, want %v", c.q.Targets, c.q.Target, got, c.want)
+				}
+			}
 		}},
 		{"Limit", func(t *testing.T) {
 			e := k.open(t)
