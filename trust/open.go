@@ -32,12 +32,18 @@ func OpenStore(ctx context.Context, location string, opts store.Options) (store.
 // pages can still open and take a write whose pages happen to be intact; no
 // surface writes to a store it cannot read in full, so any unreadable part
 // is an error wrapping store.ErrCorrupt and the store is left as it was. A
-// store file that does not exist yet passes.
+// store file that does not exist yet passes. A database store (a URL)
+// passes without the read: the damage it guards against is a file's torn or
+// overwritten pages, which a database server guards itself (its rows
+// decode or the query fails), and reading a team's whole store before each
+// command would make every write's cost grow with the store; `agent-ls
+// memory ledger --verify` checks a database store's chain and state.
 func RefuseDamaged(ctx context.Context, location string, s store.Store) error {
-	if !backend.IsURL(location) {
-		if _, err := os.Stat(location); errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	if backend.IsURL(location) {
+		return nil
+	}
+	if _, err := os.Stat(location); errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
 	if _, err := s.Search(ctx, store.Query{IncludeInvalidated: true, Limit: store.Limit(store.Unlimited)}); err != nil {
 		return fmt.Errorf("read records before writing: %w", err)
