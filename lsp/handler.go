@@ -28,7 +28,12 @@ import (
 // whose id may be a number or a string.
 func cancelHandler(next jsonrpc2.Handler, log *slog.Logger) jsonrpc2.Handler {
 	var mu sync.Mutex
-	inflight := map[jsonrpc2.ID]context.CancelFunc{}
+	// inflight holds each call's cancel and whether $/cancelRequest used it.
+	type flight struct {
+		cancel    context.CancelFunc
+		requested *atomic.Bool
+	}
+	inflight := map[jsonrpc2.ID]flight{}
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		if req.Method() == protocol.MethodCancelRequest {
 			id, err := decodeCancelID(req.Params())
@@ -37,10 +42,11 @@ func cancelHandler(next jsonrpc2.Handler, log *slog.Logger) jsonrpc2.Handler {
 				return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, err.Error()))
 			}
 			mu.Lock()
-			cancel := inflight[id]
+			f, ok := inflight[id]
 			mu.Unlock()
-			if cancel != nil {
-				cancel()
+			if ok {
+				f.requested.Store(true)
+				f.cancel()
 			}
 			return reply(ctx, nil, nil)
 		}
@@ -50,15 +56,20 @@ func cancelHandler(next jsonrpc2.Handler, log *slog.Logger) jsonrpc2.Handler {
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		id := call.ID()
+		requested := &atomic.Bool{}
 		mu.Lock()
-		inflight[id] = cancel
+		inflight[id] = flight{cancel: cancel, requested: requested}
 		mu.Unlock()
 		inner := reply
 		reply = func(rctx context.Context, result any, err error) error {
 			mu.Lock()
 			delete(inflight, id)
 			mu.Unlock()
-			if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+			// Only the client's $/cancelRequest turns an answer into
+			// RequestCancelled: a result computed before the connection's
+			// context ended (stdin closed right after shutdown and exit) is
+			// still sent.
+			if requested.Load() && ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 				result, err = nil, protocol.ErrRequestCancelled
 			}
 			cancel()

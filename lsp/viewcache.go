@@ -3,7 +3,6 @@ package lsp
 import (
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -40,10 +39,7 @@ func stampOf(path string) (storeStamp, time.Time, bool) {
 		return storeStamp{}, time.Time{}, false
 	}
 	st := storeStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.dev, st.ino = uint64(sys.Dev), sys.Ino
-		st.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
-	}
+	st.dev, st.ino, st.ctime = fileIdentity(fi)
 	return st, fi.ModTime(), true
 }
 
