@@ -309,29 +309,36 @@ type OverlaySummary struct {
 	Rotation     int      `json:"rotation,omitempty"`
 }
 
-// Store is the memory-store protocol. All methods are safe for concurrent use
+// Store is the memory-store protocol: its Reader and Writer halves, Batch
+// and Close; a caller that only reads takes a Reader. All methods are safe for concurrent use
 // within a process; backends that share a file across processes serialize
 // writers and report ErrLocked rather than hang.
 type Store interface {
-	// Write creates a batch of records all-or-nothing with one `now`.
-	Write(ctx context.Context, batch []WriteRequest, actor Actor) ([]schema.MemoryRecord, error)
+	Reader
+	Writer
+	// Batch runs fn with a Store whose operations form one all-or-nothing
+	// transaction: fn's reads see fn's own writes, other readers see none of
+	// them until Batch returns, and they are committed together (one durable
+	// commit) when fn returns nil. Nothing is committed when fn returns an
+	// error or panics (the panic goes on to Batch's caller), or when an
+	// operation inside fn failed, even if fn ignored its error (a failed
+	// operation may have left part of its effects in the transaction). Each operation appends the ledger entries
+	// it appends on its own, chained in order. The Store given to fn is
+	// valid until fn returns (then ErrClosed); Batch on it runs in the same
+	// transaction. File backends hold the writer lock while fn runs: keep
+	// fn to store work and in-memory decisions.
+	Batch(ctx context.Context, fn func(tx Store) error) error
+	// Close releases the store.
+	Close() error
+}
+
+// Reader is the read half of the protocol: what the language server's
+// views, render, lint and the lens ask of a store. A read changes nothing.
+type Reader interface {
 	// Get returns a record by id, invalidated ones included.
 	Get(ctx context.Context, id string) (schema.MemoryRecord, error)
 	// Search lists records matching q; expired records are never returned.
 	Search(ctx context.Context, q Query) (Result, error)
-	// Invalidate marks a record invalid with a reason. Unknown ids are
-	// ErrNotFound; invalidating twice is a no-op.
-	Invalidate(ctx context.Context, id, reason string, actor Actor) error
-	// Delete removes a record. Host-only: agents get ErrForbidden.
-	Delete(ctx context.Context, id string, actor Actor) error
-
-	// Corroborate appends a support; the same conversation twice counts
-	// once (counted reports whether it was new).
-	Corroborate(ctx context.Context, id string, s schema.Support, actor Actor) (counted bool, err error)
-	// Promote records a promotion row and its ledger entry.
-	Promote(ctx context.Context, id string, req PromoteRequest) (Promotion, error)
-	// Demote removes a record's promotion row (the record stays valid).
-	Demote(ctx context.Context, id, reason string, actor Actor) error
 	// Promotion returns a record's current promotion row, or ErrNotFound.
 	Promotion(ctx context.Context, id string) (Promotion, error)
 	// Promotions returns the current promotion rows of the records ids
@@ -344,24 +351,11 @@ type Store interface {
 	// Candidates returns the valid, targeted, unpromoted records of scope
 	// for agent, newest first.
 	Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error)
-
-	// Propose opens a pending proposal.
-	Propose(ctx context.Context, req ProposalRequest) (Proposal, error)
 	// GetProposal returns a proposal by id.
 	GetProposal(ctx context.Context, id string) (Proposal, error)
 	// Proposals lists proposals, oldest first. Pending proposals past their
 	// expiry are reported as expired.
 	Proposals(ctx context.Context, f ProposalFilter) ([]Proposal, error)
-	// Approve carries out a pending proposal (promote, or demote and maybe
-	// invalidate) atomically. Agents get ErrForbidden; an expired or
-	// decided proposal is ErrConflict.
-	Approve(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
-	// Reject closes a pending proposal without effect.
-	Reject(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
-	// ExpireProposals marks pending proposals past their expiry as expired
-	// (ledgered) and returns them.
-	ExpireProposals(ctx context.Context) ([]Proposal, error)
-
 	// Ledger lists ledger entries in sequence order.
 	Ledger(ctx context.Context, f LedgerFilter) ([]LedgerEntry, error)
 	// EachLedger passes every ledger entry to fn, oldest first, without
@@ -377,47 +371,57 @@ type Store interface {
 	// and promoted at time at (a schema.FormatTime string), with the
 	// supports they had then.
 	StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, error)
+	// OverlaySummaries returns the newest summaries first, up to limit (0 = all kept).
+	OverlaySummaries(ctx context.Context, limit int) ([]OverlaySummary, error)
+	// Export calls fn for every readable record (invalidated and expired
+	// included), in id order, and returns how many failed to decode.
+	Export(ctx context.Context, fn func(schema.MemoryRecord) error) (skipped int, err error)
+}
 
+// Writer is the write half: every method changes the store's state and
+// appends the ledger entries that record the change, in one transaction.
+type Writer interface {
+	// Write creates a batch of records all-or-nothing with one `now`.
+	Write(ctx context.Context, batch []WriteRequest, actor Actor) ([]schema.MemoryRecord, error)
+	// Invalidate marks a record invalid with a reason. Unknown ids are
+	// ErrNotFound; invalidating twice is a no-op.
+	Invalidate(ctx context.Context, id, reason string, actor Actor) error
+	// Delete removes a record. Host-only: agents get ErrForbidden.
+	Delete(ctx context.Context, id string, actor Actor) error
+	// Corroborate appends a support; the same conversation twice counts
+	// once (counted reports whether it was new).
+	Corroborate(ctx context.Context, id string, s schema.Support, actor Actor) (counted bool, err error)
+	// Promote records a promotion row and its ledger entry.
+	Promote(ctx context.Context, id string, req PromoteRequest) (Promotion, error)
+	// Demote removes a record's promotion row (the record stays valid).
+	Demote(ctx context.Context, id, reason string, actor Actor) error
+	// Propose opens a pending proposal.
+	Propose(ctx context.Context, req ProposalRequest) (Proposal, error)
+	// Approve carries out a pending proposal (promote, or demote and maybe
+	// invalidate) atomically. Agents get ErrForbidden; an expired or
+	// decided proposal is ErrConflict.
+	Approve(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
+	// Reject closes a pending proposal without effect.
+	Reject(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
+	// ExpireProposals marks pending proposals past their expiry as expired
+	// (ledgered) and returns them.
+	ExpireProposals(ctx context.Context) ([]Proposal, error)
 	// RecordConflict appends a conflict ledger entry (OpConflict) naming
 	// c.Records the first time that set of records is reported, in any
 	// order; recorded is false when it already was. Fewer than two
 	// distinct records is ErrInvalid, an unknown one ErrNotFound.
 	RecordConflict(ctx context.Context, c ConflictInfo, actor Actor) (recorded bool, err error)
-
 	// RecordExpiry appends an expire ledger entry for a record whose
 	// expiresAt has passed, the first time it is reported; recorded is
 	// false when it already was. A record without an expiry, or not yet
 	// expired, is ErrConflict; an unknown id ErrNotFound. It changes no
 	// state: the record expired by itself.
 	RecordExpiry(ctx context.Context, id string, actor Actor) (recorded bool, err error)
-
 	// AppendOverlaySummary stores an instantiate summary (bounded retention).
 	AppendOverlaySummary(ctx context.Context, s OverlaySummary) error
-	// OverlaySummaries returns the newest summaries first, up to limit (0 = all kept).
-	OverlaySummaries(ctx context.Context, limit int) ([]OverlaySummary, error)
-
-	// Export calls fn for every readable record (invalidated and expired
-	// included), in id order, and returns how many failed to decode.
-	Export(ctx context.Context, fn func(schema.MemoryRecord) error) (skipped int, err error)
 	// Import stores records with their ids all-or-nothing; an existing id is
 	// ErrConflict, an invalid record ErrInvalid naming its index.
 	Import(ctx context.Context, recs []schema.MemoryRecord, actor Actor) error
-
-	// Batch runs fn with a Store whose operations form one all-or-nothing
-	// transaction: fn's reads see fn's own writes, other readers see none of
-	// them until Batch returns, and they are committed together (one durable
-	// commit) when fn returns nil. Nothing is committed when fn returns an
-	// error or panics (the panic goes on to Batch's caller), or when an
-	// operation inside fn failed, even if fn ignored its error (a failed
-	// operation may have left part of its effects in the transaction). Each operation appends the ledger entries
-	// it appends on its own, chained in order. The Store given to fn is
-	// valid until fn returns (then ErrClosed); Batch on it runs in the same
-	// transaction. File backends hold the writer lock while fn runs: keep
-	// fn to store work and in-memory decisions.
-	Batch(ctx context.Context, fn func(tx Store) error) error
-
-	// Close releases the store.
-	Close() error
 }
 
 // Options are what a backend needs from its host: a clock, randomness for
