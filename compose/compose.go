@@ -21,8 +21,9 @@ type Request struct {
 	// AgentFile is the path of the authored agent file (YAML or JSON).
 	AgentFile string
 	// Store holds the memories; nil composes the authored agent alone
-	// (or with Promoted).
-	Store store.Store
+	// (or with Promoted). Without Summarize it is only read: a read-only
+	// surface passes store.ReadOnly of a View's Reader.
+	Store store.Tx
 	// Promoted, when non-nil, are the agent's valid, promoted records of
 	// now, already read by the caller: they are composed and Store is not
 	// asked for them (At must be empty).
@@ -66,7 +67,7 @@ type Result struct {
 	Summary *store.OverlaySummary
 
 	scope  map[string]string
-	store  store.Store
+	store  store.Reader
 	policy overlay.Policy
 	// slice and rotation are the candidate slice an instantiate recorded
 	// (sliceSet); pastSt is the replayed store of a result At a time.
@@ -179,7 +180,7 @@ type earlyRead struct {
 	err   error
 }
 
-func startRead(ctx context.Context, s store.Store, scope map[string]string, agent, at string) *earlyRead {
+func startRead(ctx context.Context, s store.Reader, scope map[string]string, agent, at string) *earlyRead {
 	r := &earlyRead{agent: agent, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
@@ -197,7 +198,7 @@ func (r *earlyRead) wait() {
 
 // promoted returns the agent's valid, promoted records of scope: now, or
 // from the ledger at a canonical time at.
-func promoted(ctx context.Context, s store.Store, scope map[string]string, agent, at string) ([]schema.MemoryRecord, error) {
+func promoted(ctx context.Context, s store.Reader, scope map[string]string, agent, at string) ([]schema.MemoryRecord, error) {
 	if at == "" {
 		recs, err := s.Promoted(ctx, scope, agent)
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 
 // lastSummary returns the newest overlay summary of agent and scope with At
 // at or before until ("" is any), or nil.
-func lastSummary(ctx context.Context, s store.Store, agent string, scope map[string]string, until string) (*store.OverlaySummary, error) {
+func lastSummary(ctx context.Context, s store.Reader, agent string, scope map[string]string, until string) (*store.OverlaySummary, error) {
 	sums, err := s.OverlaySummaries(ctx, 0)
 	if err != nil {
 		return nil, fmt.Errorf("overlay summaries: %w", err)

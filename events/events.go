@@ -118,12 +118,12 @@ func collect(opts []Option) options {
 // record (corroborate, promote, ...) are filled without re-reading it.
 // A Reader is not safe for concurrent use.
 type Reader struct {
-	s       store.Store
+	s       store.Reader
 	records map[string]recordInfo
 }
 
 // NewReader returns a Reader of s.
-func NewReader(s store.Store) *Reader {
+func NewReader(s store.Reader) *Reader {
 	return &Reader{s: s, records: map[string]recordInfo{}}
 }
 
@@ -214,7 +214,7 @@ func FromSummary(s store.OverlaySummary) Event {
 // Since returns the events at or after since (a schema time string; ""
 // is all), oldest first: ledger events in sequence order, each overlay
 // event after the ledger events of its time.
-func Since(ctx context.Context, s store.Store, since string, opts ...Option) ([]Event, error) {
+func Since(ctx context.Context, s store.Reader, since string, opts ...Option) ([]Event, error) {
 	c := &cursor{r: NewReader(s), o: collect(opts)}
 	return c.next(ctx, since)
 }

@@ -96,7 +96,7 @@ const maxFailedReads = 5
 // nil), fn returns an error (returned) or reading fails maxFailedReads times
 // in a row (a failed read is retried shortly). The source starts before the
 // first read, so no change between the two is missed.
-func Follow(ctx context.Context, s store.Store, src Source, since string, fn func(Event) error, opts ...Option) error {
+func Follow(ctx context.Context, s store.Reader, src Source, since string, fn func(Event) error, opts ...Option) error {
 	ch, err := src.Watch(ctx)
 	if err != nil {
 		return err

@@ -61,13 +61,13 @@
 //
 // # Limits
 //
-// Save reconciles and writes in one store transaction (store.Store.Batch),
+// Save reconciles and writes in one store transaction (store.Tx.Update),
 // so processes saving the same lesson at the same instant end with one
 // record and a support per conversation; the exception is an agent's
 // supersede with an evaluator configured (the eval gate may take minutes),
 // whose reconciliation and write are separate operations (Garden reports a
 // duplicate that slips through). SaveBatch reconciles and writes a whole batch in one store transaction
-// (store.Store.Batch), so it has no such window and one durable commit per
+// (store.Tx.Update), so it has no such window and one durable commit per
 // batch; between batches it caches the lines of the targets it reconciled
 // against, valid while nobody else commits (store.Stamper). Contradiction detection
 // is lexical (see evolve/lexical). A human's approval is not re-checked for
@@ -133,7 +133,9 @@ const (
 
 // Config is what an Engine needs. Store is required; the rest have defaults.
 type Config struct {
-	Store store.Store
+	// Store is a Store, an Update's Tx, or store.ReadOnly of a View's
+	// Reader (for a surface that only reads).
+	Store store.Tx
 	// Workspace carries promotion, staleness and budget settings; defaults
 	// are filled in by New.
 	Workspace schema.WorkspaceConfig
@@ -152,7 +154,7 @@ type Config struct {
 // Engine applies the evolution rules to one agent's view of a store. It is
 // safe for concurrent use as far as its Store is.
 type Engine struct {
-	st         store.Store
+	st         store.Tx
 	ws         schema.WorkspaceConfig
 	agent      *schema.AgentConfig
 	name       string
@@ -234,9 +236,9 @@ func New(c Config) *Engine {
 	return e
 }
 
-// withStore returns a copy of the engine working on st (a batch's view of
-// its store).
-func (e *Engine) withStore(st store.Store) *Engine {
+// withStore returns a copy of the engine working on st (the Tx of an
+// Update of its store).
+func (e *Engine) withStore(st store.Tx) *Engine {
 	c := *e
 	c.st = st
 	c.lc = nil

@@ -338,19 +338,14 @@ func (e *Engine) lineRecord(ctx context.Context, l *line) (schema.MemoryRecord, 
 // cachedView is the batch view a caching SaveBatch works on: reads pass
 // through to the store, and every mutation updates or drops the cached
 // lines it changes (a failed one breaks the cache for the rest of the
-// batch). viewReads lists the methods it passes through; every other
-// method of store.Store must be written out here (TestCachedViewIntercepts).
+// batch). It passes the store.Reader methods through; every other method
+// of store.Tx must be written out here (TestCachedViewIntercepts).
 type cachedView struct {
-	store.Store
+	store.Tx
 	c *lineCache
 	// visible is the engine's view filter (Engine.visible).
 	visible func(*schema.MemoryRecord) bool
 }
-
-// viewReads are the store.Store methods cachedView passes through: they
-// change nothing a cached line holds.
-var viewReads = []string{"Get", "Search", "Promotion", "Promotions", "Promoted", "Candidates", "GetProposal", "Proposals",
-	"Ledger", "EachLedger", "History", "Verify", "StateAt", "OverlaySummaries", "Export", "Close"}
 
 func (v *cachedView) failed(err error) {
 	if err != nil {
@@ -360,7 +355,7 @@ func (v *cachedView) failed(err error) {
 
 // Write caches the new records; a supersede drops the old record's slot.
 func (v *cachedView) Write(ctx context.Context, batch []store.WriteRequest, actor store.Actor) ([]schema.MemoryRecord, error) {
-	recs, err := v.Store.Write(ctx, batch, actor)
+	recs, err := v.Tx.Write(ctx, batch, actor)
 	v.failed(err)
 	if err != nil {
 		return recs, err
@@ -378,7 +373,7 @@ func (v *cachedView) Write(ctx context.Context, batch []store.WriteRequest, acto
 
 // Invalidate drops the record's slot.
 func (v *cachedView) Invalidate(ctx context.Context, id, reason string, actor store.Actor) error {
-	err := v.Store.Invalidate(ctx, id, reason, actor)
+	err := v.Tx.Invalidate(ctx, id, reason, actor)
 	v.failed(err)
 	v.c.drop(id)
 	return err
@@ -386,7 +381,7 @@ func (v *cachedView) Invalidate(ctx context.Context, id, reason string, actor st
 
 // Delete drops the record's slot.
 func (v *cachedView) Delete(ctx context.Context, id string, actor store.Actor) error {
-	err := v.Store.Delete(ctx, id, actor)
+	err := v.Tx.Delete(ctx, id, actor)
 	v.failed(err)
 	v.c.drop(id)
 	return err
@@ -394,14 +389,14 @@ func (v *cachedView) Delete(ctx context.Context, id string, actor store.Actor) e
 
 // Corroborate changes a record's supports only, which no line holds.
 func (v *cachedView) Corroborate(ctx context.Context, id string, s schema.Support, actor store.Actor) (bool, error) {
-	ok, err := v.Store.Corroborate(ctx, id, s, actor)
+	ok, err := v.Tx.Corroborate(ctx, id, s, actor)
 	v.failed(err)
 	return ok, err
 }
 
 // Promote marks the record's line promoted.
 func (v *cachedView) Promote(ctx context.Context, id string, req store.PromoteRequest) (store.Promotion, error) {
-	p, err := v.Store.Promote(ctx, id, req)
+	p, err := v.Tx.Promote(ctx, id, req)
 	v.failed(err)
 	if err == nil {
 		v.c.setPromoted(id, true)
@@ -411,7 +406,7 @@ func (v *cachedView) Promote(ctx context.Context, id string, req store.PromoteRe
 
 // Demote marks the record's line unpromoted.
 func (v *cachedView) Demote(ctx context.Context, id, reason string, actor store.Actor) error {
-	err := v.Store.Demote(ctx, id, reason, actor)
+	err := v.Tx.Demote(ctx, id, reason, actor)
 	v.failed(err)
 	if err == nil {
 		v.c.setPromoted(id, false)
@@ -421,7 +416,7 @@ func (v *cachedView) Demote(ctx context.Context, id, reason string, actor store.
 
 // Propose changes proposals only.
 func (v *cachedView) Propose(ctx context.Context, req store.ProposalRequest) (store.Proposal, error) {
-	p, err := v.Store.Propose(ctx, req)
+	p, err := v.Tx.Propose(ctx, req)
 	v.failed(err)
 	return p, err
 }
@@ -429,7 +424,7 @@ func (v *cachedView) Propose(ctx context.Context, req store.ProposalRequest) (st
 // Approve may promote, demote or invalidate the proposal's record: its
 // slot is dropped.
 func (v *cachedView) Approve(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	p, err := v.Store.Approve(ctx, id, actor, reason)
+	p, err := v.Tx.Approve(ctx, id, actor, reason)
 	v.failed(err)
 	if err == nil {
 		v.c.drop(p.RecordID)
@@ -439,21 +434,21 @@ func (v *cachedView) Approve(ctx context.Context, id string, actor store.Actor, 
 
 // Reject changes proposals only.
 func (v *cachedView) Reject(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	p, err := v.Store.Reject(ctx, id, actor, reason)
+	p, err := v.Tx.Reject(ctx, id, actor, reason)
 	v.failed(err)
 	return p, err
 }
 
 // ExpireProposals changes proposals only.
 func (v *cachedView) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
-	ps, err := v.Store.ExpireProposals(ctx)
+	ps, err := v.Tx.ExpireProposals(ctx)
 	v.failed(err)
 	return ps, err
 }
 
 // AppendOverlaySummary changes summaries only.
 func (v *cachedView) AppendOverlaySummary(ctx context.Context, s store.OverlaySummary) error {
-	err := v.Store.AppendOverlaySummary(ctx, s)
+	err := v.Tx.AppendOverlaySummary(ctx, s)
 	v.failed(err)
 	return err
 }
@@ -461,27 +456,27 @@ func (v *cachedView) AppendOverlaySummary(ctx context.Context, s store.OverlaySu
 // RecordConflict changes no record (a ledger entry only); a failure breaks
 // the cache like any failed operation of the batch.
 func (v *cachedView) RecordConflict(ctx context.Context, c store.ConflictInfo, actor store.Actor) (bool, error) {
-	ok, err := v.Store.RecordConflict(ctx, c, actor)
+	ok, err := v.Tx.RecordConflict(ctx, c, actor)
 	v.failed(err)
 	return ok, err
 }
 
 // RecordExpiry changes no record (a ledger entry only).
 func (v *cachedView) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
-	ok, err := v.Store.RecordExpiry(ctx, id, actor)
+	ok, err := v.Tx.RecordExpiry(ctx, id, actor)
 	v.failed(err)
 	return ok, err
 }
 
 // Import may add records to any slot: the cache starts over.
 func (v *cachedView) Import(ctx context.Context, recs []schema.MemoryRecord, actor store.Actor) error {
-	err := v.Store.Import(ctx, recs, actor)
+	err := v.Tx.Import(ctx, recs, actor)
 	v.failed(err)
 	v.c.reset()
 	return err
 }
 
-// Batch runs fn on this view, in the same transaction.
-func (v *cachedView) Batch(ctx context.Context, fn func(tx store.Store) error) error {
-	return v.Store.Batch(ctx, func(store.Store) error { return fn(v) })
+// Update runs fn on this view, in the same transaction.
+func (v *cachedView) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return v.Tx.Update(ctx, func(store.Tx) error { return fn(v) })
 }

@@ -61,7 +61,7 @@ type SaveResult struct {
 // requests return an error wrapping store.ErrInvalid; refusals, conflicts
 // and unknown supersedes are answers (nil error).
 //
-// Save is one store transaction (store.Store.Batch): the search for a
+// Save is one store transaction (store.Tx.Update): the search for a
 // near-duplicate and the write or corroboration commit together, so
 // processes saving the same lesson at once end with one record and a
 // support per conversation. The exception is an agent's supersede with an
@@ -73,7 +73,7 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		return e.save(ctx, r)
 	}
 	var res SaveResult
-	err := e.st.Batch(ctx, func(tx store.Store) error {
+	err := e.st.Update(ctx, func(tx store.Tx) error {
 		var err error
 		res, err = e.withStore(tx).save(ctx, r)
 		return err
@@ -431,7 +431,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 
 // SaveBatch saves rs in order, each answered as Save answers it; later
 // requests are reconciled against the earlier ones of the batch. The batch
-// is one store transaction (store.Store.Batch): every save's reads, writes,
+// is one store transaction (store.Tx.Update): every save's reads, writes,
 // corroborations, promotions and proposals, with their ledger entries, are
 // committed together, or none of them when a request is invalid or a store
 // operation fails (the error names the request; no results are returned).
@@ -456,14 +456,14 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 	_, inBatch := store.StampOf(e.st)
 	var lc *lineCache
 	var out []SaveResult
-	err := e.st.Batch(ctx, func(tx store.Store) error {
+	err := e.st.Update(ctx, func(tx store.Tx) error {
 		be := e.withStore(tx)
 		be.eval = nil
 		if vs, ok := store.StampOf(tx); ok && !inBatch && e.shelf != nil {
 			lc = e.shelf.take(vs.Base)
 			lc.stamp, lc.now = vs.Next, vs.Now
 			be.lc = lc
-			be.st = &cachedView{Store: tx, c: lc, visible: be.visible}
+			be.st = &cachedView{Tx: tx, c: lc, visible: be.visible}
 		}
 		if be.lc != nil {
 			// Every slot the batch reconciles against, read at once.

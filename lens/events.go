@@ -21,7 +21,7 @@ type Events interface {
 // woken by src (events.FileSource for a bbolt file), filtered by opts (an
 // agent actor's view: events.Visible). A write that appends no ledger entry
 // is no event.
-func StoreEvents(st store.Store, src events.Source, now func() time.Time, opts ...events.Option) Events {
+func StoreEvents(st store.Reader, src events.Source, now func() time.Time, opts ...events.Option) Events {
 	if now == nil {
 		now = time.Now
 	}
@@ -29,7 +29,7 @@ func StoreEvents(st store.Store, src events.Source, now func() time.Time, opts .
 }
 
 type storeEvents struct {
-	st   store.Store
+	st   store.Reader
 	src  events.Source
 	now  func() time.Time
 	opts []events.Option

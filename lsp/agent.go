@@ -86,12 +86,14 @@ func foreignAgent(ws *workspaceInfo, agent *schema.AgentConfig) error {
 // errNoStore is returned by withStore when the store file does not exist.
 var errNoStore = errors.New("no memory store")
 
-// withStore opens f's store for one operation (read-only unless write) and
-// closes it. A missing store is errNoStore for reads and writes alike: every
+// withStore opens f's store for one operation and closes it. A read
+// (write false) opens it read-only and runs fn on one View, a snapshot that
+// every read of fn agrees with, through store.ReadOnly (a write is
+// ErrForbidden); a write gets the store itself. A missing store is errNoStore for reads and writes alike: every
 // editor command acts on records or proposals that must already exist, so
 // none of them creates an empty store file. An agent actor is refused any
 // other agent's file (foreignAgent).
-func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Store) error) error {
+func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn func(st store.Tx) error) error {
 	if err := foreignAgent(f.ws, f.agent); err != nil {
 		return err
 	}
@@ -120,11 +122,14 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 			s.log.Debug("close store", "err", cerr)
 		}
 	}()
+	if !write {
+		return st.View(ctx, func(r store.Reader) error { return fn(store.ReadOnly(r)) })
+	}
 	return fn(st)
 }
 
 // engine returns the evolve engine of f's agent over st.
-func (s *server) engine(f *agentFile, st store.Store) *evolve.Engine {
+func (s *server) engine(f *agentFile, st store.Tx) *evolve.Engine {
 	return evolve.New(evolve.Config{
 		Store: st, Workspace: f.ws.Config, Agent: f.agent, Scope: f.ws.Config.Scope,
 		Now: s.opts.Now, Logger: s.log,

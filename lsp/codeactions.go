@@ -27,7 +27,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		return out, nil
 	}
 	if hasCode(p.Context.Diagnostics, "unknown-domain") {
-		_ = s.withStore(ctx, f, false, func(st store.Store) error {
+		_ = s.withStore(ctx, f, false, func(st store.Tx) error {
 			out = append(out, retargetFixes(f, p, func(id string) (schema.MemoryRecord, bool) {
 				rec, err := st.Get(ctx, id)
 				return rec, err == nil
@@ -82,7 +82,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		}
 	}
 	// Pending proposals of this agent whose record belongs to the range.
-	_ = s.withStore(ctx, f, false, func(st store.Store) error {
+	_ = s.withStore(ctx, f, false, func(st store.Tx) error {
 		ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: f.ws.Config.Scope, Agent: f.agent.RoleTemplate.Name})
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 		return nil, jsonrpc2.NewError(codeRefused, fmt.Sprintf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", f.ws.Actor))
 	}
 	var rec schema.MemoryRecord
-	err := s.withStore(ctx, f, false, func(st store.Store) error {
+	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		var err error
 		rec, err = st.Get(ctx, id)
 		if err == nil {
@@ -146,7 +146,7 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	}
 	// A store that cannot take the retiring write (a damaged file opens
 	// for reads but not for writing) refuses before the editor is asked.
-	if err := s.withStore(ctx, f, true, func(store.Store) error { return nil }); err != nil {
+	if err := s.withStore(ctx, f, true, func(store.Tx) error { return nil }); err != nil {
 		return nil, rpcError(err)
 	}
 	res, err := s.applyEdit(ctx, "Adopt memory "+id, protocol.WorkspaceEdit{
@@ -158,7 +158,7 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if !res.Applied {
 		return nil, jsonrpc2.NewError(codeRefused, "the editor did not apply the edit: "+orDash(res.FailureReason))
 	}
-	err = s.withStore(ctx, f, true, func(st store.Store) error {
+	err = s.withStore(ctx, f, true, func(st store.Tx) error {
 		_, err := s.engine(f, st).Invalidate(ctx, id, "adopted into "+f.path+" as authored text", f.ws.Actor)
 		return err
 	})

@@ -59,7 +59,7 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 		}
 		return counts[container]
 	}
-	_ = s.withStore(ctx, f, false, func(st store.Store) error {
+	_ = s.withStore(ctx, f, false, func(st store.Tx) error {
 		ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: f.ws.Config.Scope, Agent: f.agent.RoleTemplate.Name})
 		if err != nil {
 			return err

@@ -140,7 +140,7 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return s.retarget(ctx, f, a.RecordID, to)
 	}
 	var out evolve.Outcome
-	err = s.withStore(ctx, f, true, func(st store.Store) error {
+	err = s.withStore(ctx, f, true, func(st store.Tx) error {
 		e := s.engine(f, st)
 		actor := f.ws.Actor
 		var err error
@@ -204,7 +204,7 @@ func (s *server) retarget(ctx context.Context, f *agentFile, id string, to schem
 		return nil, err
 	}
 	var res evolve.SaveResult
-	err := s.withStore(ctx, f, true, func(st store.Store) error {
+	err := s.withStore(ctx, f, true, func(st store.Tx) error {
 		var err error
 		res, err = s.engine(f, st).Retarget(ctx, id, to, f.ws.Actor)
 		return err

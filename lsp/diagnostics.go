@@ -28,7 +28,7 @@ type LintInput struct {
 	Workspace schema.WorkspaceConfig
 	// Scope is the workspace's base scope (without the agent key).
 	Scope map[string]string
-	Store store.Store
+	Store store.Reader
 	// Open, set when Store is nil, opens the store for a linter that needs
 	// it (the server skipped opening a store file unchanged since its last
 	// lint); the linter closes what it opened.
@@ -140,7 +140,7 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 		}
 	}
 	if !done {
-		state, msg, pending = s.stores.use(ctx, ws, agentName, func(st store.Store) {
+		state, msg, pending = s.stores.use(ctx, ws, agentName, func(st store.Reader) {
 			if s.opts.Lint == nil || a.doc == nil {
 				return
 			}
@@ -231,7 +231,7 @@ func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis
 // findings less those suppressed in the file; a lint failure is logged
 // and gives none. lazy (st nil) hands the linter an opener instead, for
 // when it must read the store; openErr is that open's error.
-func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo, st store.Store, lazy bool) (lint []schema.Problem, openErr error) {
+func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo, st store.Reader, lazy bool) (lint []schema.Problem, openErr error) {
 	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
 		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),

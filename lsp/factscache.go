@@ -127,7 +127,7 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // filtered at now on every call, so one that expired since drops out.
 // The returned analyze memoizes lexical.Analyze with the entry.
 // st, when nil, is opened with open on a miss and closed after the read.
-func (c *factsCache) facts(ctx context.Context, st store.Store, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
+func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
@@ -151,9 +151,21 @@ func (c *factsCache) facts(ctx context.Context, st store.Store, open func(contex
 			return lint.StoreFacts{}, nil, err
 		}
 		defer func() { _ = opened.Close() }()
-		st = opened
+		var f lint.StoreFacts
+		err = opened.View(ctx, func(r store.Reader) error {
+			var err error
+			f, err = gather.Facts(ctx, r, agent, scope, now)
+			return err
+		})
+		return c.keep(f, err, key, cacheable, path, stamp, nowS)
 	}
 	f, err := gather.Facts(ctx, st, agent, scope, now)
+	return c.keep(f, err, key, cacheable, path, stamp, nowS)
+}
+
+// keep caches facts f read from the store as stamp (when the store file is
+// still as stamped) and returns them with their lexical memo.
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lexical.Text, error) {
 	if err != nil {
 		return f, nil, err
 	}

@@ -109,7 +109,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 // scan their promotions and histories.
 func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) (*storeData, error) {
 	sd := &storeData{promotions: map[string]*store.Promotion{}, history: map[string][]historyEntry{}}
-	err := s.withStore(ctx, f, false, func(st store.Store) error {
+	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		var err error
 		if sd.promoted, err = st.Promoted(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("promoted records: %w", err)

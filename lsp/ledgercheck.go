@@ -29,7 +29,7 @@ type ledgerVerdict struct {
 // problem is "" when the chain of st (the store at path) verifies, else
 // why not (store.ChainError's text). Other errors (a cancelled request, a
 // lock) are no verdict: they return "" and are not remembered.
-func (v *ledgerVerdicts) problem(ctx context.Context, path string, st store.Store) string {
+func (v *ledgerVerdicts) problem(ctx context.Context, path string, st store.Reader) string {
 	stamp, _, ok := stampOf(path)
 	if ok {
 		v.mu.Lock()

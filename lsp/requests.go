@@ -101,7 +101,7 @@ func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]str
 		ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	}
 	var res *compose.Result
-	err := s.withStore(ctx, f, false, func(st store.Store) error {
+	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		req.Store = st
 		var err error
 		res, err = compose.Instantiate(ctx, req)
@@ -151,7 +151,7 @@ func (s *server) proposalsRequest(ctx context.Context, raw json.RawMessage) (any
 	// Listing expires overdue proposals (a ledgered write), except in a
 	// read-only workspace, where it only leaves them out.
 	write := len(s.readOnlyReasons(ctx, f.ws)) == 0
-	err = s.withStore(ctx, f, write, func(st store.Store) error {
+	err = s.withStore(ctx, f, write, func(st store.Tx) error {
 		e := s.engine(f, st)
 		list := e.Proposals
 		if !write {
@@ -200,7 +200,7 @@ func (s *server) learningsRequest(ctx context.Context, raw json.RawMessage) (any
 		return nil, err
 	}
 	out := []evolve.Learning{}
-	err = s.withStore(ctx, f, false, func(st store.Store) error {
+	err = s.withStore(ctx, f, false, func(st store.Tx) error {
 		ls, err := s.engine(f, st).Learnings(ctx, since)
 		if err == nil && ls != nil {
 			out = ls

@@ -87,7 +87,7 @@ func classify(err error) StoreState {
 // scope when agent is ""), calls fn with the open store, and closes it. When
 // the store cannot be used fn gets nil. uri, when set, is the open agent the
 // status is about.
-func (t *storeTracker) with(ctx context.Context, ws *workspaceInfo, uri protocol.DocumentURI, agent string, fn func(st store.Store)) {
+func (t *storeTracker) with(ctx context.Context, ws *workspaceInfo, uri protocol.DocumentURI, agent string, fn func(st store.Reader)) {
 	state, msg, pending := t.use(ctx, ws, agent, fn)
 	if ctx.Err() != nil {
 		return
@@ -95,8 +95,8 @@ func (t *storeTracker) with(ctx context.Context, ws *workspaceInfo, uri protocol
 	t.report(ws, uri, state, msg, pending)
 }
 
-func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string, fn func(st store.Store)) (state StoreState, msg string, pending int) {
-	call := func(st store.Store) {
+func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string, fn func(st store.Reader)) (state StoreState, msg string, pending int) {
+	call := func(st store.Reader) {
 		if fn != nil {
 			fn(st)
 		}
@@ -124,17 +124,33 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 			t.s.log.Debug("close store", "path", backend.Redact(ws.StorePath), "err", cerr)
 		}
 	}()
-	props, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: ws.Config.Scope, Agent: agent})
+	// One snapshot: the pending count, fn's reads and the ledger check
+	// agree even while another process writes.
+	var props []store.Proposal
+	var problem string
+	called := false
+	err = st.View(ctx, func(r store.Reader) error {
+		var err error
+		props, err = r.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: ws.Config.Scope, Agent: agent})
+		if err != nil {
+			return err
+		}
+		called = true
+		call(r)
+		problem = t.ledger.problem(ctx, ws.StorePath, r)
+		return nil
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return StoreConnected, "", 0
 		}
-		call(nil)
+		if !called {
+			call(nil)
+		}
 		return classify(err), err.Error(), 0
 	}
-	call(st)
-	if p := t.ledger.problem(ctx, ws.StorePath, st); p != "" {
-		return StoreUnverified, p, len(props)
+	if problem != "" {
+		return StoreUnverified, problem, len(props)
 	}
 	if after, ok := t.stableKey(ws, agent); stable && ok && after == key {
 		t.mu.Lock()

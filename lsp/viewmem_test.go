@@ -22,8 +22,26 @@ type countingStore struct {
 }
 
 func (c countingStore) History(ctx context.Context, ids []string, fn func(store.LedgerEntry) error) error {
-	return c.Store.History(ctx, ids, func(e store.LedgerEntry) error {
-		c.passed.Add(1)
+	return countHistory(ctx, c.Store, c.passed, ids, fn)
+}
+
+// View counts in the View's Reader too (the server reads through one).
+func (c countingStore) View(ctx context.Context, fn func(store.Reader) error) error {
+	return c.Store.View(ctx, func(r store.Reader) error { return fn(countingReader{Reader: r, passed: c.passed}) })
+}
+
+type countingReader struct {
+	store.Reader
+	passed *atomic.Int64
+}
+
+func (c countingReader) History(ctx context.Context, ids []string, fn func(store.LedgerEntry) error) error {
+	return countHistory(ctx, c.Reader, c.passed, ids, fn)
+}
+
+func countHistory(ctx context.Context, r store.Reader, passed *atomic.Int64, ids []string, fn func(store.LedgerEntry) error) error {
+	return r.History(ctx, ids, func(e store.LedgerEntry) error {
+		passed.Add(1)
 		return fn(e)
 	})
 }

@@ -146,13 +146,18 @@ func (s *Server) loadAgent() (*schema.AgentConfig, error) {
 	return cfg, nil
 }
 
-// withStore opens the store, runs fn and closes it.
-func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Store) error) error {
+// withStore opens the store, runs fn and closes it. readOnly runs fn on one
+// View (a snapshot all of fn's reads agree with) through store.ReadOnly.
+func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Tx) error) error {
 	st, err := s.cfg.Open(ctx, readOnly)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	err = fn(st)
+	if readOnly {
+		err = st.View(ctx, func(r store.Reader) error { return fn(store.ReadOnly(r)) })
+	} else {
+		err = fn(st)
+	}
 	if cerr := st.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close store: %w", cerr)
 	}
@@ -160,7 +165,7 @@ func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Sto
 }
 
 // engine is the evolve engine of this agent over st.
-func (s *Server) engine(st store.Store) (*evolve.Engine, error) {
+func (s *Server) engine(st store.Tx) (*evolve.Engine, error) {
 	cfg, err := s.loadAgent()
 	if err != nil {
 		return nil, err
@@ -232,7 +237,7 @@ func (s *Server) view() trust.View { return trust.ViewOf(s.actor, s.base) }
 func (s *Server) instantiate(ctx context.Context, at, query string) (*compose.Result, overlay.RecallBlock, error) {
 	var res *compose.Result
 	var block overlay.RecallBlock
-	err := s.withStore(ctx, at != "", func(st store.Store) error {
+	err := s.withStore(ctx, at != "", func(st store.Tx) error {
 		var err error
 		res, err = compose.Instantiate(ctx, compose.Request{AgentFile: s.cfg.AgentFile, Store: st, Scope: maps.Clone(s.base),
 			At: at, Policy: overlay.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile, Summarize: at == ""})

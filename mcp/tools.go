@@ -317,7 +317,7 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 		}
 	}
 	var res evolve.SaveResult
-	err = s.withStore(ctx, false, func(st store.Store) error {
+	err = s.withStore(ctx, false, func(st store.Tx) error {
 		eng, err := s.engine(st)
 		if err != nil {
 			return err
@@ -401,7 +401,7 @@ func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit
 	view := s.view()
 	q.Limit = store.Limit(store.Unlimited)
 	out := RecordsOutput{Records: []Record{}}
-	err := s.withStore(ctx, true, func(st store.Store) error {
+	err := s.withStore(ctx, true, func(st store.Tx) error {
 		res, err := st.Search(ctx, q)
 		if err != nil {
 			return err
@@ -431,7 +431,7 @@ func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in Inva
 	}
 	out := InvalidateOutput{ID: in.ID}
 	var o evolve.Outcome
-	err := s.withStore(ctx, false, func(st store.Store) error {
+	err := s.withStore(ctx, false, func(st store.Tx) error {
 		eng, err := s.engine(st)
 		if err != nil {
 			return err
@@ -472,7 +472,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 		return nil, LearningsOutput{}, fmt.Errorf("since: %w", err)
 	}
 	out := LearningsOutput{Since: schema.FormatTime(since), Learnings: []Learning{}}
-	err = s.withStore(ctx, true, func(st store.Store) error {
+	err = s.withStore(ctx, true, func(st store.Tx) error {
 		eng, err := s.engine(st)
 		if err != nil {
 			return err

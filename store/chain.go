@@ -114,7 +114,7 @@ type ChainVerifier interface {
 // CheckChain verifies s's chain through time at ("" = all): with s's own
 // ChainVerifier when it has one, else by listing the ledger. A broken
 // chain is a *ChainError.
-func CheckChain(ctx context.Context, s Store, at string) error {
+func CheckChain(ctx context.Context, s Reader, at string) error {
 	if cv, ok := s.(ChainVerifier); ok {
 		return cv.VerifyChainAt(ctx, at)
 	}

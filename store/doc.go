@@ -38,17 +38,21 @@
 // sequence, see Stored) first. Text that yields no tokens matches nothing.
 // Limit: nil is DefaultLimit (10), 0 returns nothing, Unlimited all.
 //
-// # Batch
+// # Transactions
 //
-// Batch runs fn with a view of the store whose operations are one
-// all-or-nothing transaction: committed together when fn returns nil and no
-// operation failed, none of them otherwise (BatchGuard remembers a failed
-// mutation). Ledger entries are exactly those of the same operations one by
-// one. fn must use the view, not the store itself (the store is locked
-// while fn runs). A backend's views may implement Stamper (optional): the
-// stamp of the state a batch starts from and of the state its commit
-// leaves, so callers can keep derived state across batches and know when
-// anyone else committed in between.
+// The protocol is bbolt's shape: Store.View(fn) runs fn with a Reader on
+// one consistent snapshot (a write through it is ErrForbidden), Update(fn)
+// with a Tx whose operations are one all-or-nothing transaction: committed
+// together when fn returns nil and no operation failed, none of them
+// otherwise (TxGuard remembers a failed mutation). Reader holds the reads,
+// Writer the state changes, Tx both plus Update (nested, it joins the
+// transaction). Each Reader or Writer method called on the Store itself is
+// a transaction of its own. Ledger entries are exactly those of the same
+// operations one by one. fn must use the Reader or Tx it is given, not the
+// store itself (the store is locked while fn runs). A backend's Tx may
+// implement Stamper (optional): the stamp of the state a transaction starts
+// from and of the state its commit leaves, so callers can keep derived state
+// across transactions and know when anyone else committed in between.
 //
 // # Promotion
 //
@@ -91,7 +95,7 @@
 // appended onto a chain that does not verify and StateAt verifies the chain
 // up to T (VerifyUpTo): both refuse with a *ChainError ("ledger does not
 // verify at entry N"). CheckSealedJSON checks a stored entry from its bytes.
-// A Voucher checks the records a render delivers against their own entries
+// Reader.Vouch checks the records a render delivers against their own entries
 // (VouchRecord), at a cost proportional to what is rendered; compose calls
 // VouchFor. A Head (SEQ:HASH) pinned outside the store is checked with
 // CheckPin. Limits: every write passes CheckLimits (schema.Limits).

@@ -33,7 +33,7 @@ func IsRejected(rec *schema.MemoryRecord, rejectedAt string) bool {
 
 // RejectedPromotions maps each record of scope and agent (ProposalFilter's
 // rule) whose promotion a human rejected to the newest such decision time.
-func RejectedPromotions(ctx context.Context, s Store, scope map[string]string, agent string) (map[string]string, error) {
+func RejectedPromotions(ctx context.Context, s Reader, scope map[string]string, agent string) (map[string]string, error) {
 	ps, err := s.Proposals(ctx, ProposalFilter{State: ProposalRejected, Scope: scope, Agent: agent})
 	if err != nil {
 		return nil, fmt.Errorf("rejected proposals: %w", err)

@@ -31,15 +31,15 @@ type Loader interface {
 	Load(ctx context.Context, snap Snapshot) error
 }
 
-// ReadSnapshot reads the whole state of s in one Batch (other writers wait,
-// so the parts agree). Records come from Export (a record that does not
+// ReadSnapshot reads the whole state of s in one View (one snapshot, so
+// the parts agree). Records come from Export (a record that does not
 // decode is ErrCorrupt: a migration never drops data silently); their write
 // sequences are the order of the ledger entries that created them; a
 // proposal is read as stored (pending until ExpireProposals ledgers its
 // expiry, even when its expiry has passed).
 func ReadSnapshot(ctx context.Context, s Store) (Snapshot, error) {
 	var snap Snapshot
-	err := s.Batch(ctx, func(tx Store) error {
+	err := s.View(ctx, func(tx Reader) error {
 		snap = Snapshot{}
 		created := map[string]uint64{}
 		if err := tx.EachLedger(ctx, func(e LedgerEntry) error {

@@ -309,27 +309,45 @@ type OverlaySummary struct {
 	Rotation     int      `json:"rotation,omitempty"`
 }
 
-// Store is the memory-store protocol: its Reader and Writer halves, Batch
-// and Close; a caller that only reads takes a Reader. All methods are safe for concurrent use
+// Store is the memory-store protocol, shaped like bbolt's DB: View runs a
+// function on one consistent read snapshot (a Reader), Update on one
+// all-or-nothing read-write transaction (a Tx). Every Reader and Writer
+// method may also be called on the Store directly, as a transaction of its
+// own. A caller that only reads takes a Reader; one that reads and writes
+// takes a Tx, which a Store is too. All methods are safe for concurrent use
 // within a process; backends that share a file across processes serialize
 // writers and report ErrLocked rather than hang.
 type Store interface {
-	Reader
-	Writer
-	// Batch runs fn with a Store whose operations form one all-or-nothing
-	// transaction: fn's reads see fn's own writes, other readers see none of
-	// them until Batch returns, and they are committed together (one durable
-	// commit) when fn returns nil. Nothing is committed when fn returns an
-	// error or panics (the panic goes on to Batch's caller), or when an
-	// operation inside fn failed, even if fn ignored its error (a failed
-	// operation may have left part of its effects in the transaction). Each operation appends the ledger entries
-	// it appends on its own, chained in order. The Store given to fn is
-	// valid until fn returns (then ErrClosed); Batch on it runs in the same
-	// transaction. File backends hold the writer lock while fn runs: keep
-	// fn to store work and in-memory decisions.
-	Batch(ctx context.Context, fn func(tx Store) error) error
+	Tx
+	// View runs fn with a Reader on one consistent snapshot: every read fn
+	// makes sees the same committed state, none of a write committed
+	// meanwhile. fn's error is View's. The Reader is valid until fn
+	// returns (then ErrClosed); a write through it, by any means, is
+	// ErrForbidden. File backends hold a reader's lock while fn runs, which
+	// makes writers wait: keep fn to reads and in-memory work.
+	View(ctx context.Context, fn func(tx Reader) error) error
 	// Close releases the store.
 	Close() error
+}
+
+// Tx is the reads and writes of one transaction: what Update hands to its
+// function, and what a Store offers call by call.
+type Tx interface {
+	Reader
+	Writer
+	// Update runs fn with a Tx whose operations form one all-or-nothing
+	// transaction: fn's reads see fn's own writes, other readers see none
+	// of them until Update returns, and they are committed together (one
+	// durable commit) when fn returns nil. Nothing is committed when fn
+	// returns an error or panics (the panic goes on to Update's caller), or
+	// when an operation inside fn failed, even if fn ignored its error (a
+	// failed operation may have left part of its effects in the
+	// transaction). Each operation appends the ledger entries it appends on
+	// its own, chained in order. The Tx given to fn is valid until fn
+	// returns (then ErrClosed); Update on it runs in the same transaction.
+	// File backends hold the writer lock while fn runs: keep fn to store
+	// work and in-memory decisions.
+	Update(ctx context.Context, fn func(tx Tx) error) error
 }
 
 // Reader is the read half of the protocol: what the language server's
@@ -376,6 +394,13 @@ type Reader interface {
 	// Export calls fn for every readable record (invalidated and expired
 	// included), in id order, and returns how many failed to decode.
 	Export(ctx context.Context, fn func(schema.MemoryRecord) error) (skipped int, err error)
+	// Vouch checks each record as given (its content and every other
+	// field) and its stored promotion row against the record's ledger
+	// entries (VouchRecord), at a cost proportional to the records checked,
+	// not to the store: what a render delivers is vouched for before it
+	// reaches an agent. The first record that does not match is an
+	// *UnvouchedError.
+	Vouch(ctx context.Context, recs []schema.MemoryRecord) error
 }
 
 // Writer is the write half: every method changes the store's state and

@@ -9,18 +9,6 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 )
 
-// Voucher is implemented by stores that can check records they delivered
-// against the ledger, at a cost proportional to the records checked (not to
-// the store): what a render delivers is vouched for before it reaches an
-// agent.
-type Voucher interface {
-	// Vouch checks each record as given (its content and every other
-	// field) and its stored promotion row against the record's ledger
-	// entries. The first record that does not match is an
-	// *UnvouchedError.
-	Vouch(ctx context.Context, recs []schema.MemoryRecord) error
-}
-
 // UnvouchedError names a record whose stored bytes its ledger entries do
 // not vouch for: it is never rendered. It wraps ErrCorrupt.
 type UnvouchedError struct {
@@ -35,13 +23,12 @@ func (e *UnvouchedError) Error() string {
 // Unwrap makes errors.Is(err, ErrCorrupt) true.
 func (e *UnvouchedError) Unwrap() error { return ErrCorrupt }
 
-// VouchFor runs s's Vouch when s is a Voucher; other stores (in memory,
-// with no bytes to edit) pass.
-func VouchFor(ctx context.Context, s Store, recs []schema.MemoryRecord) error {
-	if v, ok := s.(Voucher); ok && len(recs) > 0 {
-		return v.Vouch(ctx, recs)
+// VouchFor runs s's Vouch on recs; no records is nothing to check.
+func VouchFor(ctx context.Context, s Reader, recs []schema.MemoryRecord) error {
+	if len(recs) == 0 {
+		return nil
 	}
-	return nil
+	return s.Vouch(ctx, recs)
 }
 
 // VouchRecord checks rec, as a backend delivered it, and prom, its stored

@@ -73,7 +73,7 @@ func (e notFoundError) Unwrap() error { return store.ErrNotFound }
 
 // Get reads id as the view sees it: a record outside the view answers
 // exactly like a missing one (NotFound).
-func (v View) Get(ctx context.Context, st store.Store, id string) (schema.MemoryRecord, error) {
+func (v View) Get(ctx context.Context, st store.Reader, id string) (schema.MemoryRecord, error) {
 	rec, err := st.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || err == nil && !v.Visible(&rec) {
 		return schema.MemoryRecord{}, NotFound(id)
@@ -97,7 +97,7 @@ func (v View) ForeignAgent(other string) error {
 // Ledger keeps the ledger entries about records in the view: an entry
 // naming a record that is not stored is kept only when the entry itself
 // carries a visible record.
-func (v View) Ledger(ctx context.Context, st store.Store, entries []store.LedgerEntry) ([]store.LedgerEntry, error) {
+func (v View) Ledger(ctx context.Context, st store.Reader, entries []store.LedgerEntry) ([]store.LedgerEntry, error) {
 	if !v.Confined() {
 		return entries, nil
 	}
@@ -130,7 +130,7 @@ func (v View) Ledger(ctx context.Context, st store.Store, entries []store.Ledger
 // GetProposal reads proposal id as the view sees it: a proposal about a
 // record outside the view answers exactly like a missing one
 // (ProposalNotFound), naming neither its record nor its agent.
-func (v View) GetProposal(ctx context.Context, st store.Store, id string) (store.Proposal, error) {
+func (v View) GetProposal(ctx context.Context, st store.Reader, id string) (store.Proposal, error) {
 	p, err := st.GetProposal(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Proposal{}, ProposalNotFound(id)

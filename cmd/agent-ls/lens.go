@@ -252,7 +252,7 @@ func (b *lensBackend) Overview(ctx context.Context) (lens.Overview, error) {
 	return ov, err
 }
 
-func (b *lensBackend) side(ctx context.Context, st store.Store, id string) (lens.Side, error) {
+func (b *lensBackend) side(ctx context.Context, st store.Reader, id string) (lens.Side, error) {
 	rec, err := st.Get(ctx, id)
 	if err != nil {
 		return lens.Side{}, err

@@ -953,7 +953,7 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 
 // visibleRecord reads id as a sees it (agentView): a record a may not see,
 // or none, is "no record ID" with exit 1; another failure is a store error.
-func (m *memCmd) visibleRecord(ctx context.Context, s store.Store, view trust.View, id string) (schema.MemoryRecord, int, bool) {
+func (m *memCmd) visibleRecord(ctx context.Context, s store.Reader, view trust.View, id string) (schema.MemoryRecord, int, bool) {
 	rec, err := view.Get(ctx, s, id)
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)

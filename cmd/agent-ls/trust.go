@@ -50,7 +50,7 @@ func (c *compCmd) confine(ws *workspace.Workspace, file string, scope map[string
 // supersede or import carrying the record). A record without one means
 // entries were removed from the end: the error names the first missing
 // seq, len(entries)+1.
-func verifyCreations(ctx context.Context, s store.Store, entries []store.LedgerEntry) error {
+func verifyCreations(ctx context.Context, s store.Reader, entries []store.LedgerEntry) error {
 	created := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		if e.Record != nil {

@@ -15,7 +15,7 @@ import (
 // Facts reads the valid promoted records, the candidates and the pending
 // proposals of agent within the base scope (the agent key is ignored there:
 // agent wins), at now. Read-only: it never expires proposals or writes.
-func Facts(ctx context.Context, st store.Store, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, error) {
+func Facts(ctx context.Context, st store.Reader, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, error) {
 	base := map[string]string{}
 	for k, v := range scope {
 		if k != store.AgentKey {

@@ -130,9 +130,12 @@ type Store struct {
 	idMu   *sync.Mutex  // shared with the batch views of this store
 	ids    *schema.IDGenerator
 	closed bool
-	// tx is set on the view Batch hands to its fn: every operation runs in
-	// this read-write transaction instead of opening the file.
-	tx *bbolt.Tx
+	// tx is set on the Tx Update hands to its fn (a read-write
+	// transaction) and on the Reader View hands to its fn (readTx, a
+	// read-only one): every operation runs in it instead of opening the
+	// file.
+	tx     *bbolt.Tx
+	readTx bool
 	// cache holds decoded record values and promotion rows (shared with
 	// the batch views); head is the last ledger entry a batch view
 	// appended in tx.
@@ -144,8 +147,8 @@ type Store struct {
 	// chainOK is the file as this handle last verified its ledger chain
 	// (checkChainCached) or committed onto it; guarded like checked.
 	chainOK *fileIdentity
-	// stamp is a batch view's ViewStamp; nested counts the Batch calls
-	// running on the view (their commit is the outer batch's).
+	// stamp is an Update Tx's ViewStamp; nested counts the Update calls
+	// running on it (their commit is the outer one's).
 	stamp  store.ViewStamp
 	nested atomic.Int32
 }
@@ -315,6 +318,9 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 // update runs fn in a read-write transaction, creating and migrating the
 // schema first when needed.
 func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+	if s.readTx {
+		return fmt.Errorf("store %s: %w: a write in a read-only View", s.path, store.ErrForbidden)
+	}
 	if s.tx != nil {
 		return s.inTx(ctx, fn)
 	}
@@ -519,10 +525,49 @@ func (s *Store) newID(t time.Time) (string, error) {
 	return s.ids.New(t)
 }
 
-// Batch runs fn with a view of this store whose every operation runs in one
-// read-write transaction (store.Store.Batch): one file open, one commit and
-// fsync for the whole batch. The file's writer lock is held while fn runs.
-func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
+// View runs fn with a Reader on one read-only transaction
+// (store.Store.View): one file open under a shared lock, every read of fn
+// on the same snapshot. A store whose file does not exist yet reads as
+// empty.
+func (s *Store) View(ctx context.Context, fn func(tx store.Reader) error) error {
+	if s.tx != nil || s.readTx {
+		return fn(s)
+	}
+	var panicked any
+	ran := false
+	err := s.view(ctx, func(tx *bbolt.Tx) (err error) {
+		ran = true
+		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
+			logger: s.logger, idMu: s.idMu, ids: s.ids, tx: tx, readTx: true, cache: s.cache}
+		defer child.Close()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked, err = r, errBatchPanic
+			}
+		}()
+		return fn(child)
+	})
+	if panicked != nil {
+		panic(panicked)
+	}
+	if errors.Is(err, errNoFile) && !ran {
+		// Nothing to hold a snapshot of: each read of this Reader finds
+		// no file and answers as an empty store does.
+		child := &Store{path: s.path, opts: s.opts, now: s.now, timeout: s.timeout, retention: s.retention,
+			logger: s.logger, idMu: s.idMu, ids: s.ids, readTx: true, cache: s.cache}
+		defer child.Close()
+		return fn(child)
+	}
+	return err
+}
+
+// Update runs fn with a Tx whose every operation runs in one read-write
+// transaction (store.Tx.Update): one file open, one commit and fsync for
+// the whole transaction. The file's writer lock is held while fn runs.
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if s.readTx {
+		return fmt.Errorf("store %s: %w: Update in a read-only View", s.path, store.ErrForbidden)
+	}
 	if s.tx != nil {
 		s.nested.Add(1)
 		defer s.nested.Add(-1)
@@ -547,7 +592,7 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 				panicked, err = r, errBatchPanic
 			}
 		}()
-		g := &store.BatchGuard{Store: child}
+		g := &store.TxGuard{Tx: child}
 		if err := fn(g); err != nil {
 			return err
 		}
@@ -563,27 +608,27 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 // committed it: every read-write commit increments the meta page's txid.
 func txStamp(key string, txid int) string { return key + "/" + strconv.Itoa(txid) }
 
-// ViewStamp implements store.Stamper for the view Batch hands to its fn:
+// ViewStamp implements store.Stamper for the Tx Update hands to its fn:
 // the stamps are the file's device and inode with bbolt's transaction id
-// before and after the batch's commit. ok is false on the Store itself and
-// inside a nested Batch.
+// before and after its commit. ok is false on the Store itself, on a View's
+// Reader and inside a nested Update.
 func (s *Store) ViewStamp() (store.ViewStamp, bool) {
-	if s.tx == nil || s.nested.Load() > 0 {
+	if s.tx == nil || s.readTx || s.nested.Load() > 0 {
 		return store.ViewStamp{}, false
 	}
 	return s.stamp, true
 }
 
-// errBatchPanic rolls back a batch whose fn panicked.
-var errBatchPanic = errors.New("batch function panicked")
+// errBatchPanic rolls back a transaction whose fn panicked.
+var errBatchPanic = errors.New("transaction function panicked")
 
-// inTx runs fn in the batch transaction. The transaction is not safe for
+// inTx runs fn in the View's or Update's transaction. The transaction is not safe for
 // concurrent use, so operations of one batch run one at a time.
 func (s *Store) inTx(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("store %s: batch ended: %w", s.path, store.ErrClosed)
+		return fmt.Errorf("store %s: transaction ended: %w", s.path, store.ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -16,7 +16,7 @@ const decodeCacheBytes = 8 << 20
 // to be byte-equal to the remembered one, so it is correct whatever wrote
 // the file in between (another process, another transaction): it only
 // saves decoding values that did not change, which is what repeated
-// reconciliation reads of the same targets do. Only batch views (Batch)
+// reconciliation reads of the same targets do. Only Update transactions
 // consult and fill it, so a store that never batches keeps it empty.
 type decodeCache struct {
 	mu      sync.Mutex

@@ -92,8 +92,8 @@ func (s *Store) putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) err
 
 // decodeCached is decodeRecord through the store's decode cache.
 func (s *Store) decodeCached(key, v []byte) (store.Stored, bool) {
-	if s.tx == nil {
-		// Only batches (repeated reconciliation reads) use the cache: a
+	if s.tx == nil || s.readTx {
+		// Only Update transactions (repeated reconciliation reads) use the cache: a
 		// long-lived reader such as the language server keeps no copies.
 		return decodeRecord(key, v)
 	}

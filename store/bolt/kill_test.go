@@ -118,7 +118,7 @@ func killWriter(args []string) error {
 		tag := fmt.Sprintf("batch:%s-%d", iter, k)
 		emit("begin %s", tag)
 		next := prev
-		err := st.Batch(ctx, func(tx store.Store) error {
+		err := st.Update(ctx, func(tx store.Tx) error {
 			acks = acks[:0]
 			return killSteps(ctx, tx, iter, k, rng, &next, func(format string, a ...any) { acks = append(acks, fmt.Sprintf(format, a...)) })
 		})
@@ -134,7 +134,7 @@ func killWriter(args []string) error {
 
 // killSteps is batch k of the killwriter role on s; say acknowledges each
 // step, prev carries the record the next batch supersedes.
-func killSteps(ctx context.Context, s store.Store, iter string, k int, rng *rand.Rand, prev *string, say func(string, ...any)) error {
+func killSteps(ctx context.Context, s store.Tx, iter string, k int, rng *rand.Rand, prev *string, say func(string, ...any)) error {
 	{
 		tag := fmt.Sprintf("batch:%s-%d", iter, k)
 		n := 1 + rng.Intn(maxBatch)

@@ -201,7 +201,7 @@ func writeOps(fx pageFixture) []struct {
 			return s.Delete(ctx, recs[6].ID, human)
 		}},
 		{"Batch", func(ctx context.Context, s store.Store) error {
-			return s.Batch(ctx, func(tx store.Store) error {
+			return s.Update(ctx, func(tx store.Tx) error {
 				_, err := tx.Write(ctx, []store.WriteRequest{fact("in a batch", nil)}, human)
 				return err
 			})

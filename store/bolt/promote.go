@@ -89,7 +89,7 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 			var p store.Promotion
 			return p, json.Unmarshal(v, &p)
 		}
-		if s.tx == nil {
+		if s.tx == nil || s.readTx {
 			p, err = decode(v)
 		} else {
 			p, err = s.cache.promotion(id, v, decode)

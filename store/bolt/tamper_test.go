@@ -370,7 +370,7 @@ func TestNoWritesOnABrokenChain(t *testing.T) {
 	_, writes["promote"] = s.Promote(ctx, fx.candidate, store.PromoteRequest{Tier: schema.TierAuto, Actor: human})
 	writes["invalidate"] = s.Invalidate(ctx, fx.promoted, "x", human)
 	_, writes["corroborate"] = s.Corroborate(ctx, fx.candidate, schema.Support{ConversationID: "c9"}, human)
-	writes["batch"] = s.Batch(ctx, func(tx store.Store) error {
+	writes["batch"] = s.Update(ctx, func(tx store.Tx) error {
 		_, err := tx.Write(ctx, []store.WriteRequest{fact("more", fx.scope)}, human)
 		return err
 	})

@@ -18,7 +18,7 @@ import (
 // decoding over the processors.
 const vouchParallelMin = 64
 
-// Vouch implements store.Voucher: in one read transaction each record's
+// Vouch implements store.Reader: in one read transaction each record's
 // ledger entries are found through the ledgerof index (a few keys per
 // record) and its promotion row read; then, on up to GOMAXPROCS goroutines,
 // each entry is decoded and checked against its own hash from its stored
@@ -158,5 +158,3 @@ func (s *Store) vouchByScan(tx *bbolt.Tx, recs []schema.MemoryRecord) error {
 	}
 	return nil
 }
-
-var _ store.Voucher = (*Store)(nil)

@@ -14,7 +14,7 @@ func (s *Store) RecordConflict(ctx context.Context, c store.ConflictInfo, actor 
 	if err != nil {
 		return false, err
 	}
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -38,7 +38,7 @@ func (s *Store) RecordConflict(ctx context.Context, c store.ConflictInfo, actor 
 // RecordExpiry implements store.Store: the ledger itself says whether the
 // expiry was recorded.
 func (s *Store) RecordExpiry(ctx context.Context, id string, actor store.Actor) (bool, error) {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -32,13 +32,15 @@ type Store struct {
 	proposals  map[string]store.Proposal
 	ledger     []store.LedgerEntry
 	summaries  []store.OverlaySummary // oldest first
-	// changes counts the changes made (the store's stamp); a Batch commit
-	// counts as one. A Batch view (view) remembers the count it started
-	// from (base) and whether it can stamp (not nested in another batch).
+	// changes counts the changes made (the store's stamp); an Update commit
+	// counts as one. An Update's Tx (view) remembers the count it started
+	// from (base) and whether it can stamp (not nested in another Update).
 	changes   uint64
 	base      uint64
 	view      bool
 	stampable bool
+	// readOnly marks the Reader View hands to fn.
+	readOnly bool
 }
 
 var (
@@ -83,6 +85,16 @@ func (s *Store) lock(ctx context.Context) (time.Time, string, error) {
 	return t, schema.FormatTime(t), nil
 }
 
+// wlock is lock for a write: a View's Reader refuses every write.
+func (s *Store) wlock(ctx context.Context) (time.Time, string, error) {
+	t, now, err := s.lock(ctx)
+	if err == nil && s.readOnly {
+		s.mu.Unlock()
+		return time.Time{}, "", fmt.Errorf("memstore: %w: a write in a read-only View", store.ErrForbidden)
+	}
+	return t, now, err
+}
+
 func (s *Store) appendLedger(e store.LedgerEntry) {
 	s.changes++
 	prev := ""
@@ -102,7 +114,7 @@ func (s *Store) newID(t time.Time) (string, error) {
 
 // Write implements store.Store.
 func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor store.Actor) ([]schema.MemoryRecord, error) {
-	t, now, err := s.lock(ctx)
+	t, now, err := s.wlock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +198,7 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 
 // Invalidate implements store.Store.
 func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.Actor) error {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -206,7 +218,7 @@ func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error 
 	if actor.Kind == store.ActorAgent {
 		return fmt.Errorf("delete %s: %w: deleting is host-only; agents invalidate", id, store.ErrForbidden)
 	}
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -222,7 +234,7 @@ func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error 
 
 // Corroborate implements store.Store.
 func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, actor store.Actor) (bool, error) {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -244,7 +256,7 @@ func (s *Store) Corroborate(ctx context.Context, id string, sup schema.Support, 
 
 // Promote implements store.Store.
 func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest) (store.Promotion, error) {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return store.Promotion{}, err
 	}
@@ -265,7 +277,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 
 // Demote implements store.Store.
 func (s *Store) Demote(ctx context.Context, id, reason string, actor store.Actor) error {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -345,7 +357,7 @@ func newestRecords(hits []store.Stored) []schema.MemoryRecord {
 
 // Propose implements store.Store.
 func (s *Store) Propose(ctx context.Context, req store.ProposalRequest) (store.Proposal, error) {
-	t, now, err := s.lock(ctx)
+	t, now, err := s.wlock(ctx)
 	if err != nil {
 		return store.Proposal{}, err
 	}
@@ -425,7 +437,7 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 	if actor.Kind == store.ActorAgent {
 		return store.Proposal{}, fmt.Errorf("approve %s: %w: proposals wait for a human", id, store.ErrForbidden)
 	}
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return store.Proposal{}, err
 	}
@@ -462,7 +474,7 @@ func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason
 	if actor.Kind == store.ActorAgent {
 		return store.Proposal{}, fmt.Errorf("reject %s: %w: proposals wait for a human", id, store.ErrForbidden)
 	}
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return store.Proposal{}, err
 	}
@@ -482,7 +494,7 @@ func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason
 
 // ExpireProposals implements store.Store.
 func (s *Store) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +554,7 @@ func (s *Store) StateAt(ctx context.Context, at string) ([]schema.MemoryRecord, 
 
 // AppendOverlaySummary implements store.Store.
 func (s *Store) AppendOverlaySummary(ctx context.Context, sum store.OverlaySummary) error {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -601,7 +613,7 @@ func (s *Store) Export(ctx context.Context, fn func(schema.MemoryRecord) error) 
 
 // Import implements store.Store.
 func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor store.Actor) error {
-	_, now, err := s.lock(ctx)
+	_, now, err := s.wlock(ctx)
 	if err != nil {
 		return err
 	}
@@ -636,9 +648,9 @@ func clonePromotion(p store.Promotion) store.Promotion {
 
 func cloneProposal(p store.Proposal) store.Proposal { return store.CloneProposal(p) }
 
-// ViewStamp implements store.Stamper for a Batch view: the stamps count
-// the store's changes before and after the batch's commit. ok is false on
-// the Store itself and on a batch nested in another.
+// ViewStamp implements store.Stamper for an Update's Tx: the stamps count
+// the store's changes before and after its commit. ok is false on the
+// Store itself, on a View's Reader and on an Update nested in another.
 func (s *Store) ViewStamp() (store.ViewStamp, bool) {
 	if !s.stampable {
 		return store.ViewStamp{}, false
@@ -646,11 +658,31 @@ func (s *Store) ViewStamp() (store.ViewStamp, bool) {
 	return store.ViewStamp{Base: strconv.FormatUint(s.base, 10), Next: strconv.FormatUint(s.base+1, 10), Now: s.now}, true
 }
 
-// Batch implements store.Store: fn works on a copy of the state, which
+// View implements store.Store: fn reads the state as it is, the store's
+// mutex held while fn runs (so no write lands meanwhile); writes through
+// the Reader are refused.
+func (s *Store) View(ctx context.Context, fn func(tx store.Reader) error) error {
+	if _, _, err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	child := &Store{now: s.now, retention: s.retention, ids: s.ids, seq: s.seq,
+		changes: s.changes, base: s.changes, view: true, readOnly: true,
+		records: s.records, promotions: s.promotions, proposals: s.proposals,
+		ledger: s.ledger, summaries: s.summaries}
+	defer func() {
+		child.mu.Lock()
+		child.closed = true
+		child.mu.Unlock()
+	}()
+	return fn(child)
+}
+
+// Update implements store.Tx: fn works on a copy of the state, which
 // replaces the state when fn (and every operation in it) succeeded. The
 // store's mutex is held while fn runs.
-func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
-	if _, _, err := s.lock(ctx); err != nil {
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if _, _, err := s.wlock(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -671,7 +703,7 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	for id, p := range s.proposals {
 		child.proposals[id] = cloneProposal(p)
 	}
-	g := &store.BatchGuard{Store: child}
+	g := &store.TxGuard{Tx: child}
 	err := fn(g)
 	if err == nil {
 		err = g.Failed()

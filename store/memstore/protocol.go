@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -55,7 +56,7 @@ var _ store.Loader = (*Store)(nil)
 
 // Load implements store.Loader.
 func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
-	if _, _, err := s.lock(ctx); err != nil {
+	if _, _, err := s.wlock(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
@@ -79,5 +80,30 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 		s.summaries = append(s.summaries, store.CloneSummary(sum))
 	}
 	s.changes++
+	return nil
+}
+
+// Vouch implements store.Reader: each record as given is replayed against
+// the ledger entries about it (store.VouchRecord) with its promotion row.
+func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
+	if _, _, err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		var entries []store.LedgerEntry
+		for _, e := range s.ledger {
+			if store.MatchLedger(e, store.LedgerFilter{RecordID: r.ID}) {
+				entries = append(entries, e)
+			}
+		}
+		var prom *store.Promotion
+		if p, ok := s.promotions[r.ID]; ok {
+			prom = &p
+		}
+		if err := store.VouchRecord(r, prom, entries); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -29,7 +29,7 @@ func TestConnectionCutMidBatch(t *testing.T) {
 	if _, err := s.Write(ctx, fact("before"), human); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Batch(ctx, func(tx store.Store) error {
+	err = s.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Write(ctx, fact("half"), human); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@
 // Every mutation runs in one transaction that first locks the ledger's head
 // row (SELECT … FOR UPDATE): writers are serialized, the hash-chained ledger
 // is appended in the same transaction as the state change, and a process
-// reconciling a lesson (read, then write or corroborate, in one Batch) sees
+// reconciling a lesson (read, then write or corroborate, in one Update) sees
 // what every earlier writer committed. A writer that cannot get the head
 // within Options.LockTimeout gets store.ErrLocked. The commit announces the
 // change with NOTIFY (see Follow).
@@ -65,8 +65,9 @@ const Channel = "agent_ls_changes"
 type Store struct {
 	shared *shared
 
-	// tx is set on the view Batch hands to its fn: every operation runs in
-	// that transaction, one at a time (txMu).
+	// tx is set on the Tx Update hands to its fn and on the Reader View
+	// hands to its fn (tx.readOnly): every operation runs in that
+	// transaction, one at a time (txMu).
 	tx     *txState
 	txMu   *sync.Mutex
 	nested int
@@ -281,6 +282,8 @@ type txState struct {
 	base   int64 // changes when the transaction started
 	dirty  bool
 	closed bool
+	// readOnly marks a View's snapshot transaction: no head row, no writes.
+	readOnly bool
 }
 
 // head is the ledger head row: the serialization point of every writer.
@@ -302,7 +305,7 @@ func (s *Store) read(ctx context.Context, fn func(q querier) error) error {
 		s.txMu.Lock()
 		defer s.txMu.Unlock()
 		if s.tx.closed {
-			return fmt.Errorf("store %s: batch ended: %w", s.shared.location, store.ErrClosed)
+			return fmt.Errorf("store %s: transaction ended: %w", s.shared.location, store.ErrClosed)
 		}
 		return s.wrap(fn(s.tx))
 	}
@@ -326,10 +329,13 @@ func (s *Store) mutate(ctx context.Context, fn func(ts *txState) error) error {
 		return fmt.Errorf("store %s: opened read-only: %w", sh.location, store.ErrForbidden)
 	}
 	if s.tx != nil {
+		if s.tx.readOnly {
+			return fmt.Errorf("store %s: %w: a write in a read-only View", sh.location, store.ErrForbidden)
+		}
 		s.txMu.Lock()
 		defer s.txMu.Unlock()
 		if s.tx.closed {
-			return fmt.Errorf("store %s: batch ended: %w", sh.location, store.ErrClosed)
+			return fmt.Errorf("store %s: transaction ended: %w", sh.location, store.ErrClosed)
 		}
 		return s.wrap(fn(s.tx))
 	}
@@ -430,11 +436,56 @@ var ErrNotInitialized = errors.New("store not initialized")
 // ErrVersion reports a database whose schema is newer than this agent-ls.
 var ErrVersion = errors.New("unsupported store version")
 
-// Batch runs fn with a view whose operations form one transaction (see
-// store.Store.Batch); the head row is locked while fn runs, so other writers
-// wait.
-func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error {
+// View runs fn with a Reader on one read-only repeatable-read transaction
+// (store.Store.View): every read of fn sees the same committed state,
+// whatever other processes commit meanwhile. It takes no lock: writers
+// go on.
+func (s *Store) View(ctx context.Context, fn func(tx store.Reader) error) error {
 	if s.tx != nil {
+		return fn(s)
+	}
+	var panicked any
+	var fnErr error
+	err := s.read(ctx, func(querier) (err error) {
+		tx, err := s.shared.pool.BeginTx(ctx, txReadOnlySnapshot)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		ts := &txState{tx: tx, recs: map[string]store.Stored{}, proms: map[string]*store.Promotion{}, readOnly: true}
+		child := &Store{shared: s.shared, tx: ts, txMu: &sync.Mutex{}}
+		defer func() {
+			child.txMu.Lock()
+			ts.closed = true
+			child.txMu.Unlock()
+		}()
+		defer func() {
+			if r := recover(); r != nil {
+				panicked, err = r, errBatchPanic
+			}
+		}()
+		if fnErr = fn(child); fnErr != nil {
+			return nil
+		}
+		return tx.Commit(ctx)
+	})
+	if panicked != nil {
+		panic(panicked)
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// Update runs fn with a Tx whose operations form one transaction (see
+// store.Tx.Update); the head row is locked while fn runs, so other writers
+// wait.
+func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	if s.tx != nil {
+		if s.tx.readOnly {
+			return fmt.Errorf("store %s: %w: Update in a read-only View", s.shared.location, store.ErrForbidden)
+		}
 		s.nested++
 		defer func() { s.nested-- }()
 		return fn(s)
@@ -452,15 +503,15 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 				panicked, err = r, errBatchPanic
 			}
 		}()
-		g := &store.BatchGuard{Store: child}
+		g := &store.TxGuard{Tx: child}
 		if err := fn(g); err != nil {
 			return err
 		}
 		if err := g.Failed(); err != nil {
 			return err
 		}
-		// A batch's commit is one change of the store's stamp, whatever
-		// it wrote (ViewStamp promised Next).
+		// A transaction's commit is one change of the store's stamp,
+		// whatever it wrote (ViewStamp promised Next).
 		ts.dirty = true
 		return nil
 	})
@@ -470,12 +521,12 @@ func (s *Store) Batch(ctx context.Context, fn func(tx store.Store) error) error 
 	return err
 }
 
-var errBatchPanic = errors.New("batch function panicked")
+var errBatchPanic = errors.New("transaction function panicked")
 
-// ViewStamp implements store.Stamper for a Batch view: the store's id and
-// its count of committed changes before and after the batch.
+// ViewStamp implements store.Stamper for an Update's Tx: the store's id
+// and its count of committed changes before and after its commit.
 func (s *Store) ViewStamp() (store.ViewStamp, bool) {
-	if s.tx == nil || s.nested > 0 {
+	if s.tx == nil || s.tx.readOnly || s.nested > 0 {
 		return store.ViewStamp{}, false
 	}
 	id := s.tx.h.storeID + "/" + s.shared.schema

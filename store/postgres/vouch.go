@@ -8,7 +8,7 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// Vouch implements store.Voucher: each record's ledger entries are read
+// Vouch implements store.Reader: each record's ledger entries are read
 // through the ledger's record indexes (History) and replayed against the
 // record as given and its promotion row (store.VouchRecord), so a render
 // pays for what it renders, not for the store.
@@ -52,5 +52,3 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 	}
 	return nil
 }
-
-var _ store.Voucher = (*Store)(nil)

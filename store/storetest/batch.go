@@ -11,7 +11,7 @@ import (
 
 // batchScript is a mix of operations, each using what the earlier ones
 // returned: run one by one or inside one Batch it must leave the same store.
-func batchScript(ctx context.Context, s store.Store) error {
+func batchScript(ctx context.Context, s store.Tx) error {
 	recs, err := s.Write(ctx, []store.WriteRequest{
 		targeted("Deploys go out on Tuesdays", "background.projectContext.deploy_window", "project", "p", store.AgentKey, "bot"),
 		targeted("Check the queue depth first", "judgment.deploy.heuristics", "project", "p", store.AgentKey, "bot"),
@@ -65,7 +65,7 @@ func (k kit) batchTests() []test {
 				t.Fatalf("script one by one: %v", err)
 			}
 			b := k.open(t, deterministic)
-			if err := b.s.Batch(b.ctx, func(tx store.Store) error { return batchScript(b.ctx, tx) }); err != nil {
+			if err := b.s.Update(b.ctx, func(tx store.Tx) error { return batchScript(b.ctx, tx) }); err != nil {
 				t.Fatalf("script in a batch: %v", err)
 			}
 			if !sameRecords(one.all(), b.all()) {
@@ -94,12 +94,12 @@ func (k kit) batchTests() []test {
 			if _, ok := store.StampOf(e.s); ok {
 				t.Error("the store itself reports a ViewStamp; only Batch views may")
 			}
-			stamp := func(fn func(tx store.Store) error) (store.ViewStamp, bool) {
+			stamp := func(fn func(tx store.Tx) error) (store.ViewStamp, bool) {
 				var vs store.ViewStamp
 				var ok bool
-				err := e.s.Batch(e.ctx, func(tx store.Store) error {
+				err := e.s.Update(e.ctx, func(tx store.Tx) error {
 					vs, ok = store.StampOf(tx)
-					if err := tx.Batch(e.ctx, func(inner store.Store) error {
+					if err := tx.Update(e.ctx, func(inner store.Tx) error {
 						if _, nested := store.StampOf(inner); nested {
 							t.Error("a nested batch's view reports a ViewStamp: its commit is the outer batch's")
 						}
@@ -114,7 +114,7 @@ func (k kit) batchTests() []test {
 				}
 				return vs, ok
 			}
-			nop := func(store.Store) error { return nil }
+			nop := func(store.Tx) error { return nil }
 			first, ok := stamp(nop)
 			if !ok {
 				t.Skip("the backend does not stamp its views")
@@ -122,7 +122,7 @@ func (k kit) batchTests() []test {
 			if first.Base == first.Next || first.Now == nil {
 				t.Fatalf("ViewStamp %+v: a commit must change the stamp, and Now must be set", first)
 			}
-			second, _ := stamp(func(tx store.Store) error {
+			second, _ := stamp(func(tx store.Tx) error {
 				_, err := tx.Write(e.ctx, []store.WriteRequest{fact("in a batch")}, Agent)
 				return err
 			})
@@ -130,7 +130,7 @@ func (k kit) batchTests() []test {
 				t.Errorf("nothing else committed, but the next batch starts at %q, not %q", second.Base, first.Next)
 			}
 			// A failed batch commits nothing: the stamp stays.
-			_ = e.s.Batch(e.ctx, func(tx store.Store) error {
+			_ = e.s.Update(e.ctx, func(tx store.Tx) error {
 				_, _ = tx.Write(e.ctx, []store.WriteRequest{fact("rolled back")}, Agent)
 				return errors.New("boom")
 			})
@@ -161,7 +161,7 @@ func (k kit) batchTests() []test {
 			e := k.open(t)
 			before := e.write1(fact("kept"))
 			boom := errors.New("boom")
-			err := e.s.Batch(e.ctx, func(tx store.Store) error {
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
 				if err := batchScript(e.ctx, tx); err != nil {
 					return err
 				}
@@ -187,7 +187,7 @@ func (k kit) batchTests() []test {
 		}},
 		{"FailedOperationFailsTheBatch", func(t *testing.T) {
 			e := k.open(t)
-			err := e.s.Batch(e.ctx, func(tx store.Store) error {
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
 				if _, err := tx.Write(e.ctx, []store.WriteRequest{fact("a")}, Agent); err != nil {
 					return err
 				}
@@ -201,7 +201,7 @@ func (k kit) batchTests() []test {
 		}},
 		{"NotFoundReadIsNoFailure", func(t *testing.T) {
 			e := k.open(t)
-			err := e.s.Batch(e.ctx, func(tx store.Store) error {
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
 				if _, err := tx.Get(e.ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !errors.Is(err, store.ErrNotFound) {
 					t.Errorf("Get unknown in a batch: %v", err)
 				}
@@ -218,8 +218,8 @@ func (k kit) batchTests() []test {
 		{"NestedRunsInTheSameTransaction", func(t *testing.T) {
 			e := k.open(t)
 			boom := errors.New("boom")
-			err := e.s.Batch(e.ctx, func(tx store.Store) error {
-				if err := tx.Batch(e.ctx, func(inner store.Store) error {
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
+				if err := tx.Update(e.ctx, func(inner store.Tx) error {
 					_, err := inner.Write(e.ctx, []store.WriteRequest{fact("inner")}, Agent)
 					return err
 				}); err != nil {
@@ -241,7 +241,7 @@ func (k kit) batchTests() []test {
 			e := k.open(t)
 			got := func() (r any) {
 				defer func() { r = recover() }()
-				_ = e.s.Batch(e.ctx, func(tx store.Store) error {
+				_ = e.s.Update(e.ctx, func(tx store.Tx) error {
 					if _, err := tx.Write(e.ctx, []store.WriteRequest{fact("a")}, Agent); err != nil {
 						return err
 					}
@@ -262,8 +262,8 @@ func (k kit) batchTests() []test {
 		}},
 		{"ViewEndsWithTheBatch", func(t *testing.T) {
 			e := k.open(t)
-			var kept store.Store
-			if err := e.s.Batch(e.ctx, func(tx store.Store) error { kept = tx; return nil }); err != nil {
+			var kept store.Tx
+			if err := e.s.Update(e.ctx, func(tx store.Tx) error { kept = tx; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			_, err := kept.Write(e.ctx, []store.WriteRequest{fact("late")}, Agent)

@@ -48,7 +48,7 @@ func (e *env) history() (a, b, c, a2 schema.MemoryRecord) {
 }
 
 // historyOf collects History(ids).
-func historyOf(e *env, s store.Store, ids []string) []store.LedgerEntry {
+func historyOf(e *env, s store.Reader, ids []string) []store.LedgerEntry {
 	e.t.Helper()
 	var got []store.LedgerEntry
 	if err := s.History(e.ctx, ids, func(le store.LedgerEntry) error {
@@ -100,7 +100,7 @@ func (k kit) protocolTests() []test {
 		{"HistoryInBatchSeesItsWrites", func(t *testing.T) {
 			e := k.open(t)
 			a, _, _, _ := e.history()
-			err := e.s.Batch(e.ctx, func(tx store.Store) error {
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
 				if err := tx.Invalidate(e.ctx, a.ID, "gone", Human); err != nil && !errors.Is(err, store.ErrConflict) {
 					return err
 				}

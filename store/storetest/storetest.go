@@ -103,6 +103,8 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Context", k.contextTests()},
 		{"Close", k.closeTests()},
 		{"Batch", k.batchTests()},
+		{"View", k.viewTests()},
+		{"Vouch", k.vouchTests()},
 		{"Protocol", k.protocolTests()},
 		{"Load", k.loadTests()},
 	}

@@ -1,0 +1,240 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// viewTests check Store.View: one consistent snapshot, reads only.
+func (k kit) viewTests() []test {
+	return []test{
+		{"ReadsAgreeWithTheStore", func(t *testing.T) {
+			e := k.open(t)
+			recs := e.write(fact("a", "team", "x"), targeted("b", "judgment.deploy.heuristics", "team", "x"), fact("c", "team", "y"))
+			e.promote(recs[1].ID, schema.TierAuto)
+			wantAll, wantLedger := e.all(), e.ledger(store.LedgerFilter{})
+			wantPromoted := e.promoted(map[string]string{"team": "x"}, "")
+			err := e.s.View(e.ctx, func(tx store.Reader) error {
+				res, err := tx.Search(e.ctx, store.Query{Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(res.Records, wantAll) {
+					t.Errorf("View Search: %d records, want %d", len(res.Records), len(wantAll))
+				}
+				got, err := tx.Get(e.ctx, recs[0].ID)
+				if err != nil || got.Content != "a" {
+					t.Errorf("View Get = %q, %v; want a", got.Content, err)
+				}
+				l, err := tx.Ledger(e.ctx, store.LedgerFilter{})
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(l, wantLedger) {
+					t.Errorf("View Ledger: %d entries, want %d", len(l), len(wantLedger))
+				}
+				p, err := tx.Promoted(e.ctx, map[string]string{"team": "x"}, "")
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(p, wantPromoted) {
+					t.Errorf("View Promoted: %d records, want %d", len(p), len(wantPromoted))
+				}
+				proms, err := tx.Promotions(e.ctx, []string{recs[0].ID, recs[1].ID})
+				if err != nil {
+					return err
+				}
+				if _, ok := proms[recs[1].ID]; !ok || len(proms) != 1 {
+					t.Errorf("View Promotions = %v, want only %s", proms, recs[1].ID)
+				}
+				_, err = tx.Get(e.ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV")
+				wantErr(t, "View Get of an unknown id", err, store.ErrNotFound)
+				return tx.Verify(e.ctx)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"WritesAreForbidden", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(targeted("b", "judgment.deploy.heuristics", "team", "x"))
+			before := e.ledger(store.LedgerFilter{})
+			err := e.s.View(e.ctx, func(rd store.Reader) error {
+				tx, ok := rd.(store.Tx)
+				if !ok {
+					return nil // nothing to try: the Reader has no writes
+				}
+				_, err := tx.Write(e.ctx, []store.WriteRequest{fact("sneaky")}, Human)
+				wantErr(t, "Write in a View", err, store.ErrForbidden)
+				err = tx.Invalidate(e.ctx, r.ID, "no", Human)
+				wantErr(t, "Invalidate in a View", err, store.ErrForbidden)
+				_, err = tx.Corroborate(e.ctx, r.ID, schema.Support{ConversationID: "c9"}, Agent)
+				wantErr(t, "Corroborate in a View", err, store.ErrForbidden)
+				_, err = tx.Promote(e.ctx, r.ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: System})
+				wantErr(t, "Promote in a View", err, store.ErrForbidden)
+				err = tx.AppendOverlaySummary(e.ctx, store.OverlaySummary{At: e.now(), Agent: "a"})
+				wantErr(t, "AppendOverlaySummary in a View", err, store.ErrForbidden)
+				err = tx.Update(e.ctx, func(store.Tx) error { return nil })
+				wantErr(t, "Update in a View", err, store.ErrForbidden)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := e.ledger(store.LedgerFilter{}); len(after) != len(before) {
+				t.Errorf("a View wrote: ledger went from %d to %d entries", len(before), len(after))
+			}
+			if got := e.get(r.ID); got.InvalidAt != "" || len(got.Supports) != 0 {
+				t.Errorf("a View changed %s: %+v", r.ID, got)
+			}
+		}},
+		{"ReturnsFnError", func(t *testing.T) {
+			e := k.open(t)
+			e.write1(fact("a"))
+			sentinel := errors.New("stop here")
+			err := e.s.View(e.ctx, func(store.Reader) error { return fmt.Errorf("wrapped: %w", sentinel) })
+			if !errors.Is(err, sentinel) {
+				t.Errorf("View returned %v, want fn's error", err)
+			}
+		}},
+		{"ReaderEndsWithView", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(fact("a"))
+			var kept store.Reader
+			if err := e.s.View(e.ctx, func(tx store.Reader) error { kept = tx; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			_, err := kept.Get(e.ctx, r.ID)
+			wantErr(t, "Get on a Reader after its View", err, store.ErrClosed)
+			e.get(r.ID) // the store itself goes on
+		}},
+		{"EmptyStore", func(t *testing.T) {
+			e := k.open(t)
+			err := e.s.View(e.ctx, func(tx store.Reader) error {
+				res, err := tx.Search(e.ctx, store.Query{Limit: store.Limit(store.Unlimited)})
+				if err != nil {
+					return err
+				}
+				if len(res.Records) != 0 {
+					t.Errorf("View of an empty store found %d records", len(res.Records))
+				}
+				return tx.Verify(e.ctx)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"PanicGoesOn", func(t *testing.T) {
+			e := k.open(t)
+			e.write1(fact("a"))
+			func() {
+				defer func() {
+					if r := recover(); r != "boom" {
+						t.Errorf("recovered %v, want fn's panic", r)
+					}
+				}()
+				_ = e.s.View(e.ctx, func(store.Reader) error { panic("boom") })
+			}()
+			e.write1(fact("b")) // the store is not left locked
+			if n := len(e.all()); n != 2 {
+				t.Errorf("%d records after the panicking View and a write, want 2", n)
+			}
+		}},
+		{"ClosedStore", func(t *testing.T) {
+			e := k.open(t)
+			if err := e.s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			ran := false
+			err := e.s.View(e.ctx, func(store.Reader) error { ran = true; return nil })
+			wantErr(t, "View after Close", err, store.ErrClosed)
+			if ran {
+				t.Error("View ran fn on a closed store")
+			}
+		}},
+		{"OneSnapshotUnderWrites", func(t *testing.T) {
+			// Each write is one record and one ledger entry: a View that
+			// saw a write between its two reads would count them apart.
+			e := k.open(t)
+			const writes, readers, views = 24, 3, 8
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range writes {
+					if _, err := e.s.Write(e.ctx, []store.WriteRequest{fact(fmt.Sprintf("fact %d", i))}, Human); err != nil {
+						t.Errorf("Write %d: %v", i, err)
+						return
+					}
+				}
+			}()
+			for range readers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range views {
+						err := e.s.View(e.ctx, func(tx store.Reader) error {
+							res, err := tx.Search(e.ctx, store.Query{Limit: store.Limit(store.Unlimited)})
+							if err != nil {
+								return err
+							}
+							l, err := tx.Ledger(e.ctx, store.LedgerFilter{})
+							if err != nil {
+								return err
+							}
+							if len(res.Records) != len(l) {
+								t.Errorf("one View read %d records and %d ledger entries", len(res.Records), len(l))
+							}
+							return nil
+						})
+						if err != nil {
+							t.Errorf("View: %v", err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}},
+	}
+}
+
+// vouchTests check Reader.Vouch: the records a store delivers pass, a
+// record altered after delivery does not.
+func (k kit) vouchTests() []test {
+	return []test{
+		{"DeliveredRecordsPass", func(t *testing.T) {
+			e := k.open(t)
+			recs := e.write(targeted("b", "judgment.deploy.heuristics", "team", "x"), fact("c", "team", "x"))
+			e.promote(recs[0].ID, schema.TierAuto)
+			if _, err := e.s.Corroborate(e.ctx, recs[1].ID, schema.Support{ConversationID: "c7"}, Agent); err != nil {
+				t.Fatal(err)
+			}
+			all := e.all()
+			if err := e.s.Vouch(e.ctx, all); err != nil {
+				t.Errorf("Vouch of the records Search delivered: %v", err)
+			}
+			if err := e.s.View(e.ctx, func(tx store.Reader) error { return tx.Vouch(e.ctx, all) }); err != nil {
+				t.Errorf("Vouch in a View: %v", err)
+			}
+		}},
+		{"AlteredRecordFails", func(t *testing.T) {
+			e := k.open(t)
+			r := e.write1(targeted("Keep deploys small", "judgment.deploy.heuristics", "team", "x"))
+			e.promote(r.ID, schema.TierAuto)
+			altered := e.get(r.ID)
+			altered.Content = "Deploy everything on Friday night"
+			err := e.s.Vouch(e.ctx, []schema.MemoryRecord{altered})
+			var ue *store.UnvouchedError
+			if !errors.As(err, &ue) || ue.ID != r.ID || !errors.Is(err, store.ErrCorrupt) {
+				t.Errorf("Vouch of an altered record = %v, want an UnvouchedError naming %s", err, r.ID)
+			}
+		}},
+	}
+}
