@@ -100,6 +100,19 @@
 // VouchFor. A Head (SEQ:HASH) pinned outside the store is checked with
 // CheckPin. Limits: every write passes CheckLimits (schema.Limits).
 //
+// # Writing a backend
+//
+// A backend stores bytes; the rules live here. Implement View and Update
+// over the database's own transactions (a read snapshot; a writer that
+// serializes on the ledger head), and the Reader and Writer methods inside
+// them with the pure helpers: ValidateWrite, NewRecord and the Apply*
+// functions for state changes, SealEntry for the ledger, Rank (or Match and
+// the ranking rule) for Search, AgentFilter for Promoted and Candidates,
+// ReplayAll and CompareState for Verify, VouchRecord for Vouch. Wrap the Tx
+// handed to Update's fn in a TxGuard. Then run storetest.Run against it:
+// the kit is the specification (store/memstore is the smallest complete
+// example; store/bolt and store/postgres the real ones).
+//
 // # Export and import
 //
 // Export visits every readable record in id order. Import (PrepareImport)

@@ -1170,13 +1170,23 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		return exitOK
 	}
 	if verify {
-		entries, err := s.Ledger(ctx, store.LedgerFilter{})
+		// One snapshot: on a shared store a write landing between the
+		// ledger read and the record listing would look like entries cut
+		// from the end of the chain.
+		var entries []store.LedgerEntry
+		var verr error
+		err := s.View(ctx, func(r store.Reader) error {
+			var err error
+			if entries, err = r.Ledger(ctx, store.LedgerFilter{}); err != nil {
+				return err
+			}
+			if verr = r.Verify(ctx); verr == nil {
+				verr = verifyCreations(ctx, r, entries)
+			}
+			return nil
+		})
 		if err != nil {
 			return m.storeError(err)
-		}
-		verr := s.Verify(ctx)
-		if verr == nil {
-			verr = verifyCreations(ctx, s, entries)
 		}
 		if verr == nil && head.pin != nil {
 			verr = store.CheckPin(entries, *head.pin)
