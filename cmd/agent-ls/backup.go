@@ -10,11 +10,13 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/trust"
 )
 
-// snapshotter is a store that can copy itself whole (bbolt's file; a
-// PostgreSQL store is backed up with the database's own tools).
+// snapshotter is a store that can copy its file whole (bbolt's); any other
+// store is backed up by copying its state into a new bbolt file
+// (copySnapshot).
 type snapshotter interface {
 	WriteSnapshot(ctx context.Context, w io.Writer) (int64, error)
 }
@@ -53,7 +55,7 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 	if err != nil {
 		return m.storeError(err)
 	}
-	if _, err := os.Stat(loc.Path); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(loc.Path); !backend.IsURL(loc.Path) && errors.Is(err, os.ErrNotExist) {
 		m.errorf("no memory store at %s: nothing to back up", loc.Path)
 		return exitFindings
 	}
@@ -73,13 +75,12 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%s may not back up the store: a backup holds every agent's records (humans only): %v", a, store.ErrForbidden)
 		return exitFindings
 	}
-	snap, ok := s.(snapshotter)
-	if !ok {
-		m.errorf("the store at %s cannot be snapshotted by agent-ls; back it up with its database's tools", loc.Path)
-		return exitUsage
+	write := func(w io.Writer) (int64, error) { return copySnapshot(ctx, m, s, filepath.Dir(dst), w) }
+	if snap, ok := s.(snapshotter); ok {
+		write = func(w io.Writer) (int64, error) { return snap.WriteSnapshot(ctx, w) }
 	}
-	res := backupResult{Store: loc.Path, File: dst}
-	if res.Bytes, err = writeAtomically(dst, func(w io.Writer) (int64, error) { return snap.WriteSnapshot(ctx, w) }); err != nil {
+	res := backupResult{Store: backend.Redact(loc.Path), File: dst}
+	if res.Bytes, err = writeAtomically(dst, write); err != nil {
 		m.errorf("backup to %s: %v", pos[0], err)
 		return storeExitCode(err)
 	}
@@ -91,7 +92,7 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 		return m.writeJSON(res)
 	}
 	fmt.Fprintf(m.e.stdout, "backed up %s to %s: %d bytes, %s, %s; ledger chain verified\n",
-		loc.Path, pos[0], res.Bytes, schema.Count(res.Records, "record"), schema.Count(res.Entries, "ledger entry"))
+		backend.Redact(loc.Path), pos[0], res.Bytes, schema.Count(res.Records, "record"), schema.Count(res.Entries, "ledger entry"))
 	return exitOK
 }
 
@@ -118,6 +119,36 @@ func verifyCopy(ctx context.Context, m *memCmd, path string, res *backupResult) 
 	}
 	res.Records, res.Entries, res.Verified = n, len(entries), true
 	return nil
+}
+
+// copySnapshot writes the whole state of src (a store that cannot copy its
+// own file: a database) to w as a bbolt store file: store.Copy reads src in
+// one View into a new store in a temporary directory under dir, and that
+// file is written out.
+func copySnapshot(ctx context.Context, m *memCmd, src store.Store, dir string, w io.Writer) (int64, error) {
+	tmp, err := os.MkdirTemp(dir, ".agent-ls-backup-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	path := filepath.Join(tmp, "memory.db")
+	dst, err := trust.OpenStore(ctx, path, store.Options{Now: m.e.now})
+	if err != nil {
+		return 0, err
+	}
+	if _, err := store.Copy(ctx, src, dst); err != nil {
+		dst.Close()
+		return 0, err
+	}
+	if err := dst.Close(); err != nil {
+		return 0, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return io.Copy(w, f)
 }
 
 // writeAtomically writes dst through a temporary file in its directory:
