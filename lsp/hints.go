@@ -145,9 +145,25 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			sd.promotions[id] = &p
 		}
 		// One history read for every record instead of a store operation
-		// per record; the backend reads only these records' entries.
+		// per record; the backend reads only these records' entries. The
+		// promoted records' whole entries are kept until they vouch for
+		// the records: nothing shows bytes the ledger does not (as render).
+		promoted := make(map[string][]store.LedgerEntry, len(sd.promoted))
+		for _, r := range sd.promoted {
+			promoted[r.ID] = nil
+		}
 		var in interner
-		return st.History(ctx, ids, func(e store.LedgerEntry) error {
+		err = st.History(ctx, ids, func(e store.LedgerEntry) error {
+			// An entry is about its record and the record it carries
+			// (store.MatchLedger's rule), once each.
+			if es, ok := promoted[e.RecordID]; ok && e.RecordID != "" {
+				promoted[e.RecordID] = append(es, e)
+			}
+			if id := recordOf(e); id != "" && id != e.RecordID {
+				if es, ok := promoted[id]; ok {
+					promoted[id] = append(es, e)
+				}
+			}
 			// A history line shows when, what, who and why
 			// (provenanceMarkdown): the view keeps only that of an entry,
 			// not the record, proposal and hashes it carries.
@@ -162,8 +178,25 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		for _, r := range sd.promoted {
+			if err := store.VouchRecord(r, sd.promotions[r.ID], promoted[r.ID]); err != nil {
+				return fmt.Errorf("promoted records: %w", err)
+			}
+		}
+		return nil
 	})
 	return sd, err
+}
+
+// recordOf is the id of the record e carries, "" for none.
+func recordOf(e store.LedgerEntry) string {
+	if e.Record == nil {
+		return ""
+	}
+	return e.Record.ID
 }
 
 // compactRecords trims what a cache keeps of each record read for a view

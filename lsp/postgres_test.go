@@ -201,3 +201,57 @@ func TestPostgresUnreachableAndBack(t *testing.T) {
 	p.up()
 	c.waitFor("status connected once the server is back", status("connected"))
 }
+
+// TestTamperedRecordNotHinted: a promoted record whose stored bytes were
+// edited behind the store (SQL on agent_ls_records, as a role with data
+// privileges could) is not shown by the editor's inlay hints, as render
+// refuses it: the hints are vouched against the ledger.
+func TestTamperedRecordNotHinted(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	env := newTestEnv(t)
+	env.write(t, ".agent-ls.yaml", "store: "+strconv.Quote(loc)+"\n")
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := env.write(t, "deploy.agent.yaml", string(data))
+	st, err := backend.Open(context.Background(), loc, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", data)
+	if err != nil || cfg == nil {
+		t.Fatalf("load agent: %v", err)
+	}
+	mt, err := schema.ParseTarget("background.projectContext.deploy_window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const content = "Deploys go out Tuesdays after 14:00 ET"
+	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
+		Kind: schema.KindFact, Content: content, Target: &mt,
+		Provenance: schema.Provenance{ConversationID: "conv-1"},
+		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
+	})
+	if err != nil || res.State != evolve.StatePromoted {
+		t.Fatalf("save: %+v, %v", res, err)
+	}
+	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
+		return func(ctx context.Context, p string) (store.Store, error) {
+			return backend.Open(ctx, p, store.Options{LockTimeout: 5 * time.Second, ReadOnly: ro})
+		}
+	}
+	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), NoWatch: true, Getenv: func(string) string { return "" }})
+	c.initializeResolving(env.root, map[string]any{"actor": "human:ana"}, true)
+	uri := c.open(path, string(data), 1)
+	c.awaitDiagnostics(uri, 1)
+	if h := hintWith(c.hints(uri), content); h == nil {
+		t.Fatal("no hint for the promoted fact before the edit")
+	}
+	pgtest.Exec(t, loc, `UPDATE agent_ls_records SET body = replace(body, 'Tuesdays', 'Fridays')`)
+	hs := c.hints(uri)
+	if h := hintWith(hs, "Fridays"); h != nil {
+		t.Errorf("the edited record is hinted: %+v", h)
+	}
+}

@@ -624,7 +624,7 @@ var errBatchPanic = errors.New("transaction function panicked")
 
 // inTx runs fn in the View's or Update's transaction. The transaction is not safe for
 // concurrent use, so operations of one batch run one at a time.
-func (s *Store) inTx(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(tx *bbolt.Tx) error) (err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -633,5 +633,15 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// bbolt's panics and memory faults on damaged pages are this
+	// operation's ErrCorrupt, as withDB makes them for one outside a
+	// transaction, whichever goroutine of the View's or Update's fn asks:
+	// only a panic of fn itself goes on to its caller.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = s.faultError(r)
+		}
+	}()
 	return fn(s.tx)
 }

@@ -86,6 +86,9 @@ type shared struct {
 	idMu sync.Mutex
 	ids  *schema.IDGenerator
 
+	// chain is how far this handle verified the ledger (checkChain).
+	chain chainState
+
 	mu     sync.RWMutex
 	closed bool
 }
@@ -372,6 +375,11 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 		return nil, err
 	}
 	ts.base = ts.h.changes
+	// No write is appended onto a ledger that does not verify.
+	if err := s.checkChain(ctx, ts); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	return ts, nil
 }
 
@@ -387,7 +395,16 @@ func (s *Store) commit(ctx context.Context, ts *txState) error {
 	if err := ts.flush(ctx); err != nil {
 		return err
 	}
-	return ts.tx.Commit(ctx)
+	if err := ts.tx.Commit(ctx); err != nil {
+		return err
+	}
+	// The entries this transaction appended chain onto the head begin
+	// verified.
+	cs := &s.shared.chain
+	cs.mu.Lock()
+	cs.id, cs.seq, cs.hash = ts.h.storeID, ts.h.ledgerSeq, ts.h.ledgerHash
+	cs.mu.Unlock()
+	return nil
 }
 
 // wrap maps PostgreSQL errors to the store's typed errors: a lock wait past
