@@ -97,7 +97,8 @@ func (s *server) watchStoreOf(path string) {
 	}
 	ws := s.workspaceFor(path)
 	if backend.IsURL(ws.StorePath) {
-		s.listenTo(w, ws.StorePath)
+		poll, _ := schema.ParseStorePoll(ws.Config.StorePoll) // checked with the config
+		s.listenTo(w, ws.StorePath, poll)
 		return
 	}
 	dir := filepath.Dir(ws.StorePath)
@@ -115,7 +116,7 @@ func (s *server) watchStoreOf(path string) {
 // listener reconnects by itself, and polls where notifications do not
 // arrive, so open files refresh within a second of another process's
 // commit.
-func (s *server) listenTo(w *watcher, location string) {
+func (s *server) listenTo(w *watcher, location string, poll time.Duration) {
 	w.mu.Lock()
 	if w.listening == nil {
 		w.listening = map[string]bool{}
@@ -127,7 +128,7 @@ func (s *server) listenTo(w *watcher, location string) {
 	w.listening[location] = true
 	w.mu.Unlock()
 	s.goBackground(func(ctx context.Context) {
-		src := backend.Source(location, 0)
+		src := backend.Source(location, poll)
 		failed := false
 		for ctx.Err() == nil {
 			ch, err := src.Watch(ctx)

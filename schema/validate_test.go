@@ -191,6 +191,10 @@ staleAfter: 7d
 		{"ceiling equal to the sum", "ceiling: 7000\n", `1:10-1:14: error: ceiling 7000 must be below the sum of the budgets (7000) [schema] /ceiling` + "\n"},
 		{"severity", "lint: {rules: {X: fatal}}\n", `1:19-1:24: error: must be one of "off", "error", "warning", "info", "hint" (got "fatal") [schema] /lint/rules/X` + "\n"},
 		{"eval needs a command", "eval: {timeout: 5m}\n", `1:1-1:5: error: missing required property "command" [schema] /eval/command` + "\n"},
+		{"store poll", "storePoll: 250ms\n", ""},
+		{"store poll off", "storePoll: \"off\"\n", ""},
+		{"store poll too short", "storePoll: 5ms\n", `1:12-1:15: error: storePoll "5ms": at least 100ms, or off [schema] /storePoll` + "\n"},
+		{"store poll not a duration", "storePoll: soon\n", `1:12-1:16: error: storePoll "soon": want a duration such as 1s or 500ms, or off [schema] /storePoll` + "\n"},
 		{"reserved scope key", "scope: {agent: a}\n", `1:9-1:14: error: scope key "agent" is reserved: it comes from each agent's roleTemplate.name [schema] /scope/agent` + "\n"},
 	}
 	for _, tt := range tests {

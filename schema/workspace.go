@@ -1,6 +1,9 @@
 package schema
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // WorkspaceConfigName is the workspace config file, found by walking up from
 // an agent file (like .git).
@@ -33,6 +36,33 @@ type WorkspaceConfig struct {
 	StaleAfter string `json:"staleAfter,omitempty"`
 	// Limits bound what one memory may carry (DefaultLimits).
 	Limits Limits `json:"limits,omitempty"`
+	// StorePoll is how often followers of a database store (the language
+	// server, memory events --follow, the lens) also read its change
+	// counter besides LISTEN: a duration of at least 100ms (default 1s),
+	// or "off" for notifications only.
+	StorePoll string `json:"storePoll,omitempty"`
+}
+
+// MinStorePoll is the shortest StorePoll accepted.
+const MinStorePoll = 100 * time.Millisecond
+
+// ParseStorePoll parses a StorePoll value: "" is 0 (the default), "off"
+// is -1 (notifications only), else a duration of at least MinStorePoll.
+func ParseStorePoll(v string) (time.Duration, error) {
+	switch v {
+	case "":
+		return 0, nil
+	case "off":
+		return -1, nil
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("storePoll %q: want a duration such as 1s or 500ms, or off", v)
+	}
+	if d < MinStorePoll {
+		return 0, fmt.Errorf("storePoll %q: at least %s, or off", v, MinStorePoll)
+	}
+	return d, nil
 }
 
 // Budgets are per-primitive character budgets for memory-derived text.

@@ -51,6 +51,11 @@ func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []
 			errAt(f.ptr, "must be a duration such as 72h, 30m, 7d or 2w")
 		}
 	}
+	if cfg.StorePoll != "" && !bad["/storePoll"] {
+		if _, err := ParseStorePoll(cfg.StorePoll); err != nil {
+			errAt("/storePoll", err.Error())
+		}
+	}
 	if _, ok := cfg.Scope["agent"]; ok && !bad["/scope/agent"] {
 		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: "/scope/agent", Range: keyRange(d, "/scope/agent"),
 			Message: `scope key "agent" is reserved: it comes from each agent's roleTemplate.name`})

@@ -16,10 +16,11 @@ import (
 // since --since, then, with --follow, each new one as other processes write.
 func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
-	var since, actor string
+	var since, actor, poll string
 	var follow bool
 	fs.StringVar(&since, "since", "", "only events since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
 	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
+	fs.StringVar(&poll, "poll", "", "with --follow on a PostgreSQL store, also read its change counter every `interval` besides LISTEN (at least 100ms, or off; default the workspace's storePoll, else 1s)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
@@ -37,11 +38,19 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		}
 		since = schema.FormatTime(t)
 	}
+	pollEvery, err := schema.ParseStorePoll(poll)
+	if err != nil {
+		m.errorf("--poll: %v", err)
+		return exitUsage
+	}
 	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
 	}
 	defer s.Close()
+	if poll == "" && loc.Workspace != nil {
+		pollEvery, _ = schema.ParseStorePoll(loc.Workspace.Config.StorePoll) // checked with the config
+	}
 	a, ok := m.actor(actor, loc)
 	if !ok {
 		return exitUsage
@@ -66,7 +75,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return exitOK
 	}
-	if err := events.Follow(ctx, s, backend.Source(loc.Path, 0), since, emit, opts...); err != nil {
+	if err := events.Follow(ctx, s, backend.Source(loc.Path, pollEvery), since, emit, opts...); err != nil {
 		return m.storeError(err)
 	}
 	return exitOK

@@ -151,7 +151,11 @@ func (b *lensBackend) events(ctx context.Context) (ev lens.Events, close func(),
 			return view.Visible(&schema.MemoryRecord{Scope: scope})
 		}))
 	}
-	return lens.StoreEvents(st, backend.Source(b.loc.Path, 0), b.e.now, opts...), func() { st.Close() }, nil
+	var poll time.Duration
+	if b.loc.Workspace != nil {
+		poll, _ = schema.ParseStorePoll(b.loc.Workspace.Config.StorePoll) // checked with the config
+	}
+	return lens.StoreEvents(st, backend.Source(b.loc.Path, poll), b.e.now, opts...), func() { st.Close() }, nil
 }
 
 func (b *lensBackend) Actor() store.Actor { return b.actor }

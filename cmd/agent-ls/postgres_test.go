@@ -216,6 +216,9 @@ func TestMCPPostgres(t *testing.T) {
 func TestMemoryEventsFollowPostgres(t *testing.T) {
 	dir, url := pgWorkspace(t)
 	cliOK(t, dir, "memory", "init")
+	if r := runBin(t, dir, "", memEnv, "memory", "events", "--follow", "--poll", "5ms"); r.code != exitUsage || !strings.Contains(r.stderr, "at least 100ms") {
+		t.Errorf("--poll 5ms: exit %d, stderr %q; want 2 naming the floor", r.code, r.stderr)
+	}
 	follower := exec.Command(agentLSBin, "memory", "events", "--follow", "--format", "json", "--actor", "human:ana")
 	follower.Dir = dir
 	out, err := follower.StdoutPipe()
