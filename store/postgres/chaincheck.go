@@ -25,7 +25,7 @@ type chainState struct {
 // not verify in the layout store.SealEntryJSON writes (`{"seq":N,` ...
 // `"prevHash":"P","hash":"H"}` with H the sha256 of the bytes with H
 // emptied), so a check costs the server's hashing, not the ledger's bytes on
-// the wire. The entry at $1 must have hash $2 ($1 = 1 and $2 = ” check the
+// the wire. The entry at $1 must have hash $2 ($1 = 1 with an empty $2 checks the
 // whole chain from its first entry, whose prevHash is empty). It returns
 // the first bad seq (NULL when none), and the last entry's seq and hash.
 const chainCheckSQL = `
