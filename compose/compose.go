@@ -283,7 +283,9 @@ func (r *Result) Recall(ctx context.Context, query string) (overlay.RecallBlock,
 		}
 	}
 	block := overlay.Recall(cands, spilled, hits, r.policy)
-	if r.store != nil {
+	// A replay's records are the verified ledger's own replay (past); now
+	// they are the store's bytes, vouched for against the ledger.
+	if r.store != nil && r.At == "" {
 		// What the block delivers from the store now (candidates and
 		// hits; spilled records were vouched for with the composition)
 		// must match the ledger.

@@ -47,17 +47,23 @@ func sameScope(a, b map[string]string) bool {
 type pastState struct {
 	all      []schema.MemoryRecord // every record existing then (ReplayRecords)
 	promoted map[string]bool
+	rejected map[string]string // store.RejectedIn: the rejections decided by then
 }
 
 func (r *Result) past(ctx context.Context) (*pastState, error) {
 	if r.pastSt != nil {
 		return r.pastSt, nil
 	}
+	// The past comes from the ledger alone, so the chain it rests on must
+	// verify (as StateAt's): what it delivers is then the ledger's own.
+	if err := store.CheckChain(ctx, r.store, r.At); err != nil {
+		return nil, fmt.Errorf("ledger until %s: %w", r.At, err)
+	}
 	entries, err := r.store.Ledger(ctx, store.LedgerFilter{Until: r.At})
 	if err != nil {
 		return nil, fmt.Errorf("ledger until %s: %w", r.At, err)
 	}
-	p := &pastState{all: store.ReplayRecords(entries, r.At), promoted: map[string]bool{}}
+	p := &pastState{all: store.ReplayRecords(entries, r.At), promoted: map[string]bool{}, rejected: store.RejectedIn(entries)}
 	for _, rec := range store.ReplayState(entries, r.At) {
 		p.promoted[rec.ID] = true
 	}
@@ -96,6 +102,8 @@ func (r *Result) candidates(ctx context.Context) ([]schema.MemoryRecord, error) 
 	slices.SortFunc(out, func(a, b schema.MemoryRecord) int {
 		return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
+	// The rejections decided by then, as now (store.IsRejected).
+	out, _ = store.SplitRejected(out, p.rejected)
 	return out, nil
 }
 
@@ -169,12 +177,9 @@ func (r *Result) hits(ctx context.Context, query string) ([]schema.MemoryRecord,
 	for _, id := range r.Report.IDs(overlay.StatusApplied) {
 		applied[id] = true
 	}
-	var rejected map[string]string
-	if r.At == "" {
-		var err error
-		if rejected, err = r.rejected(ctx); err != nil {
-			return nil, err
-		}
+	rejected, err := r.rejected(ctx)
+	if err != nil {
+		return nil, err
 	}
 	var out []schema.MemoryRecord
 	for _, h := range found {
@@ -189,7 +194,15 @@ func (r *Result) hits(ctx context.Context, query string) ([]schema.MemoryRecord,
 }
 
 // rejected maps the agent's records whose promotion a human rejected to the
-// decision time (store.RejectedPromotions), as the store holds them now.
+// decision time: as the store holds them now (store.RejectedPromotions), or
+// as the ledger up to r.At decided them.
 func (r *Result) rejected(ctx context.Context) (map[string]string, error) {
+	if r.At != "" {
+		p, err := r.past(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return p.rejected, nil
+	}
 	return store.RejectedPromotions(ctx, r.store, r.scope, r.Agent)
 }

@@ -40,11 +40,30 @@ func RejectedPromotions(ctx context.Context, s Reader, scope map[string]string, 
 	}
 	out := map[string]string{}
 	for _, p := range ps {
-		if p.Kind == ProposePromote && p.DecidedAt > out[p.RecordID] {
-			out[p.RecordID] = p.DecidedAt
-		}
+		addRejection(out, p)
 	}
 	return out, nil
+}
+
+// RejectedIn is RejectedPromotions as the ledger entries tell it (the
+// decisions among entries, e.g. those up to a replayed time), for every
+// record: a caller keeps the records of its view.
+func RejectedIn(entries []LedgerEntry) map[string]string {
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.Op == OpReject && e.Proposal != nil && e.Proposal.State == ProposalRejected {
+			addRejection(out, *e.Proposal)
+		}
+	}
+	return out
+}
+
+// addRejection records p in out when it is a rejected promotion, newest
+// decision kept.
+func addRejection(out map[string]string, p Proposal) {
+	if p.Kind == ProposePromote && p.DecidedAt > out[p.RecordID] {
+		out[p.RecordID] = p.DecidedAt
+	}
 }
 
 // SplitRejected splits recs into the records still under review and the
