@@ -177,6 +177,42 @@ func conflictReason(cs []Conflict) string {
 // Refusals return an error wrapping ErrRefused along with the Outcome;
 // blocked and pending are answers, not errors.
 func (e *Engine) Promote(ctx context.Context, id string, actor store.Actor) (Outcome, error) {
+	// An eval gate may take minutes: then the gate's reads and its writes
+	// are separate store operations (the writer lock is not held meanwhile).
+	if e.eval != nil {
+		return e.promote(ctx, id, actor)
+	}
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.promote(ctx, id, actor) })
+}
+
+// atomically runs a gate on an engine over one Update of its store, so what
+// the gate read (the record, its promotion row, pending proposals) is what
+// its writes change: no other process writes in between, and a failure
+// leaves nothing half done. A refusal (ErrRefused) is an answer: what the
+// gate wrote before it (a ledgered expiry) commits. Inside a transaction
+// already (a batch view), fn runs on e itself.
+func (e *Engine) atomically(ctx context.Context, fn func(be *Engine) (Outcome, error)) (Outcome, error) {
+	if _, inTx := store.StampOf(e.st); inTx || e.lc != nil {
+		return fn(e)
+	}
+	var o Outcome
+	var answer error
+	err := e.st.Update(ctx, func(tx store.Tx) error {
+		var err error
+		o, err = fn(e.withStore(tx))
+		if errors.Is(err, ErrRefused) {
+			answer = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return o, err
+	}
+	return o, answer
+}
+
+func (e *Engine) promote(ctx context.Context, id string, actor store.Actor) (Outcome, error) {
 	o := Outcome{RecordID: id}
 	rec, err := e.get(ctx, id)
 	if err != nil {
@@ -359,13 +395,13 @@ func (e *Engine) doPromote(ctx context.Context, rec schema.MemoryRecord, actor s
 // Demote removes a record's promotion (the record stays valid and returns
 // to recall) if actor may; see the package doc's table.
 func (e *Engine) Demote(ctx context.Context, id, reason string, actor store.Actor) (Outcome, error) {
-	return e.unlearn(ctx, id, reason, actor, false, "")
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.unlearn(ctx, id, reason, actor, false, "") })
 }
 
 // Invalidate retires a record. A promoted guarded record invalidated by an
 // agent keeps rendering: a pending demotion proposal opens instead.
 func (e *Engine) Invalidate(ctx context.Context, id, reason string, actor store.Actor) (Outcome, error) {
-	return e.unlearn(ctx, id, reason, actor, true, "")
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.unlearn(ctx, id, reason, actor, true, "") })
 }
 
 // unlearn is Demote (invalidate=false) and Invalidate; supersededBy names
@@ -579,12 +615,12 @@ func (e *Engine) doInvalidate(ctx context.Context, id, reason string, actor stor
 // gets ErrRefused. Expired proposals are expired first and cannot be
 // approved.
 func (e *Engine) Approve(ctx context.Context, proposalID string, actor store.Actor, reason string) (Outcome, error) {
-	return e.decide(ctx, proposalID, actor, reason, true)
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.decide(ctx, proposalID, actor, reason, true) })
 }
 
 // Reject closes a pending proposal without effect. Only humans reject.
 func (e *Engine) Reject(ctx context.Context, proposalID string, actor store.Actor, reason string) (Outcome, error) {
-	return e.decide(ctx, proposalID, actor, reason, false)
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.decide(ctx, proposalID, actor, reason, false) })
 }
 
 func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reason string, approve bool) (Outcome, error) {
@@ -676,6 +712,13 @@ func (e *Engine) PendingProposals(ctx context.Context) ([]store.Proposal, error)
 // (through dropID's demotion gate for actor), then keepID, if a candidate,
 // runs its promotion gate.
 func (e *Engine) Supersede(ctx context.Context, keepID, dropID string, actor store.Actor) (Outcome, error) {
+	if e.eval != nil {
+		return e.supersede(ctx, keepID, dropID, actor)
+	}
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.supersede(ctx, keepID, dropID, actor) })
+}
+
+func (e *Engine) supersede(ctx context.Context, keepID, dropID string, actor store.Actor) (Outcome, error) {
 	if keepID == dropID {
 		return refused(Outcome{RecordID: keepID}, "a record cannot supersede itself")
 	}
