@@ -278,8 +278,10 @@ type txState struct {
 	tx      pgx.Tx
 	pending []queued // statements sent with the next read or the commit (pipeline.go)
 	// recs and proms are the records and promotion rows this transaction
-	// read or wrote (a nil row: known to have none). Every writer holds the
-	// head row, so nothing else changes them until the commit.
+	// read or wrote (a nil row: known to have none), or the last committed
+	// transaction of this store did when nobody committed since (carried).
+	// Every writer holds the head row, so nothing else changes them until
+	// the commit.
 	recs   map[string]store.Stored
 	proms  map[string]*store.Promotion
 	h      head
