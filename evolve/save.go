@@ -469,8 +469,17 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 			// Every slot the batch reconciles against, read at once.
 			var ts []schema.MemoryTarget
 			for _, r := range rs {
-				if r.Target != nil {
-					ts = append(ts, *r.Target)
+				if r.Target == nil {
+					continue
+				}
+				ts = append(ts, *r.Target)
+				if r.Target.Primitive == schema.PrimitiveJudgment {
+					// The contradiction check of a judgment reads the
+					// promoted lines of both slots of its domain
+					// (promotedLines).
+					for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
+						ts = append(ts, schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: r.Target.Domain, Slot: slot})
+					}
 				}
 			}
 			if err := be.preload(ctx, ts); err != nil {

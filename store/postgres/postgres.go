@@ -89,6 +89,11 @@ type shared struct {
 	// chain is how far this handle verified the ledger (checkChain).
 	chain chainState
 
+	// carried is what the last write transaction of this store knew of
+	// records and promotion rows, for the next one (carry).
+	carriedMu sync.Mutex
+	carried   *carried
+
 	mu     sync.RWMutex
 	closed bool
 }
@@ -277,8 +282,10 @@ type txState struct {
 	tx      pgx.Tx
 	pending []queued // statements sent with the next read or the commit (pipeline.go)
 	// recs and proms are the records and promotion rows this transaction
-	// read or wrote (a nil row: known to have none). Every writer holds the
-	// head row, so nothing else changes them until the commit.
+	// read or wrote (a nil row: known to have none), or the last committed
+	// transaction of this store did when nobody committed since (carried).
+	// Every writer holds the head row, so nothing else changes them until
+	// the commit.
 	recs   map[string]store.Stored
 	proms  map[string]*store.Promotion
 	h      head
@@ -380,7 +387,50 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	if c := s.shared.takeCarried(ts.h); c != nil {
+		ts.recs, ts.proms = c.recs, c.proms
+	}
 	return ts, nil
+}
+
+// carried is the records and promotion rows a committed write transaction
+// read or wrote (txState.recs and proms), valid for the store state that
+// commit left: the head's store id and changes count. Every writer holds
+// the head row and counts its commit in changes, so a later transaction
+// that finds the head as that commit left it (nobody committed in between)
+// starts from them, and a reconciliation reading a record an earlier batch
+// of this process wrote or read needs no round trip for it. A failed
+// transaction carries nothing, and any other commit makes the carried state
+// stale (it is dropped when the next transaction sees the head).
+type carried struct {
+	storeID string
+	changes int64
+	recs    map[string]store.Stored
+	proms   map[string]*store.Promotion
+}
+
+// takeCarried returns the carried state when it is valid at head h, and
+// leaves none either way.
+func (sh *shared) takeCarried(h head) *carried {
+	sh.carriedMu.Lock()
+	c := sh.carried
+	sh.carried = nil
+	sh.carriedMu.Unlock()
+	if c == nil || c.storeID != h.storeID || c.changes != h.changes {
+		return nil
+	}
+	return c
+}
+
+// carry keeps what the committed transaction ts knew for the next one,
+// unless it grew past maxRemembered (the next transaction starts afresh).
+func (sh *shared) carry(ts *txState) {
+	if len(ts.recs) > maxRemembered || len(ts.proms) > maxRemembered {
+		return
+	}
+	sh.carriedMu.Lock()
+	sh.carried = &carried{storeID: ts.h.storeID, changes: ts.h.changes, recs: ts.recs, proms: ts.proms}
+	sh.carriedMu.Unlock()
 }
 
 // commit writes the head back when the transaction changed anything,
@@ -404,6 +454,7 @@ func (s *Store) commit(ctx context.Context, ts *txState) error {
 	cs.mu.Lock()
 	cs.id, cs.seq, cs.hash = ts.h.storeID, ts.h.ledgerSeq, ts.h.ledgerHash
 	cs.mu.Unlock()
+	s.shared.carry(ts)
 	return nil
 }
 
