@@ -20,13 +20,13 @@ func (s *Store) RecordConflict(ctx context.Context, c store.ConflictInfo, actor 
 	recorded := false
 	err = s.mutate(ctx, func(ts *txState) error {
 		for _, id := range c.Records {
-			if _, found, err := s.getStored(ctx, ts.tx, id); err != nil {
+			if _, found, err := s.getStored(ctx, ts, id); err != nil {
 				return err
 			} else if !found {
 				return fmt.Errorf("record conflict: record %s: %w", id, store.ErrNotFound)
 			}
 		}
-		rows, err := ts.tx.Query(ctx, `SELECT body FROM agent_ls_ledger WHERE record_id = ANY($1) AND body LIKE '%"op":"conflict"%'`, c.Records)
+		rows, err := ts.Query(ctx, `SELECT body FROM agent_ls_ledger WHERE record_id = ANY($1) AND body LIKE '%"op":"conflict"%'`, c.Records)
 		if err != nil {
 			return fmt.Errorf("record conflict: %w", err)
 		}
@@ -63,7 +63,7 @@ func (s *Store) RecordExpiry(ctx context.Context, id string, actor store.Actor) 
 	_, now := s.nowTime()
 	recorded := false
 	err := s.mutate(ctx, func(ts *txState) error {
-		st, found, err := s.getStored(ctx, ts.tx, id)
+		st, found, err := s.getStored(ctx, ts, id)
 		if err != nil {
 			return err
 		}
@@ -73,7 +73,7 @@ func (s *Store) RecordExpiry(ctx context.Context, id string, actor store.Actor) 
 		if err := store.CheckExpired(&st.Rec, now); err != nil {
 			return err
 		}
-		rows, err := ts.tx.Query(ctx, `SELECT body FROM agent_ls_ledger WHERE record_id = $1 AND body LIKE '%"op":"expire"%'`, id)
+		rows, err := ts.Query(ctx, `SELECT body FROM agent_ls_ledger WHERE record_id = $1 AND body LIKE '%"op":"expire"%'`, id)
 		if err != nil {
 			return fmt.Errorf("record expiry: %w", err)
 		}

@@ -105,6 +105,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Batch", k.batchTests()},
 		{"View", k.viewTests()},
 		{"Vouch", k.vouchTests()},
+		{"UpdateSeesItsWrites", k.updateSeesItsWritesTests()},
 		{"Protocol", k.protocolTests()},
 		{"Load", k.loadTests()},
 	}

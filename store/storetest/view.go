@@ -238,3 +238,35 @@ func (k kit) vouchTests() []test {
 		}},
 	}
 }
+
+// updateSeesItsWrites: operations later in one Update see what earlier ones
+// wrote, including the ledger entries a conflict or expiry check reads.
+func (k kit) updateSeesItsWritesTests() []test {
+	return []test{
+		{"RecordConflictTwiceInOneUpdate", func(t *testing.T) {
+			e := k.open(t)
+			var first, second bool
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
+				recs, err := tx.Write(e.ctx, []store.WriteRequest{fact("a"), fact("b")}, Human)
+				if err != nil {
+					return err
+				}
+				c := store.ConflictInfo{Records: []string{recs[0].ID, recs[1].ID}}
+				if first, err = tx.RecordConflict(e.ctx, c, System); err != nil {
+					return err
+				}
+				second, err = tx.RecordConflict(e.ctx, c, System)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !first || second {
+				t.Errorf("RecordConflict twice in one Update: recorded %v then %v, want true then false", first, second)
+			}
+			if n := len(e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpConflict}})); n != 1 {
+				t.Errorf("%d conflict entries, want 1", n)
+			}
+		}},
+	}
+}
