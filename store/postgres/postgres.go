@@ -521,18 +521,7 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Reader) error) error 
 		}
 		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 		ts := &txState{tx: tx, recs: map[string]store.Stored{}, proms: map[string]*store.Promotion{}, readOnly: true}
-		child := &Store{shared: s.shared, tx: ts, txMu: &sync.Mutex{}}
-		defer func() {
-			child.txMu.Lock()
-			ts.closed = true
-			child.txMu.Unlock()
-		}()
-		defer func() {
-			if r := recover(); r != nil {
-				panicked, err = r, errBatchPanic
-			}
-		}()
-		if fnErr = fn(child); fnErr != nil {
+		if fnErr = s.runChild(ts, &panicked, func(child *Store) error { return fn(child) }); fnErr != nil || panicked != nil {
 			return nil
 		}
 		return tx.Commit(ctx)
@@ -559,23 +548,18 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		return fn(s)
 	}
 	var panicked any
-	err := s.mutate(ctx, func(ts *txState) (err error) {
-		child := &Store{shared: s.shared, tx: ts, txMu: &sync.Mutex{}}
-		defer func() {
-			child.txMu.Lock()
-			ts.closed = true
-			child.txMu.Unlock()
-		}()
-		defer func() {
-			if r := recover(); r != nil {
-				panicked, err = r, errBatchPanic
+	err := s.mutate(ctx, func(ts *txState) error {
+		err := s.runChild(ts, &panicked, func(child *Store) error {
+			g := &store.TxGuard{Tx: child}
+			if err := fn(g); err != nil {
+				return err
 			}
-		}()
-		g := &store.TxGuard{Tx: child}
-		if err := fn(g); err != nil {
-			return err
+			return g.Failed()
+		})
+		if panicked != nil {
+			return errBatchPanic
 		}
-		if err := g.Failed(); err != nil {
+		if err != nil {
 			return err
 		}
 		// A transaction's commit is one change of the store's stamp,
@@ -590,6 +574,24 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 }
 
 var errBatchPanic = errors.New("transaction function panicked")
+
+// runChild runs fn on the view of this store working in ts, valid until fn
+// returns (then ts is closed); a panic of fn is kept in *panicked for the
+// caller to raise once the transaction is rolled back.
+func (s *Store) runChild(ts *txState, panicked *any, fn func(child *Store) error) (err error) {
+	child := &Store{shared: s.shared, tx: ts, txMu: &sync.Mutex{}}
+	defer func() {
+		child.txMu.Lock()
+		ts.closed = true
+		child.txMu.Unlock()
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			*panicked, err = r, errBatchPanic
+		}
+	}()
+	return fn(child)
+}
 
 // ViewStamp implements store.Stamper for an Update's Tx: the store's id
 // and its count of committed changes before and after its commit.
