@@ -74,19 +74,37 @@ func CheckText(field, s string, max int, key string, multiline bool) error {
 	if !utf8.ValidString(s) {
 		return &LimitError{Field: field, Reason: "not valid UTF-8"}
 	}
-	for i, r := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return checkControls(field, s, i, multiline)
+		}
+		if (c < 0x20 || c == 0x7f) && !(multiline && (c == '\n' || c == '\t')) {
+			return controlError(field, rune(c), i, multiline)
+		}
+	}
+	return nil
+}
+
+// checkControls is CheckText's loop from byte i on, once s is past ASCII.
+func checkControls(field, s string, from int, multiline bool) error {
+	for i, r := range s[from:] {
 		if multiline && (r == '\n' || r == '\t') {
 			continue
 		}
 		if unicode.IsControl(r) {
-			why := ""
-			if multiline {
-				why = " (only newline and tab are allowed)"
-			}
-			return &LimitError{Field: field, Reason: fmt.Sprintf("control character %U at byte %d%s", r, i, why)}
+			return controlError(field, r, from+i, multiline)
 		}
 	}
 	return nil
+}
+
+func controlError(field string, r rune, at int, multiline bool) error {
+	why := ""
+	if multiline {
+		why = " (only newline and tab are allowed)"
+	}
+	return &LimitError{Field: field, Reason: fmt.Sprintf("control character %U at byte %d%s", r, at, why)}
 }
 
 // CheckID checks an id-like field (record, conversation and run ids,
@@ -110,20 +128,31 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 	if len(r.Scope) > l.ScopePairs {
 		return &LimitError{Field: "scope", Reason: fmt.Sprintf("%d pairs, more than the limit of %d (limits.scopePairs in %s)", len(r.Scope), l.ScopePairs, WorkspaceConfigName)}
 	}
-	for _, k := range slices.Sorted(maps.Keys(r.Scope)) {
-		if err := CheckText("scope key "+quoteShort(k), k, l.ScopeKey, "scopeKey", false); err != nil {
-			return err
+	// Field names are built only for the error: the checks run on every
+	// write. The first bad pair in key order is the one reported.
+	bad := false
+	for k, v := range r.Scope {
+		if CheckText("", k, l.ScopeKey, "scopeKey", false) != nil || CheckText("", v, l.ScopeValue, "scopeValue", false) != nil {
+			bad = true
+			break
 		}
-		if err := CheckText("scope."+quoteShort(k), r.Scope[k], l.ScopeValue, "scopeValue", false); err != nil {
-			return err
+	}
+	if bad {
+		for _, k := range slices.Sorted(maps.Keys(r.Scope)) {
+			if err := CheckText("scope key "+quoteShort(k), k, l.ScopeKey, "scopeKey", false); err != nil {
+				return err
+			}
+			if err := CheckText("scope."+quoteShort(k), r.Scope[k], l.ScopeValue, "scopeValue", false); err != nil {
+				return err
+			}
 		}
 	}
 	if len(r.Tags) > l.Tags {
 		return &LimitError{Field: "tags", Reason: fmt.Sprintf("%d tags, more than the limit of %d (limits.tags in %s)", len(r.Tags), l.Tags, WorkspaceConfigName)}
 	}
 	for i, t := range r.Tags {
-		if err := CheckText(fmt.Sprintf("tags[%d]", i), t, l.Tag, "tag", false); err != nil {
-			return err
+		if CheckText("", t, l.Tag, "tag", false) != nil {
+			return CheckText(fmt.Sprintf("tags[%d]", i), t, l.Tag, "tag", false)
 		}
 	}
 	for _, f := range []struct{ name, v string }{
@@ -135,11 +164,11 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 		}
 	}
 	for i, s := range r.Supports {
-		if err := CheckText(fmt.Sprintf("supports[%d].conversationId", i), s.ConversationID, l.ID, "id", false); err != nil {
-			return err
+		if CheckText("", s.ConversationID, l.ID, "id", false) != nil {
+			return CheckText(fmt.Sprintf("supports[%d].conversationId", i), s.ConversationID, l.ID, "id", false)
 		}
-		if err := CheckText(fmt.Sprintf("supports[%d].runId", i), s.RunID, l.ID, "id", false); err != nil {
-			return err
+		if CheckText("", s.RunID, l.ID, "id", false) != nil {
+			return CheckText(fmt.Sprintf("supports[%d].runId", i), s.RunID, l.ID, "id", false)
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 		}
 		recs := make(map[string]schema.MemoryRecord, len(snap.Records))
 		for _, st := range snap.Records {
-			if err := insertRecord(ctx, ts, st.Rec, int64(st.Seq)); err != nil {
+			if err := insertRecord(ts, st.Rec, int64(st.Seq)); err != nil {
 				return err
 			}
 			recs[st.Rec.ID] = st.Rec
@@ -38,7 +38,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			if !ok {
 				return fmt.Errorf("load: promotion of %s: %w: no such record", p.RecordID, store.ErrInvalid)
 			}
-			if err := putPromotion(ctx, ts, rec, p); err != nil {
+			if err := putPromotion(ts, rec, p); err != nil {
 				return err
 			}
 		}
@@ -56,10 +56,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			if e.Record != nil {
 				carried = e.Record.ID
 			}
-			if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
-				int64(e.Seq), e.RecordID, carried, string(b)); err != nil {
-				return fmt.Errorf("load: ledger entry %d: %w", e.Seq, err)
-			}
+			ts.queueLedger(int64(e.Seq), e.RecordID, carried, string(b))
 			ts.h.ledgerSeq, ts.h.ledgerHash = int64(e.Seq), e.Hash
 		}
 		for _, sum := range snap.Summaries {

@@ -16,6 +16,7 @@ import (
 type queued struct {
 	sql  string
 	args []any
+	rows *rowGroup // a multi-row insert (rows.go): args are its columns
 }
 
 // Exec queues sql; its error comes with the next read or the commit.
@@ -48,6 +49,10 @@ func (ts *txState) flush(ctx context.Context) error {
 func (ts *txState) batch() *pgx.Batch {
 	b := &pgx.Batch{}
 	for _, q := range ts.pending {
+		if q.rows != nil {
+			b.Queue(q.sql, q.rows.args()...)
+			continue
+		}
 		b.Queue(q.sql, q.args...)
 	}
 	return b
@@ -58,6 +63,7 @@ func (ts *txState) batch() *pgx.Batch {
 func (ts *txState) drain(br pgx.BatchResults) error {
 	n := len(ts.pending)
 	ts.pending = ts.pending[:0]
+	ts.rows.reset()
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			return err

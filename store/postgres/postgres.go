@@ -280,7 +280,8 @@ type querier interface {
 // txState is a write transaction with the head row it locked.
 type txState struct {
 	tx      pgx.Tx
-	pending []queued // statements sent with the next read or the commit (pipeline.go)
+	pending []queued  // statements sent with the next read or the commit (pipeline.go)
+	rows    rowsState // the open multi-row inserts of pending (rows.go)
 	// recs and proms are the records and promotion rows this transaction
 	// read or wrote (a nil row: known to have none), or the last committed
 	// transaction of this store did when nobody committed since (carried).

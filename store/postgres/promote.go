@@ -13,27 +13,22 @@ import (
 )
 
 // putPromotion stores (or replaces) a promotion row of rec.
-func putPromotion(ctx context.Context, q querier, rec schema.MemoryRecord, p store.Promotion) error {
-	if ts, ok := q.(*txState); ok {
-		c := p
-		c.Evidence = store.CloneEvidence(p.Evidence)
-		ts.proms[rec.ID] = &c
-	}
+func putPromotion(ts *txState, rec schema.MemoryRecord, p store.Promotion) error {
+	c := p
+	c.Evidence = store.CloneEvidence(p.Evidence)
+	ts.proms[rec.ID] = &c
 	b, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encode promotion of %s: %w", rec.ID, err)
 	}
-	_, err = q.Exec(ctx, `INSERT INTO agent_ls_promotions (record_id, scope, body) VALUES ($1, $2::jsonb, $3)
-		ON CONFLICT (record_id) DO UPDATE SET body = EXCLUDED.body`, rec.ID, scopeJSON(rec.Scope), string(b))
-	if err != nil {
-		return fmt.Errorf("store promotion of %s: %w", rec.ID, err)
-	}
+	ts.queuePromotion(rec.ID, scopeJSON(rec.Scope), string(b))
 	return nil
 }
 
 // dropPromotion deletes a record's promotion row.
 func dropPromotion(ctx context.Context, ts *txState, id string) error {
 	ts.proms[id] = nil
+	ts.name(id, true)
 	_, err := ts.Exec(ctx, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, id)
 	return err
 }
@@ -89,7 +84,7 @@ func (s *Store) Promote(ctx context.Context, id string, req store.PromoteRequest
 			return fmt.Errorf("promote %s: %w", id, err)
 		}
 		p := store.Promotion{RecordID: id, Tier: req.Tier, PromotedAt: now, Actor: req.Actor, Approver: req.Approver, Evidence: store.CloneEvidence(req.Evidence)}
-		if err := putPromotion(ctx, ts, st.Rec, p); err != nil {
+		if err := putPromotion(ts, st.Rec, p); err != nil {
 			return err
 		}
 		ev := store.CloneEvidence(req.Evidence)

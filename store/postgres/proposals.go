@@ -221,7 +221,7 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 		p = store.DecideProposal(p, store.ProposalApproved, actor, reason, now)
 		before := st.Rec.InvalidAt
 		if store.ApplyApproval(&st.Rec, p, now) {
-			if err := putPromotion(ctx, ts, st.Rec, store.ApprovedPromotion(p, actor, now)); err != nil {
+			if err := putPromotion(ts, st.Rec, store.ApprovedPromotion(p, actor, now)); err != nil {
 				return err
 			}
 		} else if err := dropPromotion(ctx, ts, p.RecordID); err != nil {

@@ -79,37 +79,28 @@ func targetKey(t schema.MemoryTarget) string {
 	return string(b)
 }
 
-func insertRecord(ctx context.Context, q querier, rec schema.MemoryRecord, seq int64) error {
-	if ts, ok := q.(*txState); ok {
-		ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: uint64(seq)}
-		ts.proms[rec.ID] = nil
-	}
+func insertRecord(ts *txState, rec schema.MemoryRecord, seq int64) error {
+	ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: uint64(seq)}
+	ts.proms[rec.ID] = nil
 	r, err := encodeRecord(rec)
 	if err != nil {
 		return err
 	}
-	_, err = q.Exec(ctx, `INSERT INTO agent_ls_records (id, seq, scope, kind, tags, tokens, target_key, invalid_at, expires_at, body)
-		VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10)`,
-		rec.ID, seq, string(r.scope), string(rec.Kind), r.tags, r.tokens, r.targetKey, r.invalidAt, r.expiresAt, string(r.body))
-	if err != nil {
-		return fmt.Errorf("store record %s: %w", rec.ID, err)
-	}
-	return nil
+	return ts.queueRecord(rec.ID, seq, r, string(rec.Kind))
 }
 
 // updateRecord rewrites a record's body and its mutable columns; its scope,
 // kind, content, tags and target never change.
-func updateRecord(ctx context.Context, q querier, rec schema.MemoryRecord) error {
-	if ts, ok := q.(*txState); ok {
-		if st, ok := ts.recs[rec.ID]; ok {
-			ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: st.Seq}
-		}
+func updateRecord(ctx context.Context, ts *txState, rec schema.MemoryRecord) error {
+	if st, ok := ts.recs[rec.ID]; ok {
+		ts.recs[rec.ID] = store.Stored{Rec: store.CloneRecord(rec), Seq: st.Seq}
 	}
 	r, err := encodeRecord(rec)
 	if err != nil {
 		return err
 	}
-	_, err = q.Exec(ctx, `UPDATE agent_ls_records SET invalid_at = $2, expires_at = $3, body = $4 WHERE id = $1`,
+	ts.name(rec.ID, false)
+	_, err = ts.Exec(ctx, `UPDATE agent_ls_records SET invalid_at = $2, expires_at = $3, body = $4 WHERE id = $1`,
 		rec.ID, r.invalidAt, r.expiresAt, string(r.body))
 	if err != nil {
 		return fmt.Errorf("store record %s: %w", rec.ID, err)
@@ -173,10 +164,7 @@ func appendLedger(ctx context.Context, ts *txState, e store.LedgerEntry) error {
 	if e.Record != nil {
 		carried = e.Record.ID
 	}
-	if _, err := ts.Exec(ctx, `INSERT INTO agent_ls_ledger (seq, record_id, carried_id, body) VALUES ($1, $2, $3, $4)`,
-		int64(sealed.Seq), e.RecordID, carried, string(b)); err != nil {
-		return fmt.Errorf("append ledger entry %d: %w", sealed.Seq, err)
-	}
+	ts.queueLedger(int64(sealed.Seq), e.RecordID, carried, string(b))
 	ts.h.ledgerSeq, ts.h.ledgerHash = int64(sealed.Seq), sealed.Hash
 	ts.dirty = true
 	return nil
@@ -227,7 +215,7 @@ func (s *Store) Write(ctx context.Context, batch []store.WriteRequest, actor sto
 			}
 			rec := store.NewRecord(req, id, now, actor)
 			ts.h.recSeq++
-			if err := insertRecord(ctx, ts, rec, ts.h.recSeq); err != nil {
+			if err := insertRecord(ts, rec, ts.h.recSeq); err != nil {
 				return err
 			}
 			snap := store.CloneRecord(rec)
@@ -571,7 +559,7 @@ func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor st
 		}
 		for _, r := range batch {
 			ts.h.recSeq++
-			if err := insertRecord(ctx, ts, r, ts.h.recSeq); err != nil {
+			if err := insertRecord(ts, r, ts.h.recSeq); err != nil {
 				return err
 			}
 			snap := store.CloneRecord(r)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 
@@ -266,6 +267,92 @@ func (k kit) updateSeesItsWritesTests() []test {
 			}
 			if n := len(e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpConflict}})); n != 1 {
 				t.Errorf("%d conflict entries, want 1", n)
+			}
+		}},
+		// The writes of one Update take effect in their order, whatever a
+		// backend batches: a promotion of an existing record before a new
+		// record and its promotion, a promotion removed and made again, a
+		// second promotion of one record, a record superseded by one
+		// written after it in the same Update.
+		{"WritesInOrder", func(t *testing.T) {
+			e := k.open(t)
+			old := e.write1(targeted("deploys need a ticket", "judgment.deploys.heuristics"))
+			was := e.write1(targeted("hotfixes need a ticket", "judgment.deploys.heuristics"))
+			if _, err := e.s.Promote(e.ctx, was.ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: Agent}); err != nil {
+				t.Fatal(err)
+			}
+			var d, f schema.MemoryRecord
+			err := e.s.Update(e.ctx, func(tx store.Tx) error {
+				if _, err := tx.Promote(e.ctx, old.ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: Agent}); err != nil {
+					return err
+				}
+				if err := tx.Demote(e.ctx, was.ID, "again", Human); err != nil {
+					return err
+				}
+				if _, err := tx.Promote(e.ctx, was.ID, store.PromoteRequest{Tier: schema.TierEarned, Actor: System}); err != nil {
+					return err
+				}
+				recs, err := tx.Write(e.ctx, []store.WriteRequest{targeted("rollbacks need a ticket", "judgment.deploys.heuristics")}, Human)
+				if err != nil {
+					return err
+				}
+				d = recs[0]
+				for _, step := range []func() error{
+					func() error {
+						_, err := tx.Promote(e.ctx, d.ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: Agent})
+						return err
+					},
+					func() error { return tx.Demote(e.ctx, d.ID, "too early", Human) },
+					func() error {
+						_, err := tx.Promote(e.ctx, d.ID, store.PromoteRequest{Tier: schema.TierEarned, Actor: System})
+						return err
+					},
+					func() error {
+						_, err := tx.Promote(e.ctx, d.ID, store.PromoteRequest{Tier: schema.TierGuarded, Actor: System, Approver: "human:ana"})
+						return err
+					},
+					func() error { return tx.Demote(e.ctx, old.ID, "replaced", Human) },
+				} {
+					if err := step(); err != nil {
+						return err
+					}
+				}
+				recs, err = tx.Write(e.ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "deploys need two tickets", Supersedes: old.ID}}, Human)
+				if err != nil {
+					return err
+				}
+				f = recs[0]
+				_, err = tx.Promote(e.ctx, f.ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: Agent})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, err := e.s.Promotion(e.ctx, d.ID); err != nil || p.Tier != schema.TierGuarded || p.Approver != "human:ana" {
+				t.Errorf("promotion of the new record: %+v, %v; want the last one (guarded, approved by human:ana)", p, err)
+			}
+			if _, err := e.s.Promotion(e.ctx, old.ID); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("promotion of the demoted record: %v, want ErrNotFound", err)
+			}
+			if _, err := e.s.Promotion(e.ctx, f.ID); err != nil {
+				t.Errorf("promotion of the superseding record: %v", err)
+			}
+			if p, err := e.s.Promotion(e.ctx, was.ID); err != nil || p.Tier != schema.TierEarned {
+				t.Errorf("promotion of the record demoted and promoted again: %+v, %v; want the earned one", p, err)
+			}
+			if got, err := e.s.Get(e.ctx, old.ID); err != nil || got.SupersededBy != f.ID || got.InvalidAt == "" {
+				t.Errorf("superseded record: %+v, %v", got, err)
+			}
+			var ops []store.Op
+			for _, en := range e.ledger(store.LedgerFilter{}) {
+				ops = append(ops, en.Op)
+			}
+			want := []store.Op{store.OpWrite, store.OpWrite, store.OpPromote, store.OpPromote, store.OpDemote, store.OpPromote, store.OpWrite, store.OpPromote, store.OpDemote, store.OpPromote, store.OpPromote, store.OpDemote, store.OpSupersede, store.OpPromote}
+			if !slices.Equal(ops, want) {
+				t.Errorf("ledger ops %v, want %v", ops, want)
+			}
+			if err := e.s.Verify(e.ctx); err != nil {
+				t.Errorf("Verify: %v", err)
 			}
 		}},
 	}
