@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -102,52 +103,44 @@ func checkPayload(rec *schema.MemoryRecord) string {
 // of rec's judgment domain that rec contradicts (lexical.Contradicts). Only
 // judgment targets are checked.
 func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([]Conflict, error) {
-	if rec.Target == nil || rec.Target.Primitive != schema.PrimitiveJudgment {
+	if !contradiction.Applies(rec.Target) {
 		return nil, nil
 	}
-	domain := rec.Target.Domain
 	var out []Conflict
-	if e.agent != nil {
-		if j := e.agent.JudgmentByDomain(domain); j >= 0 {
-			jd := e.agent.RoleTemplate.Judgments[j]
-			for _, s := range []struct {
-				slot  string
-				lines []string
-			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
-				for i, line := range s.lines {
-					if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(line)); c {
-						out = append(out, Conflict{RecordID: rec.ID,
-							Authored: fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, i), Text: line, Why: why})
-					}
-				}
-			}
+	for _, l := range contradiction.Authored(e.agent, rec.Target) {
+		if c, why := contradiction.Contradicts(e.text(rec.Content), e.text(l.Text)); c {
+			out = append(out, Conflict{RecordID: rec.ID, Authored: l.Pointer, Text: l.Text, Why: why})
 		}
 	}
-	prom, err := e.promotedLines(ctx, domain)
+	prom, err := e.promotedLines(ctx, rec.Target, rec.ID)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range prom {
-		if p.id == rec.ID {
-			continue
-		}
-		if c, why := lexical.TextContradicts(e.text(rec.Content), e.text(p.content)); c {
+		if c, why := contradiction.Contradicts(e.text(rec.Content), e.text(p.content)); c {
 			out = append(out, Conflict{RecordID: rec.ID, With: p.id, Text: p.content, Why: why})
 		}
 	}
 	return out, nil
 }
 
-// promotedLines returns the valid promoted heuristics and constraints of a
-// judgment domain in this engine's view, newest first (ties: the later id
-// first). It asks the store for the two targets' promoted records only, so
+// promotedLines returns the valid promoted lines the lesson id at t is
+// checked against (contradiction.Opposes) in this engine's view, newest
+// first (ties: the later id first). It asks the store for the promoted
+// records of the domain's contradiction.Slots only, so
 // its cost grows with the domain's promoted records, not with every
 // promoted record of the agent nor every candidate of the domain.
-func (e *Engine) promotedLines(ctx context.Context, domain string) ([]line, error) {
+func (e *Engine) promotedLines(ctx context.Context, lesson *schema.MemoryTarget, id string) ([]line, error) {
 	var out []line
-	for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
-		t := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: domain, Slot: slot}
-		if err := e.eachLine(ctx, t, true, func(l *line) bool { out = append(out, *l); return true }); err != nil {
+	for _, slot := range contradiction.Slots {
+		t := schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: lesson.Domain, Slot: slot}
+		err := e.eachLine(ctx, t, true, func(l *line) bool {
+			if contradiction.Opposes(lesson, id, &schema.MemoryRecord{ID: l.id, Target: &t}) {
+				out = append(out, *l)
+			}
+			return true
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -473,11 +474,11 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 					continue
 				}
 				ts = append(ts, *r.Target)
-				if r.Target.Primitive == schema.PrimitiveJudgment {
+				if contradiction.Applies(r.Target) {
 					// The contradiction check of a judgment reads the
-					// promoted lines of both slots of its domain
+					// promoted lines of its domain's slots
 					// (promotedLines).
-					for _, slot := range []string{schema.SlotHeuristics, schema.SlotConstraints} {
+					for _, slot := range contradiction.Slots {
 						ts = append(ts, schema.MemoryTarget{Primitive: schema.PrimitiveJudgment, Domain: r.Target.Domain, Slot: slot})
 					}
 				}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
@@ -396,45 +397,35 @@ func ruleContradiction(c *runCtx) []Finding {
 	var out []Finding
 	// Every text is analysed once (lexical.Analyze), not once per pair: a
 	// store with thousands of candidates meets hundreds of authored lines.
-	authored := map[int][2][]*lexical.Text{} // judgment -> heuristics, constraints
+	authored := map[string][]*lexical.Text{} // domain -> its lines' texts
 	promoted := map[int]*lexical.Text{}      // index in Facts.Promoted
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
-		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
+		if !contradiction.Applies(r.Target) {
 			continue
 		}
 		if c.stopped() {
 			break
 		}
 		rt := c.analyze(r.Content)
-		j := c.cfg.JudgmentByDomain(r.Target.Domain)
-		if j >= 0 {
-			jd := c.cfg.RoleTemplate.Judgments[j]
-			texts, ok := authored[j]
-			if !ok {
-				texts = [2][]*lexical.Text{c.analyzeAll(jd.Heuristics), c.analyzeAll(jd.Constraints)}
-				authored[j] = texts
+		lines := contradiction.Authored(c.cfg, r.Target)
+		texts, ok := authored[r.Target.Domain]
+		if !ok {
+			for _, l := range lines {
+				texts = append(texts, c.analyze(l.Text))
 			}
-			for n, s := range []struct {
-				slot  string
-				lines []string
-			}{{schema.SlotHeuristics, jd.Heuristics}, {schema.SlotConstraints, jd.Constraints}} {
-				for k := range s.lines {
-					if ok, why := lexical.TextContradicts(rt, texts[n][k]); ok {
-						ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, k)
-						f := c.finding(ptr, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(s.slot, "s"), why))
-						f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
-						out = append(out, f)
-					}
-				}
+			authored[r.Target.Domain] = texts
+		}
+		for k, l := range lines {
+			if ok, why := contradiction.Contradicts(rt, texts[k]); ok {
+				f := c.finding(l.Pointer, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(l.Slot, "s"), why))
+				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+				out = append(out, f)
 			}
 		}
 		for k := range c.in.Facts.Promoted {
 			p := &c.in.Facts.Promoted[k]
-			if p.ID == r.ID || p.Target == nil || p.Target.Primitive != schema.PrimitiveJudgment || p.Target.Domain != r.Target.Domain {
-				continue
-			}
-			if p.Target.Slot != schema.SlotHeuristics && p.Target.Slot != schema.SlotConstraints {
+			if !contradiction.Opposes(r.Target, r.ID, p) {
 				continue
 			}
 			pt, ok := promoted[k]
@@ -442,7 +433,7 @@ func ruleContradiction(c *runCtx) []Finding {
 				pt = c.analyze(p.Content)
 				promoted[k] = pt
 			}
-			if ok, why := lexical.TextContradicts(rt, pt); ok {
+			if ok, why := contradiction.Contradicts(rt, pt); ok {
 				f := c.finding(c.recordPointer(p), fmt.Sprintf("candidate %s %q contradicts promoted memory %s %q: %s", r.ID, r.Content, p.ID, p.Content, why))
 				f.Related = []Related{{RecordID: r.ID, Message: "candidate"}, {RecordID: p.ID, Message: "promoted"}}
 				out = append(out, f)

@@ -38,7 +38,8 @@ const (
 // rowSQL is each kind's statement: its parameters are one array per
 // column (of text, the fast path of pgx's encoder): tags and tokens travel
 // as JSON arrays (unnest cannot take an array of arrays), and a record's
-// target key, invalidAt and expiresAt as '' for NULL (none is ever empty).
+// target key, invalidAt and expiresAt as the empty string for NULL (none
+// is ever empty).
 var rowSQL = [numRowKinds]string{
 	rowsRecord: `INSERT INTO agent_ls_records (id, seq, scope, kind, tags, tokens, target_key, invalid_at, expires_at, body)
 		SELECT r.id, r.seq, r.scope::jsonb, r.kind,
