@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -22,9 +23,48 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	if err != nil {
 		return nil, err
 	}
+	out := s.storeActions(ctx, f, p)
+	return s.offerable(ctx, f, out), nil
+}
+
+// offerable marks, in a read-only workspace, the actions that would change
+// the store (every command but showing the prompt) as disabled with the
+// reasons, or leaves them out when the client cannot show a disabled
+// action: they would be refused when run.
+func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol.CodeAction) []protocol.CodeAction {
+	changes := func(a protocol.CodeAction) bool {
+		return a.Command != nil && a.Command.Command != CommandShowComposedPrompt
+	}
+	if !slices.ContainsFunc(actions, changes) {
+		return actions
+	}
+	reasons := s.readOnlyReasons(ctx, f.ws)
+	if len(reasons) == 0 {
+		return actions
+	}
+	s.mu.Lock()
+	disabled := s.disabledActions
+	s.mu.Unlock()
+	why := "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
+	out := actions[:0]
+	for _, a := range actions {
+		if changes(a) {
+			if !disabled {
+				continue
+			}
+			a.Disabled = &protocol.CodeActionDisable{Reason: why}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// storeActions is the quick fixes of the range and the actions on the
+// memory it shows.
+func (s *server) storeActions(ctx context.Context, f *agentFile, p *protocol.CodeActionParams) []protocol.CodeAction {
 	out := quickFixes(f, p)
 	if f.agent == nil {
-		return out, nil
+		return out
 	}
 	if hasCode(p.Context.Diagnostics, "unknown-domain") {
 		_ = s.withStore(ctx, f, false, func(st store.Tx) error {
@@ -37,7 +77,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	}
 	v, err := s.memoryView(ctx, f)
 	if err != nil {
-		return out, nil
+		return out
 	}
 	inRange := func(container string) bool {
 		pos := anchor(f.doc, container)
@@ -110,7 +150,7 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		}
 		return nil
 	})
-	return out, nil
+	return out
 }
 
 // adopt turns a learned line into authored YAML (workspace/applyEdit) and,

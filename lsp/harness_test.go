@@ -46,6 +46,8 @@ type testClient struct {
 	calls []note // server->client requests
 	// applyResult is what the client answers to workspace/applyEdit.
 	applyResult any
+	// caps, when set, adds to the capabilities initialize sends.
+	caps func(map[string]any)
 }
 
 // testEnv is a workspace on disk: a root with agent files and a store path.
@@ -148,6 +150,9 @@ func (c *testClient) initialize(root string, initOpts any, refresh bool) map[str
 	caps := map[string]any{"textDocument": map[string]any{"inlayHint": map[string]any{}}}
 	if refresh {
 		caps["workspace"] = map[string]any{"inlayHint": map[string]any{"refreshSupport": true}}
+	}
+	if c.caps != nil {
+		c.caps(caps)
 	}
 	params := map[string]any{
 		"processId": 1, "rootUri": string(pathToURI(root)), "capabilities": caps,

@@ -92,3 +92,66 @@ func TestConfigReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyCodeActions: in a read-only workspace the actions that would
+// change the store are not offered as if they worked: a client that shows
+// disabled actions gets them disabled with the reason, another does not
+// get them; the quick fixes that only edit the file stay.
+func TestReadOnlyCodeActions(t *testing.T) {
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, tt := range []struct {
+		name            string
+		config          string
+		disabledSupport bool
+		want            string // "enabled", "disabled" or "absent"
+	}{
+		{"writable", "actor: human:ana\n", true, "enabled"},
+		{"read-only, disabledSupport", "actor: Agent:alpha\n", true, "disabled"},
+		{"read-only, no disabledSupport", "actor: Agent:alpha\n", false, "absent"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			env.write(t, ".agent-ls.yaml", tt.config)
+			path := env.write(t, "deploy.agent.yaml", text)
+			if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.ProposalID == "" {
+				t.Fatalf("save trigger: %+v", res)
+			}
+			c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
+			if tt.disabledSupport {
+				c.caps = func(caps map[string]any) {
+					caps["textDocument"].(map[string]any)["codeAction"] = map[string]any{"disabledSupport": true}
+				}
+			}
+			c.initialize(env.root, nil, true)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+				"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
+				"context": map[string]any{"diagnostics": []any{}}}, &actions)
+			var approve *protocol.CodeAction
+			for i := range actions {
+				if strings.HasPrefix(actions[i].Title, "Approve ") {
+					approve = &actions[i]
+				}
+			}
+			got := "absent"
+			switch {
+			case approve == nil:
+			case approve.Disabled == nil:
+				got = "enabled"
+			case strings.Contains(approve.Disabled.Reason, "read-only") && strings.Contains(approve.Disabled.Reason, ".agent-ls.yaml:1:8"):
+				got = "disabled"
+			default:
+				got = "disabled without the reason: " + approve.Disabled.Reason
+			}
+			if got != tt.want {
+				t.Errorf("approve action: %s, want %s (actions %+v)", got, tt.want, actions)
+			}
+		})
+	}
+}

@@ -156,6 +156,9 @@ type server struct {
 	refresh     bool // client supports workspace/inlayHint/refresh
 	lensRefresh bool // client supports workspace/codeLens/refresh
 	hints       bool // client supports textDocument/inlayHint
+	// disabledActions: the client shows a code action's disabled reason
+	// (codeAction.disabledSupport).
+	disabledActions bool
 	// resolveTooltip: the client resolves inlay hint tooltips
 	// (inlayHint/resolve), so hints are sent without them.
 	resolveTooltip bool
@@ -343,6 +346,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.refresh = extra.Capabilities.Workspace.InlayHint.RefreshSupport
 	s.lensRefresh = codeLensRefreshSupport(raw)
 	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
+	s.disabledActions = extra.Capabilities.TextDocument.CodeAction.DisabledSupport
 	s.resolveTooltip = extra.Capabilities.TextDocument.InlayHint.resolves("tooltip")
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()

@@ -51,7 +51,10 @@ type initializeParams struct {
 			} `json:"inlayHint"`
 		} `json:"workspace"`
 		TextDocument struct {
-			InlayHint *inlayHintClientCapabilities `json:"inlayHint"`
+			InlayHint  *inlayHintClientCapabilities `json:"inlayHint"`
+			CodeAction struct {
+				DisabledSupport bool `json:"disabledSupport"`
+			} `json:"codeAction"`
 		} `json:"textDocument"`
 	} `json:"capabilities"`
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
