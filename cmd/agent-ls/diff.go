@@ -46,48 +46,54 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 	var before, after string
 	var fromName, toName string
 	var added, removed []string
-	if *from != "" {
-		r1, err := k.instantiate(ctx, e, *from, false)
-		if err != nil {
-			return c.fail(err)
-		}
-		r2, err := k.instantiate(ctx, e, *to, false)
-		if err != nil {
-			return c.fail(err)
-		}
-		before, after = r1.Prompt.Text(), r2.Prompt.Text()
-		fromName, toName = "at "+r1.At, "now"
-		if r2.At != "" {
-			toName = "at " + r2.At
-		}
-		added, removed = changedIDs(r1.Report, r2.Report)
-	} else {
-		res, err := k.instantiate(ctx, e, "", false)
-		if err != nil {
-			return c.fail(err)
-		}
-		recs := res.Records
-		id := *with + *without
-		if *with != "" {
-			rec, err := k.view.Get(ctx, k.st, id)
+	err = k.consistent(ctx, false, func() error {
+		if *from != "" {
+			r1, err := k.instantiate(ctx, e, *from, false)
 			if err != nil {
-				return c.fail(err) // the view names the record
+				return err
 			}
-			if !slices.ContainsFunc(recs, func(r schema.MemoryRecord) bool { return r.ID == id }) {
-				recs = append(slices.Clone(recs), rec)
+			r2, err := k.instantiate(ctx, e, *to, false)
+			if err != nil {
+				return err
 			}
-			toName = "with " + id
+			before, after = r1.Prompt.Text(), r2.Prompt.Text()
+			fromName, toName = "at "+r1.At, "now"
+			if r2.At != "" {
+				toName = "at " + r2.At
+			}
+			added, removed = changedIDs(r1.Report, r2.Report)
 		} else {
-			if _, err := k.view.Get(ctx, k.st, id); err != nil {
-				return c.fail(err) // the view names the record
+			res, err := k.instantiate(ctx, e, "", false)
+			if err != nil {
+				return err
 			}
-			recs = slices.DeleteFunc(slices.Clone(recs), func(r schema.MemoryRecord) bool { return r.ID == id })
-			toName = "without " + id
+			recs := res.Records
+			id := *with + *without
+			if *with != "" {
+				rec, err := k.view.Get(ctx, k.reads(), id)
+				if err != nil {
+					return err // the view names the record
+				}
+				if !slices.ContainsFunc(recs, func(r schema.MemoryRecord) bool { return r.ID == id }) {
+					recs = append(slices.Clone(recs), rec)
+				}
+				toName = "with " + id
+			} else {
+				if _, err := k.view.Get(ctx, k.reads(), id); err != nil {
+					return err // the view names the record
+				}
+				recs = slices.DeleteFunc(slices.Clone(recs), func(r schema.MemoryRecord) bool { return r.ID == id })
+				toName = "without " + id
+			}
+			fromName = "current"
+			cfg, rep := overlay.Apply(res.Authored, recs, k.policy)
+			before, after = res.Prompt.Text(), overlay.Render(cfg, rep.Attribution).Text()
+			added, removed = changedIDs(res.Report, rep)
 		}
-		fromName = "current"
-		cfg, rep := overlay.Apply(res.Authored, recs, k.policy)
-		before, after = res.Prompt.Text(), overlay.Render(cfg, rep.Attribution).Text()
-		added, removed = changedIDs(res.Report, rep)
+		return nil
+	})
+	if err != nil {
+		return c.fail(err)
 	}
 	diff := evolve.UnifiedDiff(before, after, fromName, toName)
 	if c.format == "json" {

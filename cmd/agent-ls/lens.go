@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-ls/agent-ls/compose"
 	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/lens"
@@ -311,7 +312,12 @@ func (b *lensBackend) compose(ctx context.Context, v *lens.AgentView, at string)
 		return err
 	}
 	defer k.st.Close()
-	res, err := k.instantiate(ctx, &e, at, false)
+	var res *compose.Result
+	err = k.consistent(ctx, false, func() error {
+		var err error
+		res, err = k.instantiate(ctx, &e, at, false)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}

@@ -585,19 +585,31 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	rec, code, ok := m.visibleRecord(ctx, s, viewOf(a, loc), id)
-	if !ok {
+	// One snapshot: the record, its promotion row and its ledger entries
+	// agree even while other processes write to a shared store.
+	var out shown
+	code, found := exitOK, false
+	err := s.View(ctx, func(r store.Reader) error {
+		rec, c, ok := m.visibleRecord(ctx, r, viewOf(a, loc), id)
+		if !ok {
+			code = c
+			return nil
+		}
+		found, out = true, shown{Record: rec}
+		if p, err := r.Promotion(ctx, id); err == nil {
+			out.Promotion = &p
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		var err error
+		out.Ledger, err = r.Ledger(ctx, store.LedgerFilter{RecordID: id})
+		return err
+	})
+	if err != nil {
+		return m.storeError(err)
+	}
+	if !found {
 		return code
-	}
-	out := shown{Record: rec}
-	var err error
-	if p, err := s.Promotion(ctx, id); err == nil {
-		out.Promotion = &p
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return m.storeError(err)
-	}
-	if out.Ledger, err = s.Ledger(ctx, store.LedgerFilter{RecordID: id}); err != nil {
-		return m.storeError(err)
 	}
 	if m.format == "json" {
 		if out.Ledger == nil {

@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agent-ls/agent-ls/compose"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 )
@@ -31,7 +32,12 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 		return c.fail(err)
 	}
 	defer k.st.Close()
-	res, err := k.instantiate(ctx, e, c.at, false)
+	var res *compose.Result
+	err = k.consistent(ctx, false, func() error {
+		var err error
+		res, err = k.instantiate(ctx, e, c.at, false)
+		return err
+	})
 	if err != nil {
 		return c.fail(err)
 	}

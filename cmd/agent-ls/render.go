@@ -90,6 +90,29 @@ type composer struct {
 	scope  map[string]string
 	policy overlay.Policy
 	view   trust.View // the actor's view of the store
+	// tx is the snapshot (or write transaction) of consistent while it
+	// runs; the reads go through it.
+	tx store.Tx
+}
+
+// consistent runs fn with every read of the store on one snapshot (a
+// View), or in one write transaction when write: on a shared store another
+// process's commit between two reads (the promoted records, then their
+// ledger entries) would otherwise make them disagree.
+func (k *composer) consistent(ctx context.Context, write bool, fn func() error) error {
+	defer func() { k.tx = nil }()
+	if write {
+		return k.st.Update(ctx, func(tx store.Tx) error { k.tx = tx; return fn() })
+	}
+	return k.st.View(ctx, func(r store.Reader) error { k.tx = store.ReadOnly(r); return fn() })
+}
+
+// reads is the store a read goes to: consistent's snapshot while it runs.
+func (k *composer) reads() store.Tx {
+	if k.tx != nil {
+		return k.tx
+	}
+	return k.st
 }
 
 // open finds the agent file's workspace and opens its store (--store wins),
@@ -132,7 +155,7 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 // instantiate composes the agent now, or at at.
 func (k *composer) instantiate(ctx context.Context, e *env, at string, summarize bool) (*compose.Result, error) {
 	return compose.Instantiate(ctx, compose.Request{
-		AgentFile: k.file, Store: k.st, Scope: k.scope, At: at,
+		AgentFile: k.file, Store: k.reads(), Scope: k.scope, At: at,
 		Policy: k.policy, Now: e.now, Summarize: summarize,
 	})
 }
@@ -170,17 +193,24 @@ func runRender(ctx context.Context, e *env, args []string) int {
 		return c.fail(err)
 	}
 	defer k.st.Close()
-	res, err := k.instantiate(ctx, e, c.at, *summarize)
+	var res *compose.Result
+	var block *overlay.RecallBlock
+	err = k.consistent(ctx, *summarize, func() error {
+		var err error
+		if res, err = k.instantiate(ctx, e, c.at, *summarize); err != nil {
+			return err
+		}
+		if *recall {
+			b, err := res.Recall(ctx, *query)
+			if err != nil {
+				return err
+			}
+			block = &b
+		}
+		return nil
+	})
 	if err != nil {
 		return c.fail(err)
-	}
-	var block *overlay.RecallBlock
-	if *recall {
-		b, err := res.Recall(ctx, *query)
-		if err != nil {
-			return c.fail(err)
-		}
-		block = &b
 	}
 	switch c.format {
 	case "json":
