@@ -11,10 +11,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agent-ls/agent-ls/events"
+	mcpserver "github.com/agent-ls/agent-ls/mcp"
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
@@ -263,4 +268,74 @@ func TestMemoryEventsFollowPostgres(t *testing.T) {
 			t.Fatalf("no event within %s of the save of %s; stderr: %s", limit, res.Record.ID, stderr.String())
 		}
 	}
+}
+
+// TestMCPPostgresConcurrentLesson: four `agent-ls mcp` processes on one
+// postgres:// store, each in its own conversation, save the same lesson at
+// once: one record with four supports, every save answered with its id, a
+// ledger that verifies.
+func TestMCPPostgresConcurrentLesson(t *testing.T) {
+	dir, agentFile := mcpWorkspace(t)
+	url := pgtest.Fresh(t)
+	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: "+strconv.Quote(url)+"\nscope:\n  project: atlas\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliOK(t, dir, "memory", "init")
+	const procs = 4
+	lesson := "Offer an exchange before a refund when the size is wrong"
+	sessions := make([]*mcp.ClientSession, procs)
+	for i := range sessions {
+		sessions[i] = mcpSession(t, dir, "--agent", agentFile, "--conversation", fmt.Sprintf("conv-%d", i))
+		defer sessions[i].Close()
+	}
+	start := make(chan struct{})
+	outs := make([]mcpserver.SaveOutput, procs)
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for i, cs := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolSave,
+				Arguments: map[string]any{"kind": "fact", "content": lesson, "target": "judgment.refunds.heuristics"}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %v", res.Content)
+			}
+			if err == nil {
+				data, _ := json.Marshal(res.StructuredContent)
+				err = json.Unmarshal(data, &outs[i])
+			}
+			errs[i] = err
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+		if outs[i].ID != outs[0].ID {
+			t.Errorf("save %d minted %s, save 0 %s: the same lesson became two records", i, outs[i].ID, outs[0].ID)
+		}
+	}
+	var list struct {
+		Records []schema.MemoryRecord `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(cliOK(t, dir, "memory", "list", "--format", "json", "--all", "--limit", "100")), &list); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range list.Records {
+		if r.Content == lesson {
+			n++
+			if got := r.DistinctConversations(); got != procs {
+				t.Errorf("the lesson has %d distinct conversations, want %d", got, procs)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d records of the lesson, want 1", n)
+	}
+	cliOK(t, dir, "memory", "ledger", "--verify")
 }
