@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,49 @@ func TestUnreachableServer(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "s3cr3t-pw") || !strings.Contains(err.Error(), "xxxxx") {
 		t.Errorf("error %q shows the password or no redacted URL", err)
+	}
+}
+
+// TestConnectTimeoutFromURL: a server that accepts the connection and
+// never answers is given up on within the URL's connect_timeout (libpq's
+// parameter) when there is one, else within the lock timeout; the error
+// names the bound that applied.
+func TestConnectTimeoutFromURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accept and hold the connections, never answer
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	base := "postgres://agent@" + ln.Addr().String() + "/agentls?sslmode=disable"
+	for _, tt := range []struct {
+		url  string
+		lock time.Duration
+		want string
+	}{
+		{base + "&connect_timeout=1", time.Minute, "within 1s"},
+		{base, time.Second, "within 1s"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a hang guard
+		_, err := postgres.Open(ctx, tt.url, store.Options{LockTimeout: tt.lock})
+		cancel()
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Open(%s) with lock timeout %s: %v; want unavailable %s", tt.url, tt.lock, err, tt.want)
+		}
 	}
 }
 

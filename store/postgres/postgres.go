@@ -139,8 +139,8 @@ func scrub(err error, password string) error {
 // and the rest, fills what the URL leaves out), applies the schema's
 // migrations when the database lacks them (unless opts.ReadOnly) and
 // returns the store. An unreachable server fails within the connect timeout
-// (opts.LockTimeout, default DefaultConnectTimeout). No error names the
-// password.
+// (the URL's connect_timeout or PGCONNECT_TIMEOUT, else opts.LockTimeout,
+// default DefaultConnectTimeout). No error names the password.
 func Open(ctx context.Context, location string, opts store.Options) (*Store, error) {
 	s, err := connect(ctx, location, opts)
 	if err != nil {
@@ -178,7 +178,13 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	if timeout <= 0 {
 		timeout = DefaultConnectTimeout
 	}
-	cfg.ConnConfig.ConnectTimeout = timeout
+	// A connect_timeout in the URL (or PGCONNECT_TIMEOUT) is the user's
+	// bound on connecting; without one the lock timeout bounds it too.
+	connectTimeout := cfg.ConnConfig.ConnectTimeout
+	if connectTimeout <= 0 {
+		connectTimeout = timeout
+		cfg.ConnConfig.ConnectTimeout = timeout
+	}
 	rp := cfg.ConnConfig.RuntimeParams
 	if _, ok := rp["statement_timeout"]; !ok {
 		rp["statement_timeout"] = fmt.Sprint(DefaultStatementTimeout.Milliseconds())
@@ -194,13 +200,13 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	var cur string
 	if err := pool.QueryRow(cctx, `SELECT current_schema()`).Scan(&cur); err != nil {
 		pool.Close()
-		if ctx.Err() == nil && cctx.Err() != nil {
-			return nil, fmt.Errorf("open store %s: %w: server unreachable within %s: %w", red, store.ErrUnavailable, timeout, scrub(err, password))
+		if ctx.Err() == nil && (cctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, fmt.Errorf("open store %s: %w: server unreachable within %s: %w", red, store.ErrUnavailable, connectTimeout, scrub(err, password))
 		}
 		if unavailable(err) {
 			return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
