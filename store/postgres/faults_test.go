@@ -159,6 +159,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"promotion row forged", `INSERT INTO agent_ls_promotions (record_id, scope, body) SELECT id, scope, '{"recordId":"' || id || '","tier":"auto"}' FROM agent_ls_records`, "promotion"},
 		{"last ledger entry removed", `DELETE FROM agent_ls_ledger WHERE seq = (SELECT max(seq) FROM agent_ls_ledger)`, "entries removed"},
 		{"ledger entry edited", `UPDATE agent_ls_ledger SET body = replace(body, '"op":"write"', '"op":"import"')`, "edited"},
+		{"head row deleted", `DELETE FROM agent_ls_head`, "head row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			loc := pgtest.Fresh(t)

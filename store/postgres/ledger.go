@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -100,7 +101,13 @@ func (s *Store) Verify(ctx context.Context) error {
 		if got, diffs, err = storedState(ctx, q); err != nil {
 			return err
 		}
-		if err := q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash); err != nil {
+		err = q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// The head is where every writer serializes and what the chain
+			// ends at: without it nothing can be checked against it.
+			return &store.LedgerError{Seq: 0, Reason: "the ledger head row (agent_ls_head) is missing: entries cannot be checked against the head"}
+		}
+		if err != nil {
 			return err
 		}
 		rows, err := q.Query(ctx, `SELECT seq, body FROM agent_ls_ledger ORDER BY seq`)
