@@ -664,6 +664,14 @@ func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
 	if _, err := e.st.ExpireProposals(ctx); err != nil {
 		return nil, fmt.Errorf("expire proposals: %w", err)
 	}
+	return e.pending(ctx)
+}
+
+// pending lists the pending proposals this engine answers for, as stored
+// (overdue ones included): its agent's, or for the engine of the shared
+// records (no agent) the shared records' only, since another agent's
+// review is that agent's.
+func (e *Engine) pending(ctx context.Context) ([]store.Proposal, error) {
 	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: e.base, Agent: e.name})
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
@@ -671,8 +679,6 @@ func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
 	if e.name != "" {
 		return ps, nil
 	}
-	// The engine of the shared records (no agent) answers for their
-	// proposals only: another agent's review is that agent's, not shared.
 	out := ps[:0]
 	for _, p := range ps {
 		rec, err := e.st.Get(ctx, p.RecordID)
@@ -687,9 +693,9 @@ func (e *Engine) Proposals(ctx context.Context) ([]store.Proposal, error) {
 // as Proposals does but without expiring overdue ones (it writes nothing):
 // an overdue proposal is left out. For read-only surfaces.
 func (e *Engine) PendingProposals(ctx context.Context) ([]store.Proposal, error) {
-	ps, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending, Scope: e.base, Agent: e.name})
+	ps, err := e.pending(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list proposals: %w", err)
+		return nil, err
 	}
 	now := e.nowString()
 	out := ps[:0]

@@ -30,6 +30,7 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 	}
 	views := []learningView{}
 	seen := map[string]bool{}
+	c.snapshot = true
 	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
 		ls, err := eng.Learnings(ctx, from)
 		if err != nil {

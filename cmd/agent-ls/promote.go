@@ -44,6 +44,23 @@ type evoCmd struct {
 	// reads: a report (garden, learnings, proposals) that says so on stderr
 	// when there is no store.
 	reads bool
+	// snapshot: eachAgent runs its reports on one View of the store (a
+	// report that writes nothing: learnings, proposals after expiring).
+	snapshot bool
+	// beforeSnapshot, when set, runs before the snapshot is taken (a
+	// write the report's reads must see).
+	beforeSnapshot func(ctx context.Context) error
+	// tx is that View while it runs; db() is what the engines read.
+	tx store.Tx
+}
+
+// db is the store the command's engines and reads use: the snapshot of
+// eachAgent while it runs, else the opened store.
+func (c *evoCmd) db() store.Tx {
+	if c.tx != nil {
+		return c.tx
+	}
+	return c.st
 }
 
 // noStore reports a missing store for commands that need a record.
@@ -194,14 +211,37 @@ func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve
 		names = []string{view.Agent}
 	}
 	delete(base, store.AgentKey)
-	for _, name := range names {
-		eng, err := c.engine(name, base)
-		if err != nil {
-			return c.fail(err)
+	run := func() error {
+		for _, name := range names {
+			eng, err := c.engine(name, base)
+			if err != nil {
+				return err
+			}
+			if err := fn(name, eng); err != nil {
+				return err
+			}
 		}
-		if err := fn(name, eng); err != nil {
-			return c.fail(err)
+		return nil
+	}
+	if c.snapshot && !c.missing {
+		// Every read of the report on one snapshot: on a shared store a
+		// commit by another process between two reads (a proposal, then
+		// the composition its preview renders) would make them disagree.
+		if c.beforeSnapshot != nil {
+			if err := c.beforeSnapshot(ctx); err != nil {
+				return c.fail(err)
+			}
 		}
+		err = c.st.View(ctx, func(r store.Reader) error {
+			c.tx = store.ReadOnly(r)
+			defer func() { c.tx = nil }()
+			return run()
+		})
+	} else {
+		err = run()
+	}
+	if err != nil {
+		return c.fail(err)
 	}
 	return exitOK
 }
@@ -297,7 +337,7 @@ func (c *evoCmd) engine(name string, base map[string]string) (*evolve.Engine, er
 		ce.Dir = c.ws.Root
 		ev = ce
 	}
-	return evolve.New(evolve.Config{Store: c.st, Workspace: c.ws.Config, Agent: cfg, Scope: scope, Now: c.e.now, Evaluator: ev}), nil
+	return evolve.New(evolve.Config{Store: c.db(), Workspace: c.ws.Config, Agent: cfg, Scope: scope, Now: c.e.now, Evaluator: ev}), nil
 }
 
 // engineForRecord builds the engine of the agent a record belongs to: the

@@ -35,6 +35,15 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 	}
 	views := []proposalView{}
 	seen := map[string]bool{}
+	c.snapshot = true
+	// Overdue proposals close first, in a write of their own; the queue is
+	// then read on the snapshot.
+	c.beforeSnapshot = func(ctx context.Context) error {
+		if _, err := c.st.ExpireProposals(ctx); err != nil {
+			return fmt.Errorf("expire proposals: %w", err)
+		}
+		return nil
+	}
 	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
 		items, err := c.pendingReviews(ctx, eng, seen)
 		if err != nil {
@@ -128,7 +137,11 @@ type reviewItem struct {
 // to it), each with its composition-diff preview: what the proposals
 // command and the lens show.
 func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen map[string]bool) ([]reviewItem, error) {
-	ps, err := eng.Proposals(ctx)
+	proposals := eng.Proposals
+	if c.tx != nil {
+		proposals = eng.PendingProposals // a snapshot: expired before it was taken
+	}
+	ps, err := proposals(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +152,7 @@ func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen ma
 		}
 		seen[p.ID] = true
 		it := reviewItem{Proposal: p}
-		if rec, err := c.st.Get(ctx, p.RecordID); err == nil {
+		if rec, err := c.db().Get(ctx, p.RecordID); err == nil {
 			it.Content = rec.Content
 			if rec.Target != nil {
 				it.Target = rec.Target.String()
