@@ -23,7 +23,12 @@ import (
 //     deleted since the group opened, or the record is inserted by a group
 //     queued after it (the row references the record).
 //
-// Otherwise the row opens a new group at the end of the queue.
+// Otherwise, or when the open group holds maxGroupRows rows already, the
+// row opens a new group at the end of the queue.
+
+// maxGroupRows bounds a group, so one statement of a large load (memory
+// migrate, import) stays well inside the statement timeout.
+const maxGroupRows = 5000
 
 // rowKind is the table a group of rows is inserted into.
 type rowKind int
@@ -58,6 +63,7 @@ var rowSQL = [numRowKinds]string{
 // rowGroup is the rows of one queued multi-row INSERT, column by column.
 type rowGroup struct {
 	kind rowKind
+	n    int             // rows
 	ids  map[string]bool // the records (promotions: their records) in the group
 	// Columns: ints are the bigint ones, texts the text ones, in the
 	// statement's order within each type.
@@ -116,7 +122,7 @@ func (ts *txState) name(id string, promotions bool) {
 // when it may not join the open one.
 func (ts *txState) group(kind rowKind, id string, ints, texts int) *rowGroup {
 	i := ts.rows.open[kind] - 1
-	ok := i >= 0
+	ok := i >= 0 && ts.pending[i].rows.n < maxGroupRows
 	if ok {
 		g := ts.pending[i].rows
 		switch kind {
@@ -134,6 +140,7 @@ func (ts *txState) group(kind rowKind, id string, ints, texts int) *rowGroup {
 	}
 	g := ts.pending[i].rows
 	g.ids[id] = true
+	g.n++
 	if kind == rowsRecord {
 		if ts.rows.recGroup == nil {
 			ts.rows.recGroup = map[string]int{}
