@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,5 +254,65 @@ func TestTamperedRecordNotHinted(t *testing.T) {
 	hs := c.hints(uri)
 	if h := hintWith(hs, "Fridays"); h != nil {
 		t.Errorf("the edited record is hinted: %+v", h)
+	}
+}
+
+// TestPostgresStorePathOption: a postgres:// URL given as the client's
+// storePath (initializationOptions) overrides the workspace's store and is
+// opened as a URL, not as a path under the root: a record promoted there
+// shows in the open file's hints.
+func TestPostgresStorePathOption(t *testing.T) {
+	loc := pgtest.Fresh(t)
+	env := newTestEnv(t)
+	env.write(t, ".agent-ls.yaml", "store: .agent-memory/memory.db\n")
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	st, err := backend.Open(context.Background(), loc, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", data)
+	if err != nil || cfg == nil {
+		t.Fatalf("load agent: %v", err)
+	}
+	mt, err := schema.ParseTarget("background.projectContext.deploy_window")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const content = "Deploys go out Tuesdays after 14:00 ET"
+	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
+		Kind: schema.KindFact, Content: content, Target: &mt,
+		Provenance: schema.Provenance{ConversationID: "conv-1"},
+		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
+	})
+	if err != nil || res.State != evolve.StatePromoted {
+		t.Fatalf("save: %+v, %v", res, err)
+	}
+	var opened []string
+	var mu sync.Mutex
+	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
+		return func(ctx context.Context, p string) (store.Store, error) {
+			mu.Lock()
+			opened = append(opened, p)
+			mu.Unlock()
+			return backend.Open(ctx, p, store.Options{LockTimeout: 5 * time.Second, ReadOnly: ro})
+		}
+	}
+	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), NoWatch: true, Getenv: func(string) string { return "" }})
+	c.initializeResolving(env.root, map[string]any{"actor": "human:ana", "storePath": loc}, true)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	if h := hintWith(c.hints(uri), content); h == nil {
+		t.Errorf("no hint for the record promoted in the storePath store")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(opened) == 0 || slices.ContainsFunc(opened, func(p string) bool { return p != loc }) {
+		t.Errorf("the server opened %q, want only %q", opened, loc)
 	}
 }
