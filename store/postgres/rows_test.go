@@ -17,8 +17,14 @@ func TestRowGroups(t *testing.T) {
 	}
 	prom := func(ts *txState, id string) { ts.queuePromotion(id, "{}", "{}") }
 	led := func(ts *txState, id string) { ts.queueLedger(1, id, "", "{}") }
-	drop := func(ts *txState, id string) { ts.name(id, true); ts.pending = append(ts.pending, queued{sql: "DELETE"}) }
-	update := func(ts *txState, id string) { ts.name(id, false); ts.pending = append(ts.pending, queued{sql: "UPDATE"}) }
+	drop := func(ts *txState, id string) {
+		ts.name(id, true)
+		ts.pending = append(ts.pending, queued{sql: "DELETE"})
+	}
+	update := func(ts *txState, id string) {
+		ts.name(id, false)
+		ts.pending = append(ts.pending, queued{sql: "UPDATE"})
+	}
 	tests := []struct {
 		name string
 		ops  func(ts *txState)
