@@ -397,8 +397,12 @@ func ruleContradiction(c *runCtx) []Finding {
 	var out []Finding
 	// Every text is analysed once (lexical.Analyze), not once per pair: a
 	// store with thousands of candidates meets hundreds of authored lines.
-	authored := map[string][]*lexical.Text{} // domain -> its lines' texts
-	promoted := map[int]*lexical.Text{}      // index in Facts.Promoted
+	type domainLines struct {
+		lines []contradiction.AuthoredLine
+		texts []*lexical.Text
+	}
+	authored := map[string]*domainLines{} // judgment domain -> its authored lines
+	promoted := map[int]*lexical.Text{}   // index in Facts.Promoted
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if !contradiction.Applies(r.Target) {
@@ -408,16 +412,16 @@ func ruleContradiction(c *runCtx) []Finding {
 			break
 		}
 		rt := c.analyze(r.Content)
-		lines := contradiction.Authored(c.cfg, r.Target)
-		texts, ok := authored[r.Target.Domain]
+		d, ok := authored[r.Target.Domain]
 		if !ok {
-			for _, l := range lines {
-				texts = append(texts, c.analyze(l.Text))
+			d = &domainLines{lines: contradiction.Authored(c.cfg, r.Target)}
+			for _, l := range d.lines {
+				d.texts = append(d.texts, c.analyze(l.Text))
 			}
-			authored[r.Target.Domain] = texts
+			authored[r.Target.Domain] = d
 		}
-		for k, l := range lines {
-			if ok, why := contradiction.Contradicts(rt, texts[k]); ok {
+		for k, l := range d.lines {
+			if ok, why := contradiction.Contradicts(rt, d.texts[k]); ok {
 				f := c.finding(l.Pointer, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(l.Slot, "s"), why))
 				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
 				out = append(out, f)
