@@ -216,28 +216,9 @@ func TestTamperedRecordNotHinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := env.write(t, "deploy.agent.yaml", string(data))
-	st, err := backend.Open(context.Background(), loc, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := savePromotedPG(t, loc, data)
 	defer st.Close()
-	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", data)
-	if err != nil || cfg == nil {
-		t.Fatalf("load agent: %v", err)
-	}
-	mt, err := schema.ParseTarget("background.projectContext.deploy_window")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const content = "Deploys go out Tuesdays after 14:00 ET"
-	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
-		Kind: schema.KindFact, Content: content, Target: &mt,
-		Provenance: schema.Provenance{ConversationID: "conv-1"},
-		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
-	})
-	if err != nil || res.State != evolve.StatePromoted {
-		t.Fatalf("save: %+v, %v", res, err)
-	}
+	const content = promotedPGContent
 	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
 		return func(ctx context.Context, p string) (store.Store, error) {
 			return backend.Open(ctx, p, store.Options{LockTimeout: 5 * time.Second, ReadOnly: ro})
@@ -271,28 +252,9 @@ func TestPostgresStorePathOption(t *testing.T) {
 	}
 	text := string(data)
 	path := env.write(t, "deploy.agent.yaml", text)
-	st, err := backend.Open(context.Background(), loc, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := savePromotedPG(t, loc, data)
 	defer st.Close()
-	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", data)
-	if err != nil || cfg == nil {
-		t.Fatalf("load agent: %v", err)
-	}
-	mt, err := schema.ParseTarget("background.projectContext.deploy_window")
-	if err != nil {
-		t.Fatal(err)
-	}
-	const content = "Deploys go out Tuesdays after 14:00 ET"
-	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
-		Kind: schema.KindFact, Content: content, Target: &mt,
-		Provenance: schema.Provenance{ConversationID: "conv-1"},
-		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
-	})
-	if err != nil || res.State != evolve.StatePromoted {
-		t.Fatalf("save: %+v, %v", res, err)
-	}
+	const content = promotedPGContent
 	var opened []string
 	var mu sync.Mutex
 	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
@@ -315,4 +277,38 @@ func TestPostgresStorePathOption(t *testing.T) {
 	if len(opened) == 0 || slices.ContainsFunc(opened, func(p string) bool { return p != loc }) {
 		t.Errorf("the server opened %q, want only %q", opened, loc)
 	}
+}
+
+// promotedPGContent is the record savePromotedPG promotes.
+const promotedPGContent = "Deploys go out Tuesdays after 14:00 ET"
+
+// savePromotedPG opens the store at loc and saves promotedPGContent through
+// the agent data describes (deploy.agent.yaml), promoted at the auto tier
+// as an agent's save would be; the caller closes the store.
+func savePromotedPG(t *testing.T, loc string, data []byte) store.Store {
+	t.Helper()
+	st, err := backend.Open(context.Background(), loc, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", data)
+	if err != nil || cfg == nil {
+		st.Close()
+		t.Fatalf("load agent: %v", err)
+	}
+	mt, err := schema.ParseTarget("background.projectContext.deploy_window")
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
+		Kind: schema.KindFact, Content: promotedPGContent, Target: &mt,
+		Provenance: schema.Provenance{ConversationID: "conv-1"},
+		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
+	})
+	if err != nil || res.State != evolve.StatePromoted {
+		st.Close()
+		t.Fatalf("save: %+v, %v", res, err)
+	}
+	return st
 }
