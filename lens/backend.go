@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -28,11 +27,11 @@ type Backend interface {
 	Record(ctx context.Context, id string) (RecordView, error)
 	// Garden runs the curation pass for one agent and returns its health
 	// report (it may open proposals, as system:garden).
-	Garden(ctx context.Context, name string) (evolve.HealthReport, error)
+	Garden(ctx context.Context, name string) (engine.HealthReport, error)
 	// Approve, Reject and Supersede decide as Actor, through the gates.
-	Approve(ctx context.Context, proposalID string) (evolve.Outcome, error)
-	Reject(ctx context.Context, proposalID, reason string) (evolve.Outcome, error)
-	Supersede(ctx context.Context, keepID, dropID string) (evolve.Outcome, error)
+	Approve(ctx context.Context, proposalID string) (engine.Outcome, error)
+	Reject(ctx context.Context, proposalID, reason string) (engine.Outcome, error)
+	Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error)
 }
 
 // Overview is the pending-review queue, the conflicts and the agents.
@@ -76,16 +75,16 @@ type AgentView struct {
 	File string // the agent file, "" when the workspace has none
 	At   string // canonical time composed, "" for now
 	// Sections is the composed prompt with attribution (nil without a file).
-	Sections []overlay.Section
+	Sections []engine.Section
 	Records  map[string]schema.MemoryRecord
 	Sizes    []Size
 	Chars    int
 	Ceiling  int
 	// Totals is the overlay's account of the composition (applied,
 	// spilled, dropped, shadowed records, conflicts, the ceiling).
-	Totals *overlay.Totals
+	Totals *engine.Totals
 	// Learnings since the time asked for, oldest first.
-	Learnings []evolve.Learning
+	Learnings []engine.Learning
 }
 
 // Size is the composition size of one primitive against its budget.

@@ -22,8 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/events"
-	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -57,7 +57,7 @@ type Server struct {
 	work   sync.Mutex // held by a request that reads or changes the store
 	mu     sync.Mutex
 	subs   map[chan events.Event]struct{}
-	health map[string]evolve.HealthReport // the last garden run per agent
+	health map[string]engine.HealthReport // the last garden run per agent
 }
 
 // New builds a Server.
@@ -86,7 +86,7 @@ func New(o Options) (*Server, error) {
 	}
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
 		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
-		subs: map[chan events.Event]struct{}{}, health: map[string]evolve.HealthReport{}}, nil
+		subs: map[chan events.Event]struct{}{}, health: map[string]engine.HealthReport{}}, nil
 }
 
 // Token is the access token every request must carry.
@@ -251,7 +251,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, store.ErrForbidden), errors.Is(err, evolve.ErrRefused):
+	case errors.Is(err, store.ErrForbidden), errors.Is(err, engine.ErrRefused):
 		code = http.StatusForbidden
 	case errors.Is(err, store.ErrInvalid):
 		code = http.StatusBadRequest
@@ -278,7 +278,7 @@ type agentData struct {
 	AgentView
 	Since  string
 	Chart  chart
-	Health *evolve.HealthReport
+	Health *engine.HealthReport
 }
 
 func (s *Server) agent(w http.ResponseWriter, r *http.Request) {
@@ -364,7 +364,7 @@ func (s *Server) act(fn func(r *http.Request) (string, error)) http.HandlerFunc 
 		q.Del("msg")
 		q.Del("err")
 		if err != nil {
-			if !errors.Is(err, evolve.ErrRefused) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrForbidden) &&
+			if !errors.Is(err, engine.ErrRefused) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrForbidden) &&
 				!errors.Is(err, store.ErrConflict) && !errors.Is(err, errBadForm) {
 				s.fail(w, err)
 				return
@@ -380,7 +380,7 @@ func (s *Server) act(fn func(r *http.Request) (string, error)) http.HandlerFunc 
 
 var errBadForm = errors.New("incomplete form")
 
-func outcomeText(o evolve.Outcome) string {
+func outcomeText(o engine.Outcome) string {
 	subject := o.RecordID
 	if o.ProposalID != "" {
 		subject = o.ProposalID
@@ -393,15 +393,15 @@ func outcomeText(o evolve.Outcome) string {
 }
 
 // outcome turns an engine answer into a message, or an error for refusals.
-func outcome(o evolve.Outcome, err error) (string, error) {
+func outcome(o engine.Outcome, err error) (string, error) {
 	if err != nil {
-		if errors.Is(err, evolve.ErrRefused) && o.Reason != "" {
-			return "", fmt.Errorf("%w: %s", evolve.ErrRefused, o.Reason)
+		if errors.Is(err, engine.ErrRefused) && o.Reason != "" {
+			return "", fmt.Errorf("%w: %s", engine.ErrRefused, o.Reason)
 		}
 		return "", err
 	}
-	if o.Status == evolve.StatusBlocked || o.Status == evolve.StatusRefused {
-		return "", fmt.Errorf("%w: %s", evolve.ErrRefused, outcomeText(o))
+	if o.Status == engine.StatusBlocked || o.Status == engine.StatusRefused {
+		return "", fmt.Errorf("%w: %s", engine.ErrRefused, outcomeText(o))
 	}
 	return outcomeText(o), nil
 }

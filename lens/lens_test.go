@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/events"
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/memstore"
@@ -49,7 +48,7 @@ func (f *fakeBackend) Agent(_ context.Context, name, at string, _ time.Time) (Ag
 	if name != "deploy-ops" {
 		return AgentView{}, fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
 	}
-	return AgentView{Name: name, At: at, Sections: []overlay.Section{{Title: "Boundaries", Fragments: []overlay.Fragment{
+	return AgentView{Name: name, At: at, Sections: []engine.Section{{Title: "Boundaries", Fragments: []engine.Fragment{
 		{Text: "- " + evil, MemoryIDs: []string{"r1"}}}}}, Sizes: []Size{{Primitive: "judgment", Chars: 30, Budget: 20}}, Chars: 30, Ceiling: 100,
 		Records: map[string]schema.MemoryRecord{"r1": {ID: "r1", Content: evil}}}, nil
 }
@@ -70,24 +69,24 @@ func (f *fakeBackend) call(s string) {
 	f.calls = append(f.calls, s)
 }
 
-func (f *fakeBackend) Garden(_ context.Context, name string) (evolve.HealthReport, error) {
+func (f *fakeBackend) Garden(_ context.Context, name string) (engine.HealthReport, error) {
 	f.call("garden " + name)
-	return evolve.HealthReport{Agent: name}, nil
+	return engine.HealthReport{Agent: name}, nil
 }
 
-func (f *fakeBackend) Approve(_ context.Context, id string) (evolve.Outcome, error) {
+func (f *fakeBackend) Approve(_ context.Context, id string) (engine.Outcome, error) {
 	f.call("approve " + id)
-	return evolve.Outcome{Status: evolve.StatusApproved, ProposalID: id}, nil
+	return engine.Outcome{Status: engine.StatusApproved, ProposalID: id}, nil
 }
 
-func (f *fakeBackend) Reject(_ context.Context, id, reason string) (evolve.Outcome, error) {
+func (f *fakeBackend) Reject(_ context.Context, id, reason string) (engine.Outcome, error) {
 	f.call("reject " + id + " " + reason)
-	return evolve.Outcome{Status: evolve.StatusRejected, ProposalID: id}, nil
+	return engine.Outcome{Status: engine.StatusRejected, ProposalID: id}, nil
 }
 
-func (f *fakeBackend) Supersede(_ context.Context, keep, drop string) (evolve.Outcome, error) {
+func (f *fakeBackend) Supersede(_ context.Context, keep, drop string) (engine.Outcome, error) {
 	f.call("supersede " + keep + " " + drop)
-	return evolve.Outcome{}, fmt.Errorf("%w: not in this test", evolve.ErrRefused)
+	return engine.Outcome{}, fmt.Errorf("%w: not in this test", engine.ErrRefused)
 }
 
 // lensServer starts a lens over a fake backend; the client carries no

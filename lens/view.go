@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -18,8 +18,8 @@ var funcs = template.FuncMap{
 	"opLabel":    opLabel,
 	"target":     targetOf,
 	"provenance": provenanceOf,
-	"learned":    func(f overlay.Fragment) bool { return len(f.MemoryIDs) > 0 && !overlay.IsMarker(f) },
-	"marker":     overlay.IsMarker,
+	"learned":    func(f engine.Fragment) bool { return len(f.MemoryIDs) > 0 && !engine.IsMarker(f) },
+	"marker":     engine.IsMarker,
 	"join":       strings.Join,
 	"add":        func(a, b int) int { return a + b },
 	"dict":       func(p page, back string) formData { return formData{Token: p.Token, Back: back} },

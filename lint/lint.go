@@ -272,3 +272,11 @@ func Problems(fs []Finding) []schema.Problem {
 	}
 	return out
 }
+
+// Analysis is a line's lexical analysis (the text kernel's words and
+// polarity) that the rules compare; a host that lints often memoizes it
+// (Options' analyze functions) with an Interner.
+type Analysis = lexical.Text
+
+// Interner analyzes texts sharing their words' storage.
+type Interner = lexical.Interner

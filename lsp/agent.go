@@ -9,11 +9,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/store/backend"
-	"github.com/agent-ls/agent-ls/trust"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // agentFile is one agent file as the server sees it now: the editor's text
@@ -68,19 +67,9 @@ func (f *agentFile) requireAgent() error {
 }
 
 // foreignAgent refuses an agent actor the memories of an agent file that is
-// not its own (as the CLI and the MCP tools do): an agent reads and acts on
-// its own records and shared ones only. A file with schema errors names no
-// agent, so an agent actor gets nothing from it either. Humans and the
-// system may work on any agent's file.
+// not its own (engine.ConfineFile).
 func foreignAgent(ws *workspaceInfo, agent *schema.AgentConfig) error {
-	view := trust.ViewOf(ws.Actor, ws.Config.Scope)
-	if !view.Confined() {
-		return nil
-	}
-	if agent == nil {
-		return fmt.Errorf("%w: %s cannot use the memories of a file with schema errors (it names no agent)", store.ErrForbidden, ws.Actor)
-	}
-	return view.ForeignAgent(agent.RoleTemplate.Name)
+	return engine.ConfineFile(engine.ViewOf(ws.Actor, ws.Config.Scope), agent)
 }
 
 // errNoStore is returned by withStore when the store file does not exist.
@@ -111,27 +100,21 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 		return fmt.Errorf("%w: the server has no store opener", errNoStore)
 	}
 	if !storeExists(f.ws.StorePath) {
-		return fmt.Errorf("%w at %s", errNoStore, backend.Redact(f.ws.StorePath))
+		return fmt.Errorf("%w at %s", errNoStore, engine.Redact(f.ws.StorePath))
 	}
-	st, err := open(ctx, f.ws.StorePath)
-	if err != nil {
-		return fmt.Errorf("open store %s: %w", backend.Redact(f.ws.StorePath), err)
-	}
-	defer func() {
-		if cerr := st.Close(); cerr != nil {
-			s.log.Debug("close store", "err", cerr)
+	return engine.WithStore(ctx, func(ctx context.Context, _ bool) (store.Store, error) {
+		st, err := open(ctx, f.ws.StorePath)
+		if err != nil {
+			return nil, fmt.Errorf("open store %s: %w", engine.Redact(f.ws.StorePath), err)
 		}
-	}()
-	if !write {
-		return st.View(ctx, func(r store.Reader) error { return fn(store.ReadOnly(r)) })
-	}
-	return fn(st)
+		return st, nil
+	}, write, fn)
 }
 
 // engine returns the evolve engine of f's agent over st.
-func (s *server) engine(f *agentFile, st store.Tx) *evolve.Engine {
-	return evolve.New(evolve.Config{
-		Store: st, Workspace: f.ws.Config, Agent: f.agent, Scope: f.ws.Config.Scope,
+func (s *server) engine(f *agentFile, st store.Tx) *engine.Agent {
+	return engine.NewAgent(engine.AgentSpec{
+		Store: st, Workspace: &workspace.Workspace{Config: f.ws.Config, Root: f.ws.Root}, Agent: f.agent, Scope: f.ws.Config.Scope,
 		Now: s.opts.Now, Logger: s.log,
 	})
 }
@@ -148,7 +131,7 @@ func rpcError(err error) error {
 	}
 	code := jsonrpc2.InternalError
 	switch {
-	case errors.Is(err, evolve.ErrRefused), errors.Is(err, store.ErrForbidden), errors.Is(err, store.ErrConflict):
+	case errors.Is(err, engine.ErrRefused), errors.Is(err, store.ErrForbidden), errors.Is(err, store.ErrConflict):
 		code = codeRefused
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
 		code = jsonrpc2.InvalidParams

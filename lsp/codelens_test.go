@@ -9,7 +9,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 // TestCodeLenses puts a pending review, a learned fact and a candidate in
@@ -23,13 +23,13 @@ func TestCodeLenses(t *testing.T) {
 	}
 	text := string(data)
 	path := env.write(t, "deploy.agent.yaml", text)
-	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.State != evolve.StatePending {
+	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.State != engine.StatePending {
 		t.Fatalf("save trigger: %+v", res)
 	}
-	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != evolve.StatePromoted {
+	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != engine.StatePromoted {
 		t.Fatalf("save fact: %+v", res)
 	}
-	if res := agentSave(t, env, text, "Roll back first, debug second", "judgment.incident.heuristics", "conv-2"); res.State != evolve.StateCandidate {
+	if res := agentSave(t, env, text, "Roll back first, debug second", "judgment.incident.heuristics", "conv-2"); res.State != engine.StateCandidate {
 		t.Fatalf("save heuristic: %+v", res)
 	}
 	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})

@@ -9,10 +9,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/trust"
 )
 
 // commandArgs is the one argument object of every agent-ls command. URI is
@@ -139,7 +138,7 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		to, _ := a.target()
 		return s.retarget(ctx, f, a.RecordID, to)
 	}
-	var out evolve.Outcome
+	var out engine.Outcome
 	err = s.withStore(ctx, f, true, func(st store.Tx) error {
 		e := s.engine(f, st)
 		actor := f.ws.Actor
@@ -156,7 +155,7 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		case CommandApprove:
 			var pr store.Proposal
 			// Another agent's proposal answers exactly like a missing one.
-			pr, err = trust.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID)
+			pr, err = engine.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID)
 			if err == nil {
 				diff, _ := e.Preview(ctx, pr)
 				out, err = e.Approve(ctx, a.ProposalID, actor, a.Reason)
@@ -165,7 +164,7 @@ func (s *server) ExecuteCommand(ctx context.Context, p *protocol.ExecuteCommandP
 				}
 			}
 		case CommandReject:
-			if _, err = trust.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID); err == nil {
+			if _, err = engine.ViewOf(actor, f.ws.Config.Scope).GetProposal(ctx, st, a.ProposalID); err == nil {
 				out, err = e.Reject(ctx, a.ProposalID, actor, a.Reason)
 			}
 		}
@@ -196,14 +195,14 @@ func (s *server) commandFile(uri protocol.DocumentURI) (*agentFile, error) {
 }
 
 // retarget moves a record to another target through the engine (a new
-// record superseding it, its supports carried; evolve.Engine.Retarget) as
+// record superseding it, its supports carried; engine.Agent.Retarget) as
 // the configured actor. Anything but a save is refused with the engine's
 // guidance; a missing record is InvalidParams.
 func (s *server) retarget(ctx context.Context, f *agentFile, id string, to schema.MemoryTarget) (*CommandResult, error) {
 	if err := f.requireAgent(); err != nil {
 		return nil, err
 	}
-	var res evolve.SaveResult
+	var res engine.SaveResult
 	err := s.withStore(ctx, f, true, func(st store.Tx) error {
 		var err error
 		res, err = s.engine(f, st).Retarget(ctx, id, to, f.ws.Actor)
@@ -213,8 +212,8 @@ func (s *server) retarget(ctx context.Context, f *agentFile, id string, to schem
 		return nil, rpcError(err)
 	}
 	switch res.Status {
-	case evolve.SaveSaved:
-	case evolve.SaveNotFound:
+	case engine.SaveSaved:
+	case engine.SaveNotFound:
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, CommandRetarget+": "+res.Guidance)
 	default:
 		return nil, jsonrpc2.NewError(codeRefused, CommandRetarget+": "+res.Guidance)

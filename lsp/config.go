@@ -14,10 +14,9 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/store/backend"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -56,7 +55,7 @@ type workspaceInfo struct {
 	ConfigPath string // "" when there is no .agent-ls.yaml
 	Config     schema.WorkspaceConfig
 	StorePath  string // absolute
-	// Actor is who state-changing requests act as (trust.ResolveActor); the
+	// Actor is who state-changing requests act as (engine.ResolveActor); the
 	// zero Actor when the workspace is read-only for its config.
 	Actor store.Actor
 	// Problem is why the config file could not be used ("" when fine);
@@ -71,7 +70,7 @@ type workspaceInfo struct {
 // workspaceFor resolves the workspace of a file or directory: the nearest
 // .agent-ls.yaml walking up (never above the workspace folder holding it,
 // workspace.FindWithin), then initializationOptions on top, then the actor
-// (trust.ResolveActor). A config that does not parse or names an actor that
+// (engine.ResolveActor). A config that does not parse or names an actor that
 // does not parse makes the workspace read-only (readonly.go); nothing falls
 // back to another actor. Results are cached until a config changes.
 func (s *server) workspaceFor(path string) *workspaceInfo {
@@ -131,10 +130,10 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	}
 	ws.Config = cfg.WithDefaults()
 	ws.StorePath = ws.Config.Store
-	if !filepath.IsAbs(ws.StorePath) && !backend.IsURL(ws.StorePath) {
+	if !filepath.IsAbs(ws.StorePath) && !engine.IsURL(ws.StorePath) {
 		ws.StorePath = filepath.Join(ws.Root, ws.StorePath)
 	}
-	a, _, err := trust.ResolveActor(init.Actor, wsp, s.opts.Getenv)
+	a, _, err := engine.ResolveActor(init.Actor, wsp, s.opts.Getenv)
 	if err != nil {
 		ws.Problem, ws.ProblemRange = configProblem(err)
 		ws.ReadOnly = append(ws.ReadOnly, "the workspace configuration is invalid: "+ws.Problem)
@@ -212,7 +211,7 @@ func pathToURI(path string) protocol.DocumentURI {
 // database URL always may (the server creates its tables on first use), a
 // file when it exists.
 func storeExists(location string) bool {
-	return backend.IsURL(location) || fileExists(location)
+	return engine.IsURL(location) || fileExists(location)
 }
 
 func fileExists(path string) bool {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
@@ -48,13 +47,13 @@ type factsEntry struct {
 	until string // the first future ExpiresAt/InvalidAt of its records; "" none
 
 	mu    sync.Mutex
-	texts map[string]*lexical.Text
-	words lexical.Interner // the texts' words, shared
+	texts map[string]*lint.Analysis
+	words lint.Interner // the texts' words, shared
 }
 
-// analyze is lexical.Analyze memoized in the entry (bounded by the texts
+// analyze is the lint analysis (lexical) memoized in the entry (bounded by the texts
 // its records and the agent file hold).
-func (e *factsEntry) analyze(t string) *lexical.Text {
+func (e *factsEntry) analyze(t string) *lint.Analysis {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if x, ok := e.texts[t]; ok {
@@ -125,9 +124,9 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // when the store file at path is unchanged (not written within
 // racyWindow), else read from st and cached. Pending proposals are
 // filtered at now on every call, so one that expired since drops out.
-// The returned analyze memoizes lexical.Analyze with the entry.
+// The returned analyze memoizes the lint analysis with the entry.
 // st, when nil, is opened with open on a miss and closed after the read.
-func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lexical.Text, error) {
+func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lint.Analysis, error) {
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
@@ -165,7 +164,7 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 
 // keep caches facts f read from the store as stamp (when the store file is
 // still as stamped) and returns them with their lexical memo.
-func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lexical.Text, error) {
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lint.Analysis, error) {
 	if err != nil {
 		return f, nil, err
 	}
@@ -173,7 +172,7 @@ func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable 
 	// (compactRecords).
 	compactRecords(f.Promoted)
 	compactRecords(f.Candidates)
-	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lexical.Text{}}
+	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
 	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 		c.put(e)
 	}

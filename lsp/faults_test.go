@@ -21,7 +21,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -576,7 +576,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 	cand := agentSave(t, env, text, "Pause the rollout when the queue doubles", "judgment.deploy.heuristics", "conv-2")
 	pend := agentSave(t, env, text, "Ask before a schema migration", "judgment.deploy.escalationTriggers", "conv-3")
 	guard := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-4")
-	if cand.State != evolve.StateCandidate || pend.ProposalID == "" || guard.ProposalID == "" {
+	if cand.State != engine.StateCandidate || pend.ProposalID == "" || guard.ProposalID == "" {
 		t.Fatalf("setup: candidate %+v, pending %+v, guarded %+v", cand, pend, guard)
 	}
 	_, cfg, _, err := schema.LoadAgent(path, []byte(text))
@@ -584,7 +584,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 		t.Fatal(err)
 	}
 	withBolt(t, env, func(st store.Store) {
-		if _, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Approve(context.Background(), guard.ProposalID, store.Actor{Kind: store.ActorHuman, Name: "ana"}, "ok"); err != nil {
+		if _, err := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg}).Approve(context.Background(), guard.ProposalID, store.Actor{Kind: store.ActorHuman, Name: "ana"}, "ok"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -592,7 +592,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 	spyFact := agentSave(t, env, spyText, secret+" fact", "background.projectContext.spy_window", "conv-5")
 	spyCand := agentSave(t, env, spyText, secret+" lesson", "judgment.deploy.heuristics", "conv-6")
 	spyPend := agentSave(t, env, spyText, secret+" trigger", "judgment.deploy.escalationTriggers", "conv-7")
-	if spyFact.State != evolve.StatePromoted || spyPend.ProposalID == "" {
+	if spyFact.State != engine.StatePromoted || spyPend.ProposalID == "" {
 		t.Fatalf("setup spy: %+v %+v", spyFact, spyPend)
 	}
 	agents := []string{"deploy-ops", "spy-ops"}
@@ -671,7 +671,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				}
 			case refusedOrProposal:
 				// Blocked (a gate not passed) is a refusal that is not an error.
-				if err == nil && out.Status != string(evolve.StatusPending) && out.Status != string(evolve.StatusBlocked) {
+				if err == nil && out.Status != string(engine.StatusPending) && out.Status != string(engine.StatusBlocked) {
 					t.Errorf("answer %+v; want refused, blocked or pending", out)
 				}
 				if err != nil && codeOf(err) != codeRefused {
@@ -679,7 +679,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				}
 				// Pending: a proposal is open (a new one, or the one already
 				// waiting for the same change).
-				if err == nil && out.Status == string(evolve.StatusPending) && (after.pending < before.pending || after.pending == 0 || !strings.Contains(out.Message, "proposal")) {
+				if err == nil && out.Status == string(engine.StatusPending) && (after.pending < before.pending || after.pending == 0 || !strings.Contains(out.Message, "proposal")) {
 					t.Errorf("answered pending but no proposal is open: %+v", out)
 				}
 			case notFound:
@@ -690,7 +690,7 @@ func TestAgentActorThroughLSP(t *testing.T) {
 				// The agent's invalidate of the same record (an earlier row)
 				// is pending: the retarget's supersede waits for that
 				// decision (issue 19 item 8) instead of reusing it.
-				if (err != nil || out.Status != string(evolve.StatePending)) && (codeOf(err) != codeRefused || !strings.Contains(err.Error(), "already pending")) {
+				if (err != nil || out.Status != string(engine.StatePending)) && (codeOf(err) != codeRefused || !strings.Contains(err.Error(), "already pending")) {
 					t.Errorf("answer %+v, %v; want the new record pending, or refused while a demotion is pending", out, err)
 				}
 				for _, op := range added {

@@ -15,8 +15,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -33,7 +32,7 @@ type memoryLine struct {
 // memoryView is the composition of one agent file with its store. It is
 // shared between requests (see viewCache): read it, never modify it.
 type memoryView struct {
-	res   *compose.Result
+	res   *engine.ComposeResult
 	lines []memoryLine
 	// history is each memory line's ledger history, oldest first.
 	history map[string][]historyEntry
@@ -266,8 +265,8 @@ func nonNil(recs []schema.MemoryRecord) []schema.MemoryRecord {
 
 // composeView composes f with the store data sd (no store operation).
 func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (*memoryView, error) {
-	res, err := compose.Instantiate(ctx, compose.Request{
-		AgentFile: f.path, Promoted: nonNil(sd.promoted), Scope: f.ws.Config.Scope, Policy: overlay.PolicyFrom(f.ws.Config),
+	res, err := engine.Compose(ctx, engine.ComposeRequest{
+		AgentFile: f.path, Promoted: nonNil(sd.promoted), Scope: f.ws.Config.Scope, Policy: engine.PolicyFrom(f.ws.Config),
 		Now: s.opts.Now, ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	})
 	if err != nil {
@@ -285,11 +284,11 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		}
 		var kind string
 		switch o.Status {
-		case overlay.StatusApplied:
+		case engine.PlacementApplied:
 			kind = "promoted"
-		case overlay.StatusSpilled:
+		case engine.PlacementSpilled:
 			kind = "spilled"
-		case overlay.StatusShadowed:
+		case engine.PlacementShadowed:
 			kind = "shadowed"
 		default:
 			continue

@@ -9,7 +9,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -240,7 +240,7 @@ func composedText(v any, max int) string {
 			shown = shown[:max]
 		}
 		for _, k := range shown {
-			fmt.Fprintf(&b, "- **%s**: %s\n", k, overlay.FormatValue(n[k]))
+			fmt.Fprintf(&b, "- **%s**: %s\n", k, engine.FormatValue(n[k]))
 		}
 		more(len(keys) - len(shown))
 		return b.String()

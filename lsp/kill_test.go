@@ -22,7 +22,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -117,7 +117,7 @@ func TestSIGKILLServer(t *testing.T) {
 		// The agent learns: fresh candidates and guarded proposals.
 		var cands, props, propRecs []string
 		withBolt(t, env, func(st store.Store) {
-			e := evolve.New(evolve.Config{Store: st, Agent: cfg})
+			e := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg})
 			for i := range perRound {
 				for _, x := range []struct{ target, content string }{
 					{"judgment.deploy.heuristics", uniqueText(round, i, 0)},
@@ -127,7 +127,7 @@ func TestSIGKILLServer(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					res, err := e.Save(ctx, evolve.SaveRequest{Kind: schema.KindFact, Content: x.content, Target: &mt,
+					res, err := e.Save(ctx, engine.SaveRequest{Kind: schema.KindFact, Content: x.content, Target: &mt,
 						Provenance: schema.Provenance{ConversationID: fmt.Sprintf("conv-%d-%d", round, i)}, Actor: agent})
 					if err != nil {
 						t.Fatal(err)
@@ -136,7 +136,7 @@ func TestSIGKILLServer(t *testing.T) {
 					case res.ProposalID != "":
 						props = append(props, res.ProposalID)
 						propRecs = append(propRecs, res.Record.ID)
-					case res.State == evolve.StateCandidate:
+					case res.State == engine.StateCandidate:
 						cands = append(cands, res.Record.ID)
 					default:
 						t.Fatalf("save %q: %+v", x.content, res)
@@ -383,7 +383,7 @@ func TestLockedStoreCommands(t *testing.T) {
 	other := agentSave(t, env, text, "Deploys go out Thursdays", "background.projectContext.release_day", "conv-2")
 	cand := agentSave(t, env, text, uniqueText(0, 0, 0), "judgment.deploy.heuristics", "conv-3")
 	prop := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-4")
-	if cand.State != evolve.StateCandidate || prop.ProposalID == "" {
+	if cand.State != engine.StateCandidate || prop.ProposalID == "" {
 		t.Fatalf("setup: %+v %+v", cand, prop)
 	}
 	before, err := os.ReadFile(env.storePath)
@@ -465,7 +465,7 @@ func TestLockedStoreCommands(t *testing.T) {
 	}
 	var res CommandResult
 	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandPromote, "arguments": []any{promote}}, &res)
-	if !res.OK || res.Status != string(evolve.StatusPromoted) {
+	if !res.OK || res.Status != string(engine.StatusPromoted) {
 		t.Errorf("promote after the lock's release: %+v", res)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
 )
@@ -32,7 +31,7 @@ func LintEngine() Linter {
 			now = time.Now()
 		}
 		facts := lint.StoreFacts{Now: schema.FormatTime(now)}
-		var analyze func(string) *lexical.Text
+		var analyze func(string) *lint.Analysis
 		if (in.Store != nil || in.Open != nil) && in.Agent != nil {
 			f, a, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
 			if err != nil {

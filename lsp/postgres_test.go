@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
@@ -37,7 +37,7 @@ func TestPostgresStoreRefreshesOpenFiles(t *testing.T) {
 	path := env.write(t, "deploy.agent.yaml", text)
 	open := func(ro bool) func(ctx context.Context, p string) (store.Store, error) {
 		return func(ctx context.Context, p string) (store.Store, error) {
-			if !backend.IsURL(p) {
+			if !engine.IsURL(p) {
 				t.Errorf("the server opened %q, want the workspace's URL", p)
 			}
 			return backend.Open(ctx, p, store.Options{LockTimeout: 5 * time.Second, ReadOnly: ro})
@@ -50,7 +50,7 @@ func TestPostgresStoreRefreshesOpenFiles(t *testing.T) {
 	}
 	defer st.Close()
 
-	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), Getenv: func(string) string { return "" }})
+	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), Follow: backend.Source, Getenv: func(string) string { return "" }})
 	c.initializeResolving(env.root, map[string]any{"actor": "human:ana"}, true)
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
@@ -68,12 +68,12 @@ func TestPostgresStoreRefreshesOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := c.refreshCount()
-	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
+	res, err := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg}).Save(context.Background(), engine.SaveRequest{
 		Kind: schema.KindFact, Content: content, Target: &mt,
 		Provenance: schema.Provenance{ConversationID: "conv-1"},
 		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
 	})
-	if err != nil || res.State != evolve.StatePromoted {
+	if err != nil || res.State != engine.StatePromoted {
 		t.Fatalf("save: %+v, %v", res, err)
 	}
 	committed := time.Now()
@@ -177,7 +177,7 @@ func TestPostgresUnreachableAndBack(t *testing.T) {
 			return backend.Open(ctx, p, store.Options{LockTimeout: time.Second, ReadOnly: ro})
 		}
 	}
-	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), Getenv: func(string) string { return "" }})
+	c := startServer(t, Options{OpenStore: open(false), OpenStoreReadOnly: open(true), Follow: backend.Source, Getenv: func(string) string { return "" }})
 	c.initializeResolving(env.root, map[string]any{"actor": "human:ana"}, true)
 	uri := c.open(path, string(data), 1)
 	status := func(state string) func(ns, _ []note) bool {
@@ -301,12 +301,12 @@ func savePromotedPG(t *testing.T, loc string, data []byte) store.Store {
 		st.Close()
 		t.Fatal(err)
 	}
-	res, err := evolve.New(evolve.Config{Store: st, Agent: cfg}).Save(context.Background(), evolve.SaveRequest{
+	res, err := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg}).Save(context.Background(), engine.SaveRequest{
 		Kind: schema.KindFact, Content: promotedPGContent, Target: &mt,
 		Provenance: schema.Provenance{ConversationID: "conv-1"},
 		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
 	})
-	if err != nil || res.State != evolve.StatePromoted {
+	if err != nil || res.State != engine.StatePromoted {
 		st.Close()
 		t.Fatalf("save: %+v, %v", res, err)
 	}

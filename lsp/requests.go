@@ -9,9 +9,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -36,10 +34,10 @@ type composedPromptParams struct {
 
 // ComposedPrompt is agent-ls/composedPrompt's result.
 type ComposedPrompt struct {
-	Text     string            `json:"text"`
-	Markdown string            `json:"markdown"`
-	Sections []overlay.Section `json:"sections"`
-	At       string            `json:"at,omitempty"`
+	Text     string           `json:"text"`
+	Markdown string           `json:"markdown"`
+	Sections []engine.Section `json:"sections"`
+	At       string           `json:"at,omitempty"`
 }
 
 func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -64,7 +62,7 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	}
 	out := &ComposedPrompt{Text: res.Prompt.Text(), Markdown: res.Prompt.Markdown(), Sections: res.Prompt.Sections, At: res.At}
 	if out.Sections == nil {
-		out.Sections = []overlay.Section{}
+		out.Sections = []engine.Section{}
 	}
 	return out, nil
 }
@@ -92,24 +90,24 @@ func agentScope(ws *workspaceInfo, scope map[string]string) error {
 
 // compose instantiates f's agent with the editor's text (scope overrides the
 // workspace scope when set). A missing store composes the authored agent.
-func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]string, at string) (*compose.Result, error) {
+func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]string, at string) (*engine.ComposeResult, error) {
 	if len(scope) == 0 {
 		scope = f.ws.Config.Scope
 	}
-	req := compose.Request{
-		AgentFile: f.path, Scope: scope, At: at, Policy: overlay.PolicyFrom(f.ws.Config), Now: s.opts.Now,
+	req := engine.ComposeRequest{
+		AgentFile: f.path, Scope: scope, At: at, Policy: engine.PolicyFrom(f.ws.Config), Now: s.opts.Now,
 		ReadFile: func(string) ([]byte, error) { return f.text, nil }, Agent: f.agent,
 	}
-	var res *compose.Result
+	var res *engine.ComposeResult
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		req.Store = st
 		var err error
-		res, err = compose.Instantiate(ctx, req)
+		res, err = engine.Compose(ctx, req)
 		return err
 	})
 	if errors.Is(err, errNoStore) {
 		req.Store = nil
-		res, err = compose.Instantiate(ctx, req)
+		res, err = engine.Compose(ctx, req)
 	}
 	return res, err
 }
@@ -199,7 +197,7 @@ func (s *server) learningsRequest(ctx context.Context, raw json.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
-	out := []evolve.Learning{}
+	out := []engine.Learning{}
 	err = s.withStore(ctx, f, false, func(st store.Tx) error {
 		ls, err := s.engine(f, st).Learnings(ctx, since)
 		if err == nil && ls != nil {

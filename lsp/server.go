@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -25,6 +26,10 @@ type Options struct {
 	// OpenStoreReadOnly, when set, opens the store for reads (diagnostics,
 	// hints, hover) with a shared lock; OpenStore is used otherwise.
 	OpenStoreReadOnly func(ctx context.Context, path string) (store.Store, error)
+	// Follow tells the server that the database store at location may have
+	// changed (cmd/agent-ls wires the engine's Opener.Source); nil follows
+	// no database store (files are watched with fsnotify).
+	Follow func(location string, poll time.Duration) events.Source
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// Logger receives the server's logs (discarded when nil); warnings and

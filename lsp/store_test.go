@@ -15,7 +15,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -36,7 +36,7 @@ func withBolt(t *testing.T, env *testEnv, fn func(st store.Store)) {
 }
 
 // agentSave saves a memory as the agent of agentText through the evolve engine.
-func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv string) evolve.SaveResult {
+func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv string) engine.SaveResult {
 	t.Helper()
 	_, cfg, _, err := schema.LoadAgent("deploy.agent.yaml", []byte(agentText))
 	if err != nil || cfg == nil {
@@ -46,10 +46,10 @@ func agentSave(t *testing.T, env *testEnv, agentText, content, target, conv stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res evolve.SaveResult
+	var res engine.SaveResult
 	withBolt(t, env, func(st store.Store) {
-		e := evolve.New(evolve.Config{Store: st, Agent: cfg})
-		res, err = e.Save(context.Background(), evolve.SaveRequest{
+		e := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg})
+		res, err = e.Save(context.Background(), engine.SaveRequest{
 			Kind: schema.KindFact, Content: content, Target: &mt,
 			Provenance: schema.Provenance{ConversationID: conv, RunID: "run-" + conv},
 			Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
@@ -153,7 +153,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	text := string(data)
 	path := env.write(t, "deploy.agent.yaml", text)
 	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
-	if res.State != evolve.StatePending || res.ProposalID == "" {
+	if res.State != engine.StatePending || res.ProposalID == "" {
 		t.Fatalf("save trigger: %+v", res)
 	}
 
@@ -205,7 +205,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	// Another process writes the store: the watcher refreshes hints.
 	before := c.refreshCount()
 	fact := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
-	if fact.State != evolve.StatePromoted {
+	if fact.State != engine.StatePromoted {
 		t.Fatalf("auto fact: %+v", fact)
 	}
 	c.awaitRefresh(before)
@@ -244,7 +244,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	before = c.refreshCount()
 	var out CommandResult
 	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": approve.Command.Command, "arguments": approve.Command.Arguments}, &out)
-	if !out.OK || out.Status != string(evolve.StatusApproved) || !strings.Contains(out.Message, "human:ana") {
+	if !out.OK || out.Status != string(engine.StatusApproved) || !strings.Contains(out.Message, "human:ana") {
 		t.Fatalf("approve: %+v", out)
 	}
 	c.awaitRefresh(before)
@@ -321,7 +321,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 		t.Errorf("composed at %s still has the trigger (at %q)", res.Record.CreatedAt, then.At)
 	}
 	var learned struct {
-		Learnings []evolve.Learning `json:"learnings"`
+		Learnings []engine.Learning `json:"learnings"`
 	}
 	c.call(methodLearnings, map[string]any{"uri": uri, "since": "1d"}, &learned)
 	found := false
@@ -552,7 +552,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 	path := env.write(t, "code-review.agent.yaml", text)
 	const lesson = "Read the tests before the implementation"
 	res := agentSave(t, env, text, lesson, "judgment.code-review.heuristics", "conv-1")
-	if res.State != evolve.StateCandidate {
+	if res.State != engine.StateCandidate {
 		t.Fatalf("save: %+v", res)
 	}
 	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
@@ -581,7 +581,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 	if !ok || !strings.Contains(promote.Title, lesson[:20]) || len(as) != 1 {
 		t.Fatalf("candidate actions: %+v", as)
 	}
-	if out := run(promote); !out.OK || out.Status != string(evolve.StatusPromoted) {
+	if out := run(promote); !out.OK || out.Status != string(engine.StatusPromoted) {
 		t.Fatalf("promote: %+v", out)
 	}
 	as = actions()
@@ -593,7 +593,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 	if !strings.Contains(as["Demote"].Title, "leaves the agent") || !strings.Contains(as["Invalidate"].Title, "forgets") {
 		t.Errorf("titles do not say the effect: %q, %q", as["Demote"].Title, as["Invalidate"].Title)
 	}
-	if out := run(as["Demote"]); !out.OK || out.Status != string(evolve.StatusDemoted) {
+	if out := run(as["Demote"]); !out.OK || out.Status != string(engine.StatusDemoted) {
 		t.Fatalf("demote: %+v", out)
 	}
 	if h := hintWith(c.hints(uri), lesson); h == nil || strings.HasPrefix(h.Label, "+ ") {
@@ -695,7 +695,7 @@ func TestInlayHintTooltips(t *testing.T) {
 	}
 	text := string(data)
 	path := env.write(t, "deploy.agent.yaml", text)
-	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != evolve.StatePromoted {
+	if res := agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1"); res.State != engine.StatePromoted {
 		t.Fatalf("save: %+v", res)
 	}
 	const fact = "Deploys go out Tuesdays"
@@ -790,7 +790,7 @@ func TestInlayHintsBoundedPerLine(t *testing.T) {
 	path := env.write(t, "deploy.agent.yaml", text)
 	n := maxHoverLines + 2 // more than both bounds
 	for i := 0; i < n; i++ {
-		if res := agentSave(t, env, text, fmt.Sprintf("Learned fact %d", i), fmt.Sprintf("background.projectContext.learned_%02d", i), fmt.Sprintf("conv-%d", i)); res.State != evolve.StatePromoted {
+		if res := agentSave(t, env, text, fmt.Sprintf("Learned fact %d", i), fmt.Sprintf("background.projectContext.learned_%02d", i), fmt.Sprintf("conv-%d", i)); res.State != engine.StatePromoted {
 			t.Fatalf("save %d: %+v", i, res)
 		}
 	}

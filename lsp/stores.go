@@ -8,8 +8,8 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/store/backend"
 )
 
 // storeTracker opens the store for one operation at a time (never holding
@@ -111,7 +111,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 	}
 	if !storeExists(ws.StorePath) {
 		call(nil)
-		return StoreMissing, fmt.Sprintf("no memory store at %s yet", backend.Redact(ws.StorePath)), 0
+		return StoreMissing, fmt.Sprintf("no memory store at %s yet", engine.Redact(ws.StorePath)), 0
 	}
 	key, stable := t.stableKey(ws, agent)
 	st, err := open(ctx, ws.StorePath)
@@ -121,7 +121,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil {
-			t.s.log.Debug("close store", "path", backend.Redact(ws.StorePath), "err", cerr)
+			t.s.log.Debug("close store", "path", engine.Redact(ws.StorePath), "err", cerr)
 		}
 	}()
 	// One snapshot: the pending count, fn's reads and the ledger check
@@ -182,7 +182,7 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 	if !changed {
 		return
 	}
-	t.s.notify(methodStatus, &Status{URI: uri, Store: state, StorePath: backend.Redact(ws.StorePath), PendingReviews: pending, Message: msg})
+	t.s.notify(methodStatus, &Status{URI: uri, Store: state, StorePath: engine.Redact(ws.StorePath), PendingReviews: pending, Message: msg})
 	if prev == state {
 		return
 	}
@@ -198,11 +198,11 @@ func (t *storeTracker) report(ws *workspaceInfo, uri protocol.DocumentURI, state
 		// store yet is normal.
 		if seen {
 			t.s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf(
-				"agent-ls: the memory store at %s is gone (deleted or moved away); serving schema diagnostics only until a store is back", backend.Redact(ws.StorePath)))
+				"agent-ls: the memory store at %s is gone (deleted or moved away); serving schema diagnostics only until a store is back", engine.Redact(ws.StorePath)))
 		}
 	case StoreConnected:
 		if seen {
-			t.s.log.Info("memory store connected again", "path", backend.Redact(ws.StorePath))
+			t.s.log.Info("memory store connected again", "path", engine.Redact(ws.StorePath))
 		}
 	}
 }

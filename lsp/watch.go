@@ -9,8 +9,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store/backend"
 )
 
 // storeSettle is how long the watcher lets a burst of store writes settle
@@ -25,7 +25,7 @@ type watcher struct {
 	mu      sync.Mutex
 	dirs    map[string]bool
 	pending *time.Timer
-	// listening holds the database stores followed (backend.Source): a
+	// listening holds the database stores followed (Options.Follow): a
 	// commit by any process re-runs the open files as a file change does.
 	listening map[string]bool
 }
@@ -96,7 +96,10 @@ func (s *server) watchStoreOf(path string) {
 		return
 	}
 	ws := s.workspaceFor(path)
-	if backend.IsURL(ws.StorePath) {
+	if engine.IsURL(ws.StorePath) {
+		if s.opts.Follow == nil {
+			return
+		}
 		poll, _ := schema.ParseStorePoll(ws.Config.StorePoll) // checked with the config
 		s.listenTo(w, ws.StorePath, poll)
 		return
@@ -128,7 +131,7 @@ func (s *server) listenTo(w *watcher, location string, poll time.Duration) {
 	w.listening[location] = true
 	w.mu.Unlock()
 	s.goBackground(func(ctx context.Context) {
-		src := backend.Source(location, poll)
+		src := s.opts.Follow(location, poll)
 		failed := false
 		for ctx.Err() == nil {
 			ch, err := src.Watch(ctx)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 // TestSaveKindDefaultsToFact: memory_save's kind is optional and defaults
@@ -37,7 +37,7 @@ func TestSaveKindDefaultsToFact(t *testing.T) {
 	}
 	var out SaveOutput
 	f.call(ToolSave, map[string]any{"content": "Deploys freeze on Fridays after 15:00 CET"}, &out)
-	if out.Status != string(evolve.SaveSaved) || out.Record.Kind != "fact" {
+	if out.Status != string(engine.SaveSaved) || out.Record.Kind != "fact" {
 		t.Fatalf("save without kind = %+v", out)
 	}
 }

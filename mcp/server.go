@@ -20,17 +20,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/trust"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // OpenFunc opens the memory store for one tool call; readOnly calls must not
 // create it. The server closes what it opens.
-type OpenFunc func(ctx context.Context, readOnly bool) (store.Store, error)
+type OpenFunc = engine.OpenFunc
 
 // Config is what a Server needs. AgentFile and Open are required.
 type Config struct {
@@ -48,7 +46,7 @@ type Config struct {
 	Open       OpenFunc
 	Now        func() time.Time
 	// Evaluator runs the eval gate where the engine needs one (nil: none).
-	Evaluator evolve.Evaluator
+	Evaluator engine.Evaluator
 	Logger    *slog.Logger
 	// Version is reported to clients.
 	Version string
@@ -133,7 +131,7 @@ func (s *Server) loadAgent() (*schema.AgentConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)
 	}
-	cfg, err := compose.LoadAgent(s.cfg.AgentFile, data)
+	cfg, err := engine.LoadAgent(s.cfg.AgentFile, data)
 	if err != nil {
 		return nil, err
 	}
@@ -146,33 +144,19 @@ func (s *Server) loadAgent() (*schema.AgentConfig, error) {
 	return cfg, nil
 }
 
-// withStore opens the store, runs fn and closes it. readOnly runs fn on one
-// View (a snapshot all of fn's reads agree with) through store.ReadOnly.
+// withStore opens the store, runs fn and closes it (engine.WithStore:
+// reads run on one snapshot).
 func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Tx) error) error {
-	st, err := s.cfg.Open(ctx, readOnly)
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	if readOnly {
-		err = st.View(ctx, func(r store.Reader) error { return fn(store.ReadOnly(r)) })
-	} else {
-		err = fn(st)
-	}
-	if cerr := st.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close store: %w", cerr)
-	}
-	return err
+	return engine.WithStore(ctx, s.cfg.Open, !readOnly, fn)
 }
 
 // engine is the evolve engine of this agent over st.
-func (s *Server) engine(st store.Tx) (*evolve.Engine, error) {
+func (s *Server) engine(st store.Tx) (*engine.Agent, error) {
 	cfg, err := s.loadAgent()
 	if err != nil {
 		return nil, err
 	}
-	scope := maps.Clone(s.base)
-	scope[store.AgentKey] = s.name
-	return evolve.New(evolve.Config{Store: st, Workspace: s.cfg.Workspace, Agent: cfg, Scope: scope,
+	return engine.NewAgent(engine.AgentSpec{Store: st, Workspace: &workspace.Workspace{Config: s.cfg.Workspace}, Agent: cfg, Scope: s.base,
 		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
 }
 
@@ -226,21 +210,21 @@ func (s *Server) provenance(call *mcp.CallToolRequest) (schema.Provenance, error
 	return p, nil
 }
 
-// view is this agent's view of the store (trust.View: inside the base
+// view is this agent's view of the store (engine.View: inside the base
 // scope, the agent's own records and shared ones).
-func (s *Server) view() trust.View { return trust.ViewOf(s.actor, s.base) }
+func (s *Server) view() engine.View { return engine.ViewOf(s.actor, s.base) }
 
 // instantiate composes the agent now or at at, with its recall block
 // (query adds hits). Composing now is an instantiate: it records its
 // overlay summary (the rotating candidate slice it shows, the conflicts it
 // sees); composing at a past time replays and records nothing.
-func (s *Server) instantiate(ctx context.Context, at, query string) (*compose.Result, overlay.RecallBlock, error) {
-	var res *compose.Result
-	var block overlay.RecallBlock
+func (s *Server) instantiate(ctx context.Context, at, query string) (*engine.ComposeResult, engine.RecallBlock, error) {
+	var res *engine.ComposeResult
+	var block engine.RecallBlock
 	err := s.withStore(ctx, at != "", func(st store.Tx) error {
 		var err error
-		res, err = compose.Instantiate(ctx, compose.Request{AgentFile: s.cfg.AgentFile, Store: st, Scope: maps.Clone(s.base),
-			At: at, Policy: overlay.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile, Summarize: at == ""})
+		res, err = engine.Compose(ctx, engine.ComposeRequest{AgentFile: s.cfg.AgentFile, Store: st, Scope: maps.Clone(s.base),
+			At: at, Policy: engine.PolicyFrom(s.cfg.Workspace), Now: s.cfg.Now, ReadFile: s.cfg.ReadFile, Summarize: at == ""})
 		if err != nil {
 			return err
 		}

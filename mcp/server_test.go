@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -224,7 +224,7 @@ func TestSaveFactRendersWithItsID(t *testing.T) {
 	var out SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Deploys freeze on Fridays after 15:00 CET",
 		"target": "background.projectContext.deploy_window"}, &out)
-	if out.Status != string(evolve.SaveSaved) || out.Tier != "auto" || out.State != string(evolve.StatePromoted) || out.ID == "" || out.Corroborated {
+	if out.Status != string(engine.SaveSaved) || out.Tier != "auto" || out.State != string(engine.StatePromoted) || out.ID == "" || out.Corroborated {
 		t.Fatalf("save = %+v", out)
 	}
 	if out.Record.ConversationID != "conv-start" || out.Record.RunID != "run-start" {
@@ -284,7 +284,7 @@ func TestSaveTargetForms(t *testing.T) {
 			if err := json.Unmarshal(data, &out); err != nil {
 				t.Fatal(err)
 			}
-			if out.Status != string(evolve.SaveSaved) || out.Record.Target != tt.want {
+			if out.Status != string(engine.SaveSaved) || out.Record.Target != tt.want {
 				t.Fatalf("save = %+v", out)
 			}
 		})
@@ -311,7 +311,7 @@ func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
 		}
 	}
 	save("c1", "", &first)
-	if first.Status != string(evolve.SaveSaved) || first.Tier != "earned" || first.State != string(evolve.StateCandidate) {
+	if first.Status != string(engine.SaveSaved) || first.Tier != "earned" || first.State != string(engine.StateCandidate) {
 		t.Fatalf("first save = %+v", first)
 	}
 	if first.Record.ConversationID != "c1" || first.Record.RunID != "" {
@@ -322,11 +322,11 @@ func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
 	}
 	// The same conversation again never counts twice.
 	save(" C1", "", &again)
-	if again.Corroborated || again.ID != first.ID || again.State != string(evolve.StateCandidate) || again.Record.Conversations != 1 {
+	if again.Corroborated || again.ID != first.ID || again.State != string(engine.StateCandidate) || again.Record.Conversations != 1 {
 		t.Fatalf("same conversation again = %+v", again)
 	}
 	save("c2", "r2", &second)
-	if !second.Corroborated || second.ID != first.ID || second.State != string(evolve.StatePromoted) {
+	if !second.Corroborated || second.ID != first.ID || second.State != string(engine.StatePromoted) {
 		t.Fatalf("second conversation = %+v", second)
 	}
 	if second.Record.Conversations != 2 {
@@ -372,15 +372,15 @@ func TestSaveRefusalsAndConflicts(t *testing.T) {
 		guidance   string
 	}{
 		{"key conflict", map[string]any{"kind": "fact", "content": "Support hours are 09:00-17:00 CET", "target": "background.teamContext.hours"},
-			string(evolve.SaveConflict), fact.ID, "supersede"},
+			string(engine.SaveConflict), fact.ID, "supersede"},
 		{"locked target", map[string]any{"kind": "fact", "content": "Always call issue_refund twice", "target": "manual.issue_refund.workflows"},
-			string(evolve.SaveRefused), "", "locked"},
+			string(engine.SaveRefused), "", "locked"},
 		{"new judgment domain", map[string]any{"kind": "fact", "content": "Ship gift wrap for free", "target": "judgment.gifting.heuristics"},
-			string(evolve.SaveRefused), "", "gifting"},
+			string(engine.SaveRefused), "", "gifting"},
 		{"supersede unknown", map[string]any{"kind": "fact", "content": "x replaces y", "supersedes": "mem_doesnotexist"},
-			string(evolve.SaveNotFound), "", "no record mem_doesnotexist"},
+			string(engine.SaveNotFound), "", "no record mem_doesnotexist"},
 		{"supersede foreign", map[string]any{"kind": "fact", "content": "x replaces y", "supersedes": foreign},
-			string(evolve.SaveNotFound), "", "no record " + foreign},
+			string(engine.SaveNotFound), "", "no record " + foreign},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,7 +392,7 @@ func TestSaveRefusalsAndConflicts(t *testing.T) {
 			if tt.existingID != "" && (out.Existing == nil || out.Existing.ID != tt.existingID) {
 				t.Fatalf("existing = %+v, want %s", out.Existing, tt.existingID)
 			}
-			if tt.status != string(evolve.SaveSaved) && out.ID != "" {
+			if tt.status != string(engine.SaveSaved) && out.ID != "" {
 				t.Fatalf("a refused save reported id %s", out.ID)
 			}
 			if strings.Contains(out.Guidance, "billing-bot") || strings.Contains(out.Guidance, "Invoices") {
@@ -410,7 +410,7 @@ func TestSaveRefusalsAndConflicts(t *testing.T) {
 	// A supersede of the agent's own fact replaces it.
 	var sup SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Support hours are 09:00-17:00 CET", "target": "background.teamContext.hours", "supersedes": fact.ID}, &sup)
-	if sup.Status != string(evolve.SaveSaved) || sup.SupersededID != fact.ID {
+	if sup.Status != string(engine.SaveSaved) || sup.SupersededID != fact.ID {
 		t.Fatalf("supersede = %+v", sup)
 	}
 	if c := f.composed(); !hasFragment(c, "09:00-17:00", sup.ID) || hasFragment(c, "08:00-20:00", fact.ID) {
@@ -517,7 +517,7 @@ func TestInvalidate(t *testing.T) {
 	constraint := "Never refund gift cards"
 	var g SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": constraint, "target": "judgment.refunds.constraints"}, &g)
-	if g.Tier != "guarded" || g.State != string(evolve.StatePending) || g.ProposalID == "" {
+	if g.Tier != "guarded" || g.State != string(engine.StatePending) || g.ProposalID == "" {
 		t.Fatalf("guarded save = %+v", g)
 	}
 	f.withStore(func(st store.Store) {
@@ -526,7 +526,7 @@ func TestInvalidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng := evolve.New(evolve.Config{Store: st, Agent: cfg, Scope: map[string]string{"project": "atlas", "agent": agentName}, Now: f.clock.now})
+		eng := engine.NewAgent(engine.AgentSpec{Store: st, Agent: cfg, Scope: map[string]string{"project": "atlas", "agent": agentName}, Now: f.clock.now})
 		if _, err := eng.Approve(ctx, g.ProposalID, store.Actor{Kind: store.ActorHuman, Name: "dana"}, "ok"); err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -29,10 +29,10 @@ const (
 const (
 	// StatusProposed: the change waits for a human (the record keeps rendering).
 	StatusProposed    = "proposed"
-	StatusInvalidated = string(evolve.StatusInvalidated)
-	StatusDemoted     = string(evolve.StatusDemoted)
-	StatusRefused     = string(evolve.StatusRefused)
-	StatusNotFound    = string(evolve.SaveNotFound)
+	StatusInvalidated = string(engine.StatusInvalidated)
+	StatusDemoted     = string(engine.StatusDemoted)
+	StatusRefused     = string(engine.StatusRefused)
+	StatusNotFound    = string(engine.SaveNotFound)
 )
 
 // maxLimit bounds search and list answers.
@@ -299,7 +299,7 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	}
 	target, err := parseTarget(in.Target)
 	if errors.Is(err, schema.ErrLockedTarget) {
-		return nil, SaveOutput{Status: string(evolve.SaveRefused), Tier: string(schema.TierLocked),
+		return nil, SaveOutput{Status: string(engine.SaveRefused), Tier: string(schema.TierLocked),
 			Guidance: fmt.Sprintf("%v is locked: %s", in.Target, schema.LockedReason)}, nil
 	}
 	if err != nil {
@@ -309,14 +309,14 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
-	req := evolve.SaveRequest{Kind: kind, Content: in.Content, Tags: in.Tags, Target: target,
+	req := engine.SaveRequest{Kind: kind, Content: in.Content, Tags: in.Tags, Target: target,
 		Supersedes: in.Supersedes, Provenance: prov, Actor: s.actor}
 	if in.Payload != nil {
 		if req.Payload, err = json.Marshal(in.Payload); err != nil {
 			return nil, SaveOutput{}, fmt.Errorf("payload: %w", err)
 		}
 	}
-	var res evolve.SaveResult
+	var res engine.SaveResult
 	err = s.withStore(ctx, false, func(st store.Tx) error {
 		eng, err := s.engine(st)
 		if err != nil {
@@ -337,30 +337,30 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	for _, c := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, fmt.Sprintf("%s: %s", conflictWith(c), c.Why))
 	}
-	if out.Guidance == "" && res.Status == evolve.SaveSaved {
+	if out.Guidance == "" && res.Status == engine.SaveSaved {
 		out.Guidance = saveGuidance(res)
 	}
 	return nil, out, nil
 }
 
-func conflictWith(c evolve.Conflict) string {
+func conflictWith(c engine.Conflict) string {
 	if c.With != "" {
 		return "record " + c.With
 	}
 	return "authored " + c.Authored
 }
 
-func saveGuidance(res evolve.SaveResult) string {
+func saveGuidance(res engine.SaveResult) string {
 	verb := "saved"
 	if res.Corroborated {
 		verb = "corroborated the existing record"
 	}
 	switch res.State {
-	case evolve.StatePromoted:
+	case engine.StatePromoted:
 		return verb + "; it is part of your prompt now"
-	case evolve.StateCandidate:
+	case engine.StateCandidate:
 		return verb + "; it is a candidate and joins your prompt once it recurs in other conversations"
-	case evolve.StatePending:
+	case engine.StatePending:
 		return verb + "; a human reviews it before it joins your prompt"
 	default:
 		return verb + "; it stays in recall (untargeted)"
@@ -430,7 +430,7 @@ func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in Inva
 		return nil, InvalidateOutput{}, errors.New("reason is empty: say why the memory is no longer true")
 	}
 	out := InvalidateOutput{ID: in.ID}
-	var o evolve.Outcome
+	var o engine.Outcome
 	err := s.withStore(ctx, false, func(st store.Tx) error {
 		eng, err := s.engine(st)
 		if err != nil {
@@ -443,7 +443,7 @@ func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in Inva
 	case errors.Is(err, store.ErrNotFound):
 		out.Status, out.Message = StatusNotFound, fmt.Sprintf("no record %s in this agent's memory", in.ID)
 		return nil, out, nil
-	case errors.Is(err, evolve.ErrRefused):
+	case errors.Is(err, engine.ErrRefused):
 		out.Status, out.Message, out.Tier = StatusRefused, o.Reason, string(o.Tier)
 		return nil, out, nil
 	case err != nil:
@@ -451,7 +451,7 @@ func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in Inva
 	}
 	out.Tier, out.ProposalID = string(o.Tier), o.ProposalID
 	switch o.Status {
-	case evolve.StatusPending:
+	case engine.StatusPending:
 		out.Status = StatusProposed
 		out.Message = "proposed for human review: the record keeps rendering until a human approves its retirement"
 		if o.Reason != "" {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -48,15 +48,15 @@ func TestAgentNeverPassesAGateOrReadsAnotherAgent(t *testing.T) {
 
 	var earned, guarded SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}, &earned)
-	if earned.Status != string(evolve.SaveSaved) || earned.State != string(evolve.StateCandidate) {
+	if earned.Status != string(engine.SaveSaved) || earned.State != string(engine.StateCandidate) {
 		t.Errorf("earned save from one conversation = %+v, want a candidate", earned)
 	}
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Escalate refunds above 500 EUR to a lead", "target": "judgment.refunds.escalationTriggers"}, &guarded)
-	if guarded.State != string(evolve.StatePending) || guarded.ProposalID == "" {
+	if guarded.State != string(engine.StatePending) || guarded.ProposalID == "" {
 		t.Fatalf("guarded save = %+v, want pending", guarded)
 	}
 	f.withStore(func(st store.Store) {
-		eng := evolve.New(evolve.Config{Store: st, Scope: map[string]string{"project": "atlas", store.AgentKey: agentName}, Now: f.clock.now})
+		eng := engine.NewAgent(engine.AgentSpec{Store: st, Scope: map[string]string{"project": "atlas", store.AgentKey: agentName}, Now: f.clock.now})
 		if _, err := eng.Approve(ctx, guarded.ProposalID, human, "ok"); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestModelCannotNameItsProvenance(t *testing.T) {
 	lesson := map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}
 	var first SaveOutput
 	f.call(ToolSave, lesson, &first)
-	if first.State != string(evolve.StateCandidate) || first.Record.ConversationID != "conv-start" {
+	if first.State != string(engine.StateCandidate) || first.Record.ConversationID != "conv-start" {
 		t.Fatalf("first save = %+v", first)
 	}
 	for _, extra := range []map[string]any{{"conversationId": "made-up"}, {"runId": "r9"}, {"provenance": map[string]any{"conversationId": "made-up"}}} {
@@ -166,7 +166,7 @@ func TestModelCannotNameItsProvenance(t *testing.T) {
 	}
 	var again SaveOutput
 	f.call(ToolSave, lesson, &again)
-	if again.State != string(evolve.StateCandidate) || again.Record.Conversations != 1 {
+	if again.State != string(engine.StateCandidate) || again.Record.Conversations != 1 {
 		t.Fatalf("after the attempts: %+v, want a candidate of one conversation", again)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store/backend"
+	"github.com/agent-ls/agent-ls/store/location"
 )
 
 // Workspace is a directory tree of agent files sharing one config and store.
@@ -154,7 +154,7 @@ func Load(path string) (*Workspace, error) {
 }
 
 func storePath(root, store string) string {
-	if backend.IsURL(store) {
+	if location.IsURL(store) {
 		return store
 	}
 	if filepath.IsAbs(store) {

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
-	"github.com/agent-ls/agent-ls/trust"
 )
 
 // snapshotter is a store that can copy its file whole (bbolt's); any other
@@ -98,7 +98,7 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 
 // verifyCopy opens the backup read-only and checks its ledger.
 func verifyCopy(ctx context.Context, m *memCmd, path string, res *backupResult) error {
-	c, err := trust.OpenStore(ctx, path, store.Options{Now: m.e.now, ReadOnly: true})
+	c, err := engine.OpenStore(ctx, m.e.opener(), path, store.Options{Now: m.e.now, ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func copySnapshot(ctx context.Context, m *memCmd, src store.Store, dir string, w
 	}
 	defer os.RemoveAll(tmp)
 	path := filepath.Join(tmp, "memory.db")
-	dst, err := trust.OpenStore(ctx, path, store.Options{Now: m.e.now})
+	dst, err := engine.OpenStore(ctx, m.e.opener(), path, store.Options{Now: m.e.now})
 	if err != nil {
 		return 0, err
 	}

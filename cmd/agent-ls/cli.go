@@ -176,7 +176,7 @@ func didYouMean(s string, names []string) string {
 }
 
 // noSuch is the one not-found wording of the command line, "no WHAT ID"
-// (trust.NotFound for records); it is store.ErrNotFound (exit 1).
+// (engine.NotFound for records); it is store.ErrNotFound (exit 1).
 func noSuch(what, id string) error { return noSuchError{what, id} }
 
 type noSuchError struct{ what, id string }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -86,8 +85,8 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 				toName = "without " + id
 			}
 			fromName = "current"
-			cfg, rep := overlay.Apply(res.Authored, recs, k.policy)
-			before, after = res.Prompt.Text(), overlay.Render(cfg, rep.Attribution).Text()
+			cfg, rep := engine.Apply(res.Authored, recs, k.policy)
+			before, after = res.Prompt.Text(), engine.Render(cfg, rep.Attribution).Text()
 			added, removed = changedIDs(res.Report, rep)
 		}
 		return nil
@@ -95,7 +94,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	diff := evolve.UnifiedDiff(before, after, fromName, toName)
+	diff := engine.UnifiedDiff(before, after, fromName, toName)
 	if c.format == "json" {
 		return writeJSONTo(e, c.name, struct {
 			From    string   `json:"from"`
@@ -111,8 +110,8 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 
 // changedIDs lists the records applied in b but not a (added) and in a but
 // not b (removed).
-func changedIDs(a, b overlay.Report) (added, removed []string) {
-	ia, ib := a.IDs(overlay.StatusApplied), b.IDs(overlay.StatusApplied)
+func changedIDs(a, b engine.Report) (added, removed []string) {
+	ia, ib := a.IDs(engine.PlacementApplied), b.IDs(engine.PlacementApplied)
 	inA, inB := map[string]bool{}, map[string]bool{}
 	for _, id := range ia {
 		inA[id] = true

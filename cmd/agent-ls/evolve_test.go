@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-ls/agent-ls/evolve"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -51,22 +50,22 @@ func newEvoWorkspace(t *testing.T, extraYAML string) *evoWorkspace {
 
 // engine is the in-process engine of an agent over the same bbolt file (the
 // agent's memory_save path), with the workspace's eval config if any.
-func (w *evoWorkspace) engine(agent string, ev evolve.Evaluator) *evolve.Engine {
+func (w *evoWorkspace) engine(agent string, ev engine.Evaluator) *engine.Agent {
 	st, err := bolt.Open(w.db, store.Options{})
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { st.Close() })
-	return evolve.New(evolve.Config{Store: st, Agent: w.cfgs[agent], Scope: map[string]string{"project": "atlas"}, Evaluator: ev})
+	return engine.NewAgent(engine.AgentSpec{Store: st, Agent: w.cfgs[agent], Scope: map[string]string{"project": "atlas"}, Evaluator: ev})
 }
 
-func (w *evoWorkspace) save(eng *evolve.Engine, content, target, conv string, payload string) evolve.SaveResult {
+func (w *evoWorkspace) save(eng *engine.Agent, content, target, conv string, payload string) engine.SaveResult {
 	w.t.Helper()
 	mt, err := schema.ParseTarget(target)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	req := evolve.SaveRequest{Kind: schema.KindEpisode, Content: content, Target: &mt,
+	req := engine.SaveRequest{Kind: schema.KindEpisode, Content: content, Target: &mt,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: "run-" + conv},
 		Actor:      store.Actor{Kind: store.ActorAgent, Name: eng.AgentName()}}
 	if payload != "" {
@@ -106,8 +105,8 @@ func (w *evoWorkspace) prompt(agent string) string {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cfg, rep := overlay.Apply(w.cfgs[agent], recs, overlay.DefaultPolicy())
-	return overlay.Render(cfg, rep.Attribution).Text()
+	cfg, rep := engine.Apply(w.cfgs[agent], recs, engine.DefaultPolicy())
+	return engine.Render(cfg, rep.Attribution).Text()
 }
 
 func wantCode(t *testing.T, r binResult, code int, what string) {
@@ -129,7 +128,7 @@ func TestScenarioEarnedByRecurrence(t *testing.T) {
 	eng := w.engine("code-reviewer", nil)
 	lesson := "Flag deferred Close calls whose error is silently dropped"
 	first := w.save(eng, lesson, "judgment.code-review.heuristics", "conv-1", "")
-	if first.State != evolve.StateCandidate {
+	if first.State != engine.StateCandidate {
 		t.Fatalf("first: %+v", first)
 	}
 	id := first.Record.ID
@@ -147,7 +146,7 @@ func TestScenarioEarnedByRecurrence(t *testing.T) {
 		t.Errorf("learnings before promotion: %+v", ls)
 	}
 	second := w.save(eng, "Flag deferred Close() calls whose error is dropped silently", "judgment.code-review.heuristics", "conv-2", "")
-	if !second.Corroborated || second.State != evolve.StatePromoted || second.Record.ID != id {
+	if !second.Corroborated || second.State != engine.StatePromoted || second.Record.ID != id {
 		t.Fatalf("second: %+v", second)
 	}
 	p := w.prompt("code-reviewer")
@@ -176,13 +175,13 @@ func TestScenarioEarnedByEval(t *testing.T) {
 		`"good":"Stop the rollout, kill the migration, and rerun it off-peak with a lock timeout.",` +
 		`"bad":"Let the migration finish while checkout is down."}`
 	res := w.save(eng, "Failed deploy: a migration locked the orders table", "example.deploy", "conv-9", payload)
-	if res.State != evolve.StateCandidate {
+	if res.State != engine.StateCandidate {
 		t.Fatalf("save: %+v", res)
 	}
-	var o evolve.Outcome
+	var o engine.Outcome
 	r := w.cliJSON(&o, "promote", res.Record.ID, "--actor", "agent:deploy-ops")
 	wantCode(t, r, 0, "eval-gated promote")
-	if o.Status != evolve.StatusPromoted || o.Evidence.Eval == nil || o.Evidence.Eval.BasePassed != 7 || o.Evidence.Eval.Passed != 9 ||
+	if o.Status != engine.StatusPromoted || o.Evidence.Eval == nil || o.Evidence.Eval.BasePassed != 7 || o.Evidence.Eval.Passed != 9 ||
 		o.Evidence.Eval.BaseFailed != 2 || o.Evidence.Eval.Failed != 0 {
 		t.Fatalf("outcome %+v (eval %+v)", o, o.Evidence.Eval)
 	}
@@ -211,15 +210,15 @@ func TestScenarioContradiction(t *testing.T) {
 		t.Errorf("promote output: %s", r.stdout)
 	}
 	var g struct {
-		Reports []evolve.HealthReport `json:"reports"`
+		Reports []engine.HealthReport `json:"reports"`
 	}
 	w.cliJSON(&g, "garden", "--scope", "project=atlas,agent=code-reviewer")
-	if len(g.Reports) != 1 || g.Reports[0].Count(evolve.FindingConflict) != 1 {
+	if len(g.Reports) != 1 || g.Reports[0].Count(engine.FindingConflict) != 1 {
 		t.Fatalf("garden: %+v", g)
 	}
 	// Resolve: the human keeps the new lesson and retires the old one.
 	o, err := eng.Supersede(context.Background(), b.Record.ID, a.Record.ID, store.Actor{Kind: store.ActorHuman, Name: "ana"})
-	if err != nil || o.Status != evolve.StatusPromoted {
+	if err != nil || o.Status != engine.StatusPromoted {
 		t.Fatalf("supersede: %+v %v", o, err)
 	}
 	p := w.prompt("code-reviewer")
@@ -250,7 +249,7 @@ func TestScenarioOneBadLesson(t *testing.T) {
 	wantCode(t, w.cli("promote", res.Record.ID, "--actor", "agent:code-reviewer"), exitFindings, "agent promote")
 	for i := 0; i < 2; i++ {
 		var g struct {
-			Reports []evolve.HealthReport `json:"reports"`
+			Reports []engine.HealthReport `json:"reports"`
 		}
 		wantCode(t, w.cliJSON(&g, "garden"), 0, "garden")
 		if len(g.Reports) != 1 || len(g.Reports[0].Candidates) != 1 || g.Reports[0].Candidates[0].Have != 1 || g.Reports[0].Promoted != 0 {
@@ -276,7 +275,7 @@ func TestGuardedThroughCLI(t *testing.T) {
 	eng := w.engine("deploy-ops", nil)
 	trigger := "Ask before deleting any resource in prod"
 	res := w.save(eng, trigger, "judgment.deploy.escalationTriggers", "conv-1", "")
-	if res.State != evolve.StatePending {
+	if res.State != engine.StatePending {
 		t.Fatalf("save: %+v", res)
 	}
 	before := w.prompt("deploy-ops")
@@ -306,10 +305,10 @@ func TestGuardedThroughCLI(t *testing.T) {
 		t.Fatalf("approve: %s", r.stdout)
 	}
 	// The agent cannot unlearn it: a proposal opens, the line keeps rendering.
-	var o evolve.Outcome
+	var o engine.Outcome
 	r = w.cliJSON(&o, "demote", res.Record.ID, "--reason", "slows me down", "--actor", "agent:deploy-ops")
 	wantCode(t, r, 0, "agent demote")
-	if o.Status != evolve.StatusPending || !strings.Contains(w.prompt("deploy-ops"), "- "+trigger) {
+	if o.Status != engine.StatusPending || !strings.Contains(w.prompt("deploy-ops"), "- "+trigger) {
 		t.Fatalf("agent demote: %+v", o)
 	}
 	wantCode(t, w.cli("reject", o.ProposalID), exitUsage, "reject without --reason")
@@ -373,9 +372,9 @@ func TestNewEngine(t *testing.T) {
 		t.Fatalf("engine for %q scope %v", eng.AgentName(), eng.Scope())
 	}
 	mt, _ := schema.ParseTarget("judgment.refunds.heuristics")
-	res, err := eng.Save(context.Background(), evolve.SaveRequest{Content: "Refund within 30 days", Target: &mt,
+	res, err := eng.Save(context.Background(), engine.SaveRequest{Content: "Refund within 30 days", Target: &mt,
 		Actor: store.Actor{Kind: store.ActorAgent, Name: "code-reviewer"}})
-	if err != nil || res.Status != evolve.SaveRefused {
+	if err != nil || res.Status != engine.SaveRefused {
 		t.Fatalf("save into a domain the agent lacks: %+v %v", res, err)
 	}
 }
@@ -418,9 +417,9 @@ func TestEvolutionAllThroughCLI(t *testing.T) {
 		wantCode(t, r, 0, "render")
 		return r.stdout
 	}
-	save := func(agent, target, conv, content string) evolve.SaveResult {
+	save := func(agent, target, conv, content string) engine.SaveResult {
 		t.Helper()
-		var res evolve.SaveResult
+		var res engine.SaveResult
 		r := w.cliJSON(&res, "memory", "save", "--scope", "project=atlas,agent="+agent, "--target", target,
 			"--conversation", conv, "--actor", "agent:"+agent, "--content", content)
 		wantCode(t, r, 0, "memory save")
@@ -430,11 +429,11 @@ func TestEvolutionAllThroughCLI(t *testing.T) {
 	lesson := "Flag deferred Close calls whose error is silently dropped"
 	authored := render("code-review.agent.yaml")
 	first := save("code-reviewer", "judgment.code-review.heuristics", "conv-1", lesson)
-	if first.State != evolve.StateCandidate || render("code-review.agent.yaml") != authored {
+	if first.State != engine.StateCandidate || render("code-review.agent.yaml") != authored {
 		t.Fatalf("first save: %+v", first)
 	}
 	second := save("code-reviewer", "judgment.code-review.heuristics", "conv-2", lesson)
-	if !second.Corroborated || second.State != evolve.StatePromoted {
+	if !second.Corroborated || second.State != engine.StatePromoted {
 		t.Fatalf("second save: %+v", second)
 	}
 	if !strings.Contains(render("code-review.agent.yaml"), "- "+lesson) {
@@ -443,7 +442,7 @@ func TestEvolutionAllThroughCLI(t *testing.T) {
 	// Guarded escalation trigger: approve, then the agent's invalidate only proposes.
 	before := render("deploy.agent.yaml")
 	trig := save("deploy-ops", "judgment.deploy.escalationTriggers", "conv-3", "Ask before deleting any resource in prod")
-	if trig.State != evolve.StatePending || render("deploy.agent.yaml") != before {
+	if trig.State != engine.StatePending || render("deploy.agent.yaml") != before {
 		t.Fatalf("guarded save: %+v", trig)
 	}
 	wantCode(t, w.cli("approve", trig.ProposalID, "--actor", "agent:deploy-ops"), exitFindings, "agent approve")
@@ -501,10 +500,10 @@ func TestRetargetThroughCLI(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 	wantCode(t, w.cli("memory", "retarget", id, "judgment.incidents"), exitUsage, "retarget to a malformed target")
-	var res evolve.SaveResult
+	var res engine.SaveResult
 	r = w.cliJSON(&res, "memory", "retarget", id, "judgment.incidents.heuristics")
 	wantCode(t, r, 0, "retarget")
-	if res.SupersededID != id || res.Record == nil || res.Record.Target.String() != "judgment.incidents.heuristics" || res.State != evolve.StatePromoted {
+	if res.SupersededID != id || res.Record == nil || res.Record.Target.String() != "judgment.incidents.heuristics" || res.State != engine.StatePromoted {
 		t.Fatalf("retarget answered %+v", res)
 	}
 	if p := w.prompt("deploy-ops"); !strings.Contains(p, "- "+lesson) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -15,8 +15,8 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
 	}
-	reports := []evolve.HealthReport{}
-	if code := c.eachAgent(ctx, func(_ string, eng *evolve.Engine) error {
+	reports := []engine.HealthReport{}
+	if code := c.eachAgent(ctx, func(_ string, eng *engine.Agent) error {
 		h, err := eng.Garden(ctx)
 		if err != nil {
 			return err
@@ -28,7 +28,7 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 	}
 	if c.format == "json" {
 		return c.writeJSON(struct {
-			Reports []evolve.HealthReport `json:"reports"`
+			Reports []engine.HealthReport `json:"reports"`
 		}{reports})
 	}
 	for i, h := range reports {

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
 // learningView is one learning with the agent it belongs to.
 type learningView struct {
-	evolve.Learning
+	engine.Learning
 	Agent string `json:"agent,omitempty"`
 }
 
@@ -31,7 +31,7 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 	views := []learningView{}
 	seen := map[string]bool{}
 	c.snapshot = true
-	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
+	if code := c.eachAgent(ctx, func(name string, eng *engine.Agent) error {
 		ls, err := eng.Learnings(ctx, from)
 		if err != nil {
 			return err
@@ -65,7 +65,7 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 			verb = "unlearned"
 		case v.Op == "expire":
 			verb = "expired"
-		case v.Status == evolve.StatusDropped:
+		case v.Status == engine.StatusDropped:
 			verb = "promoted but dropped"
 		}
 		by := ""

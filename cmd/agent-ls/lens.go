@@ -12,15 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-ls/agent-ls/compose"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/events"
-	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/lens"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -117,7 +115,7 @@ type lensBackend struct {
 	sf    storeFlags
 	loc   storeLocation
 	actor store.Actor
-	view  trust.View // what the actor sees (trust.ViewOf)
+	view  engine.View // what the actor sees (engine.ViewOf)
 }
 
 func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
@@ -142,7 +140,7 @@ func newLensBackend(e *env, sf storeFlags) (*lensBackend, error) {
 // directory, or LISTEN/NOTIFY with a polling fallback on PostgreSQL), and
 // the actor's view for an agent actor. close releases the handle.
 func (b *lensBackend) events(ctx context.Context) (ev lens.Events, close func(), err error) {
-	st, err := trust.OpenStore(ctx, b.loc.Path, store.Options{ReadOnly: true, LockTimeout: b.sf.lockTimeout, Now: b.e.now})
+	st, err := engine.OpenStore(ctx, b.e.opener(), b.loc.Path, store.Options{ReadOnly: true, LockTimeout: b.sf.lockTimeout, Now: b.e.now})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,10 +185,10 @@ func cmdError(code int, errs *bytes.Buffer) error {
 
 // each runs fn for every agent of the actor's view, as the CLI's
 // proposals, garden and learnings commands do.
-func (b *lensBackend) each(ctx context.Context, fn func(c *evoCmd, name string, eng *evolve.Engine) error) error {
+func (b *lensBackend) each(ctx context.Context, fn func(c *evoCmd, name string, eng *engine.Agent) error) error {
 	c, errs := b.evo()
 	var ferr error
-	code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
+	code := c.eachAgent(ctx, func(name string, eng *engine.Agent) error {
 		if err := fn(c, name, eng); err != nil {
 			ferr = err
 			return err
@@ -218,7 +216,7 @@ func (b *lensBackend) Overview(ctx context.Context) (lens.Overview, error) {
 	ov := lens.Overview{Agents: []string{}, Proposals: []lens.Proposal{}, Conflicts: []lens.Conflict{}}
 	seen := map[string]bool{}
 	pairs := map[[2]string]bool{}
-	err := b.each(ctx, func(c *evoCmd, name string, eng *evolve.Engine) error {
+	err := b.each(ctx, func(c *evoCmd, name string, eng *engine.Agent) error {
 		ov.Agents = append(ov.Agents, name)
 		items, err := c.pendingReviews(ctx, eng, seen)
 		if err != nil {
@@ -279,7 +277,7 @@ func (b *lensBackend) Agent(ctx context.Context, name, at string, since time.Tim
 			return v, err
 		}
 	}
-	err := b.each(ctx, func(_ *evoCmd, n string, eng *evolve.Engine) error {
+	err := b.each(ctx, func(_ *evoCmd, n string, eng *engine.Agent) error {
 		if n != name {
 			return nil
 		}
@@ -312,7 +310,7 @@ func (b *lensBackend) compose(ctx context.Context, v *lens.AgentView, at string)
 		return err
 	}
 	defer k.st.Close()
-	var res *compose.Result
+	var res *engine.ComposeResult
 	err = k.consistent(ctx, false, func() error {
 		var err error
 		res, err = k.instantiate(ctx, &e, at, false)
@@ -354,7 +352,7 @@ func (b *lensBackend) Timeline(ctx context.Context, name string) ([]store.Ledger
 	// and shared ones); the shared records' is the whole ledger in view.
 	view := b.view
 	if name != "" && !view.Confined() {
-		view = trust.ViewOf(store.Actor{Kind: store.ActorAgent, Name: name}, b.loc.Workspace.Config.Scope)
+		view = engine.ViewOf(store.Actor{Kind: store.ActorAgent, Name: name}, b.loc.Workspace.Config.Scope)
 	}
 	return view.Ledger(ctx, c.st, entries)
 }
@@ -382,10 +380,10 @@ func (b *lensBackend) Record(ctx context.Context, id string) (lens.RecordView, e
 	return v, err
 }
 
-func (b *lensBackend) Garden(ctx context.Context, name string) (evolve.HealthReport, error) {
-	var h evolve.HealthReport
+func (b *lensBackend) Garden(ctx context.Context, name string) (engine.HealthReport, error) {
+	var h engine.HealthReport
 	found := false
-	err := b.each(ctx, func(_ *evoCmd, n string, eng *evolve.Engine) error {
+	err := b.each(ctx, func(_ *evoCmd, n string, eng *engine.Agent) error {
 		if n != name {
 			return nil
 		}
@@ -401,37 +399,37 @@ func (b *lensBackend) Garden(ctx context.Context, name string) (evolve.HealthRep
 }
 
 // act opens the store for one action as the lens's actor.
-func (b *lensBackend) act(ctx context.Context, fn func(c *evoCmd) (evolve.Outcome, error)) (evolve.Outcome, error) {
+func (b *lensBackend) act(ctx context.Context, fn func(c *evoCmd) (engine.Outcome, error)) (engine.Outcome, error) {
 	c, errs := b.evo()
 	if code, ok := c.open(); !ok {
-		return evolve.Outcome{}, cmdError(code, errs)
+		return engine.Outcome{}, cmdError(code, errs)
 	}
 	defer c.close()
 	if c.missing {
-		return evolve.Outcome{}, fmt.Errorf("no memory store at %s: %w", c.loc.Path, store.ErrNotFound)
+		return engine.Outcome{}, fmt.Errorf("no memory store at %s: %w", c.loc.Path, store.ErrNotFound)
 	}
 	return fn(c)
 }
 
-func (b *lensBackend) Approve(ctx context.Context, id string) (evolve.Outcome, error) {
-	return b.act(ctx, func(c *evoCmd) (evolve.Outcome, error) { return c.decide(ctx, id, b.actor, true, "") })
+func (b *lensBackend) Approve(ctx context.Context, id string) (engine.Outcome, error) {
+	return b.act(ctx, func(c *evoCmd) (engine.Outcome, error) { return c.decide(ctx, id, b.actor, true, "") })
 }
 
-func (b *lensBackend) Reject(ctx context.Context, id, reason string) (evolve.Outcome, error) {
-	return b.act(ctx, func(c *evoCmd) (evolve.Outcome, error) { return c.decide(ctx, id, b.actor, false, reason) })
+func (b *lensBackend) Reject(ctx context.Context, id, reason string) (engine.Outcome, error) {
+	return b.act(ctx, func(c *evoCmd) (engine.Outcome, error) { return c.decide(ctx, id, b.actor, false, reason) })
 }
 
 // Supersede keeps keepID and retires dropID through the gates of the agent
 // the records belong to (the one with an agent key, drop's first).
-func (b *lensBackend) Supersede(ctx context.Context, keepID, dropID string) (evolve.Outcome, error) {
-	return b.act(ctx, func(c *evoCmd) (evolve.Outcome, error) {
+func (b *lensBackend) Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error) {
+	return b.act(ctx, func(c *evoCmd) (engine.Outcome, error) {
 		id := dropID
 		if rec, err := b.view.Get(ctx, c.st, dropID); err == nil && rec.Scope[store.AgentKey] == "" {
 			id = keepID
 		}
 		eng, err := c.engineForRecordAs(ctx, id, b.actor)
 		if err != nil {
-			return evolve.Outcome{}, err
+			return engine.Outcome{}, err
 		}
 		return eng.Supersede(ctx, keepID, dropID, b.actor)
 	})

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -261,7 +261,7 @@ func (c *lintCmd) open(path string) *lintStore {
 	if storeMissing(path) {
 		noteNoStore(c.e, "lint", path, "the authored agent only")
 	}
-	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
+	st, err := engine.OpenStore(c.e.context(), c.e.opener(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: true})
 	if err != nil {
 		c.warnStore(path, ls, err)
 		return ls

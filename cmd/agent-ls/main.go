@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 // Exit codes, stable for scripts.
@@ -33,6 +35,8 @@ type env struct {
 	// ctx is the command's context (run sets it): SIGTERM and SIGINT end
 	// it, and with it any wait for the store's lock.
 	ctx context.Context
+	// open reaches the stores (nil: the real backends, backendOpener).
+	open engine.Opener
 }
 
 // context is the command's context, Background before run set one.

@@ -13,12 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	mcpserver "github.com/agent-ls/agent-ls/mcp"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -84,13 +83,7 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	maps.Copy(scope, extra)
 	path := ws.StorePath
 	if sf.path != "" {
-		path = trust.StoreLocation(e.cwd, sf.path)
-	}
-	var ev evolve.Evaluator
-	if ws.Config.Eval != nil && len(ws.Config.Eval.Command) > 0 {
-		ce := evolve.NewCommandEvaluator(*ws.Config.Eval, "")
-		ce.Dir = ws.Root
-		ev = ce
+		path = engine.StoreLocation(e.cwd, sf.path)
 	}
 	srv, err := mcpserver.New(mcpserver.Config{
 		AgentFile:  agentFile,
@@ -98,10 +91,10 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 		Scope:      scope,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run},
 		Open: func(ctx context.Context, readOnly bool) (store.Store, error) {
-			return trust.OpenStore(ctx, path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
+			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
 		},
 		Now:       e.now,
-		Evaluator: ev,
+		Evaluator: engine.EvaluatorFor(ws),
 		Logger:    logger,
 		Version:   versionString(),
 	})

@@ -15,11 +15,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -236,10 +235,10 @@ type saveInput struct {
 	// file is AgentFile or found in the workspace), the rest is the base.
 	Scope     map[string]string
 	AgentFile string
-	Request   evolve.SaveRequest
+	Request   engine.SaveRequest
 	// View confines an agent actor to its own agent: a save for another
 	// agent is refused with store.ErrForbidden.
-	View trust.View
+	View engine.View
 }
 
 // saveMemory is the one save path of the CLI: the evolve engine's
@@ -249,36 +248,30 @@ type saveInput struct {
 // a near-duplicate and the write or corroboration are one transaction, so
 // processes saving the same lesson at once end with one record and a
 // support per conversation, on a shared database as on a file.
-func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (evolve.SaveResult, error) {
+func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (engine.SaveResult, error) {
 	eng, err := saveEngine(e, s, in)
 	if err != nil {
-		return evolve.SaveResult{}, err
+		return engine.SaveResult{}, err
 	}
-	res, err := eng.SaveBatch(ctx, []evolve.SaveRequest{in.Request})
+	res, err := eng.SaveBatch(ctx, []engine.SaveRequest{in.Request})
 	if err != nil {
-		var be *evolve.BatchError
+		var be *engine.BatchError
 		if errors.As(err, &be) {
-			return evolve.SaveResult{}, be.Err
+			return engine.SaveResult{}, be.Err
 		}
-		return evolve.SaveResult{}, err
+		return engine.SaveResult{}, err
 	}
 	return res[0], nil
 }
 
 // saveEngine is the engine a save of in runs on: an agent actor (in.View)
 // saves only into its own agent.
-func saveEngine(e *env, s store.Store, in saveInput) (*evolve.Engine, error) {
-	if in.View.Confined() {
-		if err := in.View.ForeignAgent(in.Scope[store.AgentKey]); err != nil {
-			return nil, err
-		}
-		in.Scope = maps.Clone(in.Scope)
-		if in.Scope == nil {
-			in.Scope = map[string]string{}
-		}
-		in.Scope[store.AgentKey] = in.View.Agent
+func saveEngine(e *env, s store.Store, in saveInput) (*engine.Agent, error) {
+	scope, err := engine.Confine(in.View, in.Scope, "")
+	if err != nil {
+		return nil, err
 	}
-	eng, err := newEngine(e, s, in.Scope, in.AgentFile)
+	eng, err := newEngine(e, s, scope, in.AgentFile)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +314,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("--kind %q: want fact, preference, episode or profile", kind)
 		return exitUsage
 	}
-	req := evolve.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
+	req := engine.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run}, Tags: splitList(tags)}
 	in := saveInput{AgentFile: agentFile}
 	var err error
@@ -342,7 +335,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		if errors.Is(err, schema.ErrLockedTarget) {
 			// A locked target is a refused save (exit 1), as Save refuses
 			// the locked targets it can parse.
-			res := evolve.SaveResult{Status: evolve.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+			res := engine.SaveResult{Status: engine.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
 			if m.format == "json" {
 				if c := m.writeJSON(res); c != exitOK {
 					return c
@@ -388,7 +381,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if err != nil {
 		return m.storeError(err)
 	}
-	refused := res.Status != evolve.SaveSaved
+	refused := res.Status != engine.SaveSaved
 	if !refused && in.AgentFile == "" && res.Record != nil {
 		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
 	}
@@ -684,7 +677,7 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	}
 	defer s.Close()
 	o, err := eng.Invalidate(ctx, id, reason, a)
-	if err != nil && !errors.Is(err, evolve.ErrRefused) {
+	if err != nil && !errors.Is(err, engine.ErrRefused) {
 		return m.storeError(err)
 	}
 	if m.format == "json" {
@@ -693,11 +686,11 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 		}
 	}
 	switch {
-	case errors.Is(err, evolve.ErrRefused):
+	case errors.Is(err, engine.ErrRefused):
 		m.errorf("refused: %s", o.Reason)
 		return exitFindings
 	case m.format == "json":
-	case o.Status == evolve.StatusPending:
+	case o.Status == engine.StatusPending:
 		fmt.Fprintf(m.e.stdout, "pending: %s\n", o.Reason)
 	default:
 		fmt.Fprintf(m.e.stdout, "%s %s: %s\n", o.Status, id, o.Reason)
@@ -799,7 +792,7 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	if trust.Decide(a, trust.OpImport, nil) == trust.Refuse {
+	if !engine.MayImport(a) {
 		m.errorf("refused: %s cannot import; import is a human operation (agents save through memory save, save-batch or MCP); nothing imported", a)
 		return exitFindings
 	}
@@ -931,12 +924,12 @@ func (m *memCmd) openInput(name string) (in io.Reader, done func(), err error) {
 // record id as that actor sees it and builds the evolve engine of the
 // record's agent (agentFile, or found by the record's scope): what a command
 // acting on one record needs. The caller closes the store when ok.
-func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (store.Store, *evolve.Engine, store.Actor, int, bool) {
+func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (store.Store, *engine.Agent, store.Actor, int, bool) {
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return nil, nil, store.Actor{}, code, false
 	}
-	fail := func(code int) (store.Store, *evolve.Engine, store.Actor, int, bool) {
+	fail := func(code int) (store.Store, *engine.Agent, store.Actor, int, bool) {
 		_ = s.Close()
 		return nil, nil, store.Actor{}, code, false
 	}
@@ -965,7 +958,7 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 
 // visibleRecord reads id as a sees it (agentView): a record a may not see,
 // or none, is "no record ID" with exit 1; another failure is a store error.
-func (m *memCmd) visibleRecord(ctx context.Context, s store.Reader, view trust.View, id string) (schema.MemoryRecord, int, bool) {
+func (m *memCmd) visibleRecord(ctx context.Context, s store.Reader, view engine.View, id string) (schema.MemoryRecord, int, bool) {
 	rec, err := view.Get(ctx, s, id)
 	if errors.Is(err, store.ErrNotFound) {
 		m.errorf("no record %s", id)
@@ -1415,7 +1408,7 @@ func upperFirst(s string) string {
 }
 
 // memRetarget moves a record to another target through the engine
-// (evolve.Engine.Retarget): the editor's "Retarget memory" quick fix.
+// (engine.Agent.Retarget): the editor's "Retarget memory" quick fix.
 func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var actor, agentFile string
@@ -1449,7 +1442,7 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 			return c
 		}
 	}
-	if res.Status != evolve.SaveSaved {
+	if res.Status != engine.SaveSaved {
 		m.errorf("%s: %s", res.Status, res.Guidance)
 		return exitFindings
 	}

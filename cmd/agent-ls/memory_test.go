@@ -11,7 +11,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -45,8 +45,8 @@ func decodeJSON[T any](t *testing.T, r binResult) T {
 func saveJSON(t *testing.T, dir, db string, args ...string) schema.MemoryRecord {
 	t.Helper()
 	r := mustOK(t, mem(t, dir, db, append([]string{"--format", "json", "save"}, args...)...), "save")
-	res := decodeJSON[evolve.SaveResult](t, r)
-	if res.Status != evolve.SaveSaved || res.Record == nil {
+	res := decodeJSON[engine.SaveResult](t, r)
+	if res.Status != engine.SaveSaved || res.Record == nil {
 		t.Fatalf("save %v = %+v", args, res)
 	}
 	return *res.Record
@@ -380,7 +380,7 @@ func TestMemoryWorkspaceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustOK(t, runBin(t, sub, "", memEnv, "memory", "--format", "json", "save", "--content", "from a subdirectory"), "save")
-	rec := decodeJSON[evolve.SaveResult](t, r).Record
+	rec := decodeJSON[engine.SaveResult](t, r).Record
 	if rec == nil || rec.Provenance.Author != "human:lead" {
 		t.Errorf("saved %+v, want the workspace actor human:lead as author", rec)
 	}
@@ -417,8 +417,8 @@ func TestMemorySaveReconciles(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	r := mustOK(t, mem(t, dir, db, "--format", "json", "save", "--scope", "project=web", "--target", "background.projectContext.deploy_window", "Deploys go out Tuesdays"), "save")
-	first := decodeJSON[evolve.SaveResult](t, r)
-	if first.State != evolve.StatePromoted || first.Tier != schema.TierAuto {
+	first := decodeJSON[engine.SaveResult](t, r)
+	if first.State != engine.StatePromoted || first.Tier != schema.TierAuto {
 		t.Errorf("auto-tier save = %+v, want promoted", first)
 	}
 	r = mem(t, dir, db, "save", "--scope", "project=web", "--target", "background.projectContext.deploy_window", "Deploys go out Fridays")
@@ -430,8 +430,8 @@ func TestMemorySaveReconciles(t *testing.T) {
 	}
 	r = mustOK(t, mem(t, dir, db, "--format", "json", "save", "--actor", "agent:bot", "--scope", "project=web",
 		"--target", "judgment.deploy.escalationTriggers", "Ask before deleting any resource in prod"), "save guarded")
-	guarded := decodeJSON[evolve.SaveResult](t, r)
-	if guarded.State != evolve.StatePending || guarded.ProposalID == "" {
+	guarded := decodeJSON[engine.SaveResult](t, r)
+	if guarded.State != engine.StatePending || guarded.ProposalID == "" {
 		t.Fatalf("guarded save = %+v, want pending with a proposal", guarded)
 	}
 	mustOK(t, runBin(t, dir, "", memEnv, "approve", guarded.ProposalID, "--store", db, "--reason", "yes"), "approve")

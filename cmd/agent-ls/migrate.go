@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
-	"github.com/agent-ls/agent-ls/trust"
 )
 
 // memInit creates the store (--store or the workspace's) or brings its
@@ -67,7 +67,7 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("--from and --to are required")
 		return exitUsage
 	}
-	from, to = trust.StoreLocation(m.e.cwd, from), trust.StoreLocation(m.e.cwd, to)
+	from, to = engine.StoreLocation(m.e.cwd, from), engine.StoreLocation(m.e.cwd, to)
 	if from == to {
 		m.errorf("--from and --to name the same store")
 		return exitUsage
@@ -79,12 +79,12 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 		}
 	}
 	opts := store.Options{Now: m.e.now, LockTimeout: m.store.lockTimeout}
-	src, err := trust.OpenStore(ctx, from, opts)
+	src, err := engine.OpenStore(ctx, m.e.opener(), from, opts)
 	if err != nil {
 		return m.storeError(fmt.Errorf("source: %w", err))
 	}
 	defer src.Close()
-	dst, err := trust.OpenStore(ctx, to, opts)
+	dst, err := engine.OpenStore(ctx, m.e.opener(), to, opts)
 	if err != nil {
 		return m.storeError(fmt.Errorf("destination: %w", err))
 	}

@@ -8,8 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -32,7 +31,7 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 		return c.fail(err)
 	}
 	defer k.st.Close()
-	var res *compose.Result
+	var res *engine.ComposeResult
 	err = k.consistent(ctx, false, func() error {
 		var err error
 		res, err = k.instantiate(ctx, e, c.at, false)
@@ -45,7 +44,7 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 		Agent  string              `json:"agent"`
 		At     string              `json:"at,omitempty"`
 		Config *schema.AgentConfig `json:"config,omitempty"`
-		Report overlay.Report      `json:"report"`
+		Report engine.Report       `json:"report"`
 	}{res.Agent, res.At, res.Config, res.Report}
 	if *reportOnly {
 		out.Config = nil

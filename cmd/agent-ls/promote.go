@@ -12,18 +12,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/backend"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // evoCmd carries what the evolution commands (promote, demote, proposals,
 // approve, reject, garden, learnings) share: flags, the workspace, the
-// store, and how to build an evolve.Engine for one agent.
+// store, and how to build an engine.Agent for one agent.
 type evoCmd struct {
 	e         *env
 	name      string
@@ -95,7 +94,7 @@ func (c *evoCmd) errorf(format string, args ...any) {
 // unknown ids are exitFindings, store and I/O failures exitUsage.
 func (c *evoCmd) fail(err error) int {
 	c.errorf("%v", err)
-	if errors.Is(err, evolve.ErrRefused) {
+	if errors.Is(err, engine.ErrRefused) {
 		return exitFindings
 	}
 	return storeExitCode(err)
@@ -178,7 +177,7 @@ func (c *evoCmd) open() (int, bool) {
 // eachAgent opens the store and calls fn with an engine for every agent of
 // the base scope (none when there is no store yet). It returns the exit code
 // of the first failure, or exitOK; the store is closed when it returns.
-func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *evolve.Engine) error) int {
+func (c *evoCmd) eachAgent(ctx context.Context, fn func(name string, eng *engine.Agent) error) int {
 	c.reads = true
 	if code, ok := c.open(); !ok {
 		return code
@@ -316,38 +315,22 @@ func (c *evoCmd) agentConfig(name string) (*schema.AgentConfig, error) {
 }
 
 // engine builds the engine for agent name over base scope.
-func (c *evoCmd) engine(name string, base map[string]string) (*evolve.Engine, error) {
+func (c *evoCmd) engine(name string, base map[string]string) (*engine.Agent, error) {
 	cfg, err := c.agentConfig(name)
 	if err != nil {
 		return nil, err
 	}
-	scope := maps.Clone(base)
-	if scope == nil {
-		scope = map[string]string{}
-	}
-	if cfg != nil {
-		name = cfg.RoleTemplate.Name
-	}
-	if name != "" {
-		scope[store.AgentKey] = name
-	}
-	var ev evolve.Evaluator
-	if c.ws.Config.Eval != nil && len(c.ws.Config.Eval.Command) > 0 {
-		ce := evolve.NewCommandEvaluator(*c.ws.Config.Eval, "")
-		ce.Dir = c.ws.Root
-		ev = ce
-	}
-	return evolve.New(evolve.Config{Store: c.db(), Workspace: c.ws.Config, Agent: cfg, Scope: scope, Now: c.e.now, Evaluator: ev}), nil
+	return engine.NewAgent(engine.AgentSpec{Store: c.db(), Workspace: c.ws, Agent: cfg, Name: name, Scope: base, Now: c.e.now, Evaluator: engine.EvaluatorFor(c.ws)}), nil
 }
 
 // engineForRecord builds the engine of the agent a record belongs to: the
 // scope's agent (from --scope or --agent), else the record's own agent key.
 // The base scope is --scope, else the workspace scope when the record lies
 // in it, else the record's scope without its agent key.
-func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine, error) {
+func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*engine.Agent, error) {
 	rec, err := c.st.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, trust.NotFound(id)
+		return nil, engine.NotFound(id)
 	}
 	if err != nil {
 		return nil, err // the store names the record
@@ -371,7 +354,7 @@ func (c *evoCmd) engineForRecord(ctx context.Context, id string) (*evolve.Engine
 // engineForRecordAs is engineForRecord for actor a: an agent actor gets
 // its own agent's engine, so another agent's record is not found, and a
 // --scope or --agent naming another agent is refused.
-func (c *evoCmd) engineForRecordAs(ctx context.Context, id string, a store.Actor) (*evolve.Engine, error) {
+func (c *evoCmd) engineForRecordAs(ctx context.Context, id string, a store.Actor) (*engine.Agent, error) {
 	view := viewOf(a, c.loc)
 	if !view.Confined() {
 		return c.engineForRecord(ctx, id)
@@ -444,9 +427,9 @@ func (c *evoCmd) writeJSON(v any) int {
 
 // outcomeCode maps an outcome to an exit code: promoted, pending, demoted,
 // invalidated, approved and rejected succeed; blocked and refused are 1.
-func outcomeCode(o evolve.Outcome) int {
+func outcomeCode(o engine.Outcome) int {
 	switch o.Status {
-	case evolve.StatusBlocked, evolve.StatusRefused:
+	case engine.StatusBlocked, engine.StatusRefused:
 		return exitFindings
 	}
 	return exitOK
@@ -454,8 +437,8 @@ func outcomeCode(o evolve.Outcome) int {
 
 // report prints an outcome (text or JSON) and returns its exit code. A
 // refusal (err wrapping ErrRefused) is one line on stderr.
-func (c *evoCmd) report(o evolve.Outcome, err error) int {
-	if err != nil && !errors.Is(err, evolve.ErrRefused) {
+func (c *evoCmd) report(o engine.Outcome, err error) int {
+	if err != nil && !errors.Is(err, engine.ErrRefused) {
 		return c.fail(err)
 	}
 	if c.format == "json" {
@@ -484,7 +467,7 @@ func (c *evoCmd) report(o evolve.Outcome, err error) int {
 		line += ": " + o.Reason
 	}
 	fmt.Fprintln(c.e.stdout, line)
-	if o.ProposalID != "" && o.Status == evolve.StatusPending {
+	if o.ProposalID != "" && o.Status == engine.StatusPending {
 		fmt.Fprintf(c.e.stdout, "proposal %s (review with 'agent-ls proposals', decide with 'agent-ls approve|reject %s')\n", o.ProposalID, o.ProposalID)
 	}
 	for _, cf := range o.Conflicts {
@@ -564,7 +547,7 @@ func runDemote(ctx context.Context, e *env, args []string) int {
 // memory invalidate) route through: scope's agent key names the agent, whose
 // file is agentFile or found in the workspace of e.cwd; the rest of scope is
 // the base scope.
-func newEngine(e *env, st store.Store, scope map[string]string, agentFile string) (*evolve.Engine, error) {
+func newEngine(e *env, st store.Store, scope map[string]string, agentFile string) (*engine.Agent, error) {
 	ws, err := workspace.Find(e.cwd)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -44,7 +44,7 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 		}
 		return nil
 	}
-	if code := c.eachAgent(ctx, func(name string, eng *evolve.Engine) error {
+	if code := c.eachAgent(ctx, func(name string, eng *engine.Agent) error {
 		items, err := c.pendingReviews(ctx, eng, seen)
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ type reviewItem struct {
 // pendingReviews lists eng's pending proposals not in seen (and adds them
 // to it), each with its composition-diff preview: what the proposals
 // command and the lens show.
-func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen map[string]bool) ([]reviewItem, error) {
+func (c *evoCmd) pendingReviews(ctx context.Context, eng *engine.Agent, seen map[string]bool) ([]reviewItem, error) {
 	proposals := eng.Proposals
 	if c.tx != nil {
 		proposals = eng.PendingProposals // a snapshot: expired before it was taken
@@ -169,18 +169,18 @@ func (c *evoCmd) pendingReviews(ctx context.Context, eng *evolve.Engine, seen ma
 // decide approves or rejects proposal id as actor a through the gates of
 // its record's agent (c's store open): what approve, reject and the lens
 // do. An approval carries the diff it made.
-func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (evolve.Outcome, error) {
+func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (engine.Outcome, error) {
 	// Another agent's proposal answers exactly like a missing one.
 	p, err := viewOf(a, c.loc).GetProposal(ctx, c.st, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return evolve.Outcome{}, noSuch("proposal", id)
+		return engine.Outcome{}, noSuch("proposal", id)
 	}
 	if err != nil {
-		return evolve.Outcome{}, err
+		return engine.Outcome{}, err
 	}
 	eng, err := c.engineForRecordAs(ctx, p.RecordID, a)
 	if err != nil {
-		return evolve.Outcome{}, err
+		return engine.Outcome{}, err
 	}
 	if !approve {
 		return eng.Reject(ctx, id, a, reason)

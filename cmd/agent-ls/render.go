@@ -11,12 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -88,8 +86,8 @@ type composer struct {
 	ws     *workspace.Workspace
 	st     store.Store
 	scope  map[string]string
-	policy overlay.Policy
-	view   trust.View // the actor's view of the store
+	policy engine.Policy
+	view   engine.View // the actor's view of the store
 	// tx is the snapshot (or write transaction) of consistent while it
 	// runs; the reads go through it.
 	tx store.Tx
@@ -140,21 +138,21 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	}
 	path := ws.StorePath
 	if c.store.path != "" {
-		path = trust.StoreLocation(c.e.cwd, c.store.path)
+		path = engine.StoreLocation(c.e.cwd, c.store.path)
 	}
 	if !write && storeMissing(path) {
 		noteNoStore(c.e, c.name, path, "the authored agent only")
 	}
-	st, err := trust.OpenStore(c.e.context(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
+	st, err := engine.OpenStore(c.e.context(), c.e.opener(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
 	if err != nil {
 		return nil, err
 	}
-	return &composer{file: file, ws: ws, st: st, scope: scope, policy: overlay.PolicyFrom(ws.Config), view: view}, nil
+	return &composer{file: file, ws: ws, st: st, scope: scope, policy: engine.PolicyFrom(ws.Config), view: view}, nil
 }
 
 // instantiate composes the agent now, or at at.
-func (k *composer) instantiate(ctx context.Context, e *env, at string, summarize bool) (*compose.Result, error) {
-	return compose.Instantiate(ctx, compose.Request{
+func (k *composer) instantiate(ctx context.Context, e *env, at string, summarize bool) (*engine.ComposeResult, error) {
+	return engine.Compose(ctx, engine.ComposeRequest{
 		AgentFile: k.file, Store: k.reads(), Scope: k.scope, At: at,
 		Policy: k.policy, Now: e.now, Summarize: summarize,
 	})
@@ -193,8 +191,8 @@ func runRender(ctx context.Context, e *env, args []string) int {
 		return c.fail(err)
 	}
 	defer k.st.Close()
-	var res *compose.Result
-	var block *overlay.RecallBlock
+	var res *engine.ComposeResult
+	var block *engine.RecallBlock
 	err = k.consistent(ctx, *summarize, func() error {
 		var err error
 		if res, err = k.instantiate(ctx, e, c.at, *summarize); err != nil {
@@ -215,12 +213,12 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	switch c.format {
 	case "json":
 		out := struct {
-			Agent    string               `json:"agent"`
-			At       string               `json:"at,omitempty"`
-			Text     string               `json:"text"`
-			Markdown string               `json:"markdown"`
-			Sections []overlay.Section    `json:"sections"`
-			Recall   *overlay.RecallBlock `json:"recall,omitempty"`
+			Agent    string              `json:"agent"`
+			At       string              `json:"at,omitempty"`
+			Text     string              `json:"text"`
+			Markdown string              `json:"markdown"`
+			Sections []engine.Section    `json:"sections"`
+			Recall   *engine.RecallBlock `json:"recall,omitempty"`
 		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, block}
 		return writeJSONTo(e, c.name, out)
 	case "markdown":
@@ -242,13 +240,13 @@ func runRender(ctx context.Context, e *env, args []string) int {
 
 // provenanceLabel annotates a memory fragment with its records and the
 // conversations that taught them: "memory ID (conv C)".
-func provenanceLabel(recs []schema.MemoryRecord) func(overlay.Fragment) string {
+func provenanceLabel(recs []schema.MemoryRecord) func(engine.Fragment) string {
 	byID := make(map[string]*schema.MemoryRecord, len(recs))
 	for i := range recs {
 		byID[recs[i].ID] = &recs[i]
 	}
-	return func(f overlay.Fragment) string {
-		if overlay.IsMarker(f) {
+	return func(f engine.Fragment) string {
+		if engine.IsMarker(f) {
 			return "spilled to recall: " + strings.Join(f.MemoryIDs, ", ")
 		}
 		parts := make([]string, len(f.MemoryIDs))

@@ -10,7 +10,7 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/workspace"
 )
@@ -32,7 +32,7 @@ type batchLine struct {
 // batchAnswer is one line's answer in `memory save-batch --format json`.
 type batchAnswer struct {
 	Line int `json:"line"`
-	evolve.SaveResult
+	engine.SaveResult
 }
 
 // memSaveBatch saves every line of a JSONL file with evolve.SaveBatch: each
@@ -98,7 +98,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	}
 	res, err := eng.SaveBatch(ctx, reqs)
 	if err != nil {
-		var be *evolve.BatchError
+		var be *engine.BatchError
 		if errors.As(err, &be) && be.Index < len(lines) {
 			err = fmt.Errorf("%s:%d: %w", name, lines[be.Index], be.Err)
 		}
@@ -107,7 +107,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	if agentFile == "" {
 		var saved []schema.MemoryRecord
 		for _, r := range res {
-			if r.Status == evolve.SaveSaved && r.Record != nil {
+			if r.Status == engine.SaveSaved && r.Record != nil {
 				saved = append(saved, *r.Record)
 			}
 		}
@@ -117,7 +117,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	answers := make([]batchAnswer, len(res))
 	for i, r := range res {
 		answers[i] = batchAnswer{Line: lines[i], SaveResult: r}
-		if r.Status != evolve.SaveSaved {
+		if r.Status != engine.SaveSaved {
 			notSaved++
 		}
 	}
@@ -128,7 +128,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	} else {
 		for _, a := range answers {
 			switch {
-			case a.Status != evolve.SaveSaved:
+			case a.Status != engine.SaveSaved:
 				fmt.Fprintf(m.e.stdout, "%s:%d: %s%s\n", name, a.Line, a.Status, prefixed(": ", a.Guidance))
 			default:
 				fmt.Fprintf(m.e.stdout, "%s:%d: saved %s%s\n", name, a.Line, a.Record.ID, prefixed(": ", a.Guidance))
@@ -144,7 +144,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 
 // readSaveLines decodes one save request per non-blank line, checking each
 // as `memory save` checks its flags.
-func readSaveLines(name string, r io.Reader, e *env) (reqs []evolve.SaveRequest, lines []int, err error) {
+func readSaveLines(name string, r io.Reader, e *env) (reqs []engine.SaveRequest, lines []int, err error) {
 	err = decodeJSONL(name, r, func(n int, _ []byte, l batchLine) error {
 		req, err := l.request(e)
 		if err != nil {
@@ -163,17 +163,17 @@ func readSaveLines(name string, r io.Reader, e *env) (reqs []evolve.SaveRequest,
 	return reqs, lines, nil
 }
 
-func (l batchLine) request(e *env) (evolve.SaveRequest, error) {
+func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if strings.TrimSpace(l.Content) == "" {
-		return evolve.SaveRequest{}, invalidf("no content")
+		return engine.SaveRequest{}, invalidf("no content")
 	}
 	if l.Kind == "" {
 		l.Kind = schema.KindFact
 	}
 	if !l.Kind.Valid() {
-		return evolve.SaveRequest{}, invalidf("kind %q: want fact, preference, episode or profile", l.Kind)
+		return engine.SaveRequest{}, invalidf("kind %q: want fact, preference, episode or profile", l.Kind)
 	}
-	req := evolve.SaveRequest{Kind: l.Kind, Content: l.Content, Tags: l.Tags, Supersedes: l.Supersedes,
+	req := engine.SaveRequest{Kind: l.Kind, Content: l.Content, Tags: l.Tags, Supersedes: l.Supersedes,
 		Provenance: schema.Provenance{ConversationID: l.Conversation, RunID: l.Run}}
 	if l.Target != "" {
 		t, err := schema.ParseTarget(l.Target)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -32,7 +32,7 @@ func TestMemorySaveBatch(t *testing.T) {
 		line         int
 		status       string
 		corroborated bool
-	}{{1, string(evolve.SaveSaved), false}, {2, string(evolve.SaveConflict), false}, {3, string(evolve.SaveSaved), false}, {5, string(evolve.SaveSaved), true}, {6, string(evolve.SaveSaved), false}}
+	}{{1, string(engine.SaveSaved), false}, {2, string(engine.SaveConflict), false}, {3, string(engine.SaveSaved), false}, {5, string(engine.SaveSaved), true}, {6, string(engine.SaveSaved), false}}
 	if len(answers) != len(want) {
 		t.Fatalf("answers %+v", answers)
 	}

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/lsp"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/trust"
 )
 
 // serveMemoryLimit is serve's soft memory limit (runtime/debug.SetMemoryLimit)
@@ -63,12 +63,13 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
 		return func(ctx context.Context, path string) (store.Store, error) {
-			return trust.OpenStore(ctx, path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
+			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
 	err = lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{
 		OpenStore:         open(false),
 		OpenStoreReadOnly: open(true),
+		Follow:            e.opener().Source,
 		Now:               e.now,
 		Logger:            logger,
 		Lint:              lsp.LintEngine(),

@@ -5,9 +5,9 @@ import (
 	"flag"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -43,12 +43,12 @@ func locateStore(e *env, sf storeFlags) (storeLocation, error) {
 	}
 	loc := storeLocation{Path: ws.StorePath, Workspace: ws}
 	if sf.path != "" {
-		loc.Path = trust.StoreLocation(e.cwd, sf.path)
+		loc.Path = engine.StoreLocation(e.cwd, sf.path)
 	}
 	return loc, nil
 }
 
-// openStore opens a command's store through trust.OpenStore (its damage
+// openStore opens a command's store through engine.OpenStore (its damage
 // policy included). Read-only commands pass readOnly so they take a shared
 // lock and never create the file.
 func openStore(e *env, sf storeFlags, readOnly bool) (store.Store, storeLocation, error) {
@@ -56,28 +56,28 @@ func openStore(e *env, sf storeFlags, readOnly bool) (store.Store, storeLocation
 	if err != nil {
 		return nil, loc, err
 	}
-	s, err := trust.OpenStore(e.context(), loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
+	s, err := engine.OpenStore(e.context(), e.opener(), loc.Path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, loc, err
 	}
 	return s, loc, nil
 }
 
-// resolveActor is who a command acts as (trust.ResolveActor): --actor, else
+// resolveActor is who a command acts as (engine.ResolveActor): --actor, else
 // the workspace's `actor:`, else human:$USER.
 func resolveActor(e *env, flagValue string, loc storeLocation) (store.Actor, error) {
-	a, _, err := trust.ResolveActor(flagValue, loc.Workspace, e.getenv)
+	a, _, err := engine.ResolveActor(flagValue, loc.Workspace, e.getenv)
 	return a, err
 }
 
-// viewOf is a's view of the store of loc (trust.ViewOf with the
+// viewOf is a's view of the store of loc (engine.ViewOf with the
 // workspace's base scope).
-func viewOf(a store.Actor, loc storeLocation) trust.View {
+func viewOf(a store.Actor, loc storeLocation) engine.View {
 	var base map[string]string
 	if loc.Workspace != nil {
 		base = loc.Workspace.Config.Scope
 	}
-	return trust.ViewOf(a, base)
+	return engine.ViewOf(a, base)
 }
 
 // storeExitCode maps a store error to an exit code: a refused operation

@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
-	"github.com/agent-ls/agent-ls/trust"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
-// The CLI's trust boundary for agent actors lives in package trust: a
+// The CLI's trust boundary for agent actors lives in package trust,
+// reached through the engine (engine.Confine, engine.View): a
 // command acts as --actor, else the workspace's `actor:`, else human:$USER
-// (trust.ResolveActor), and sees the store through trust.View: another
+// (engine.ResolveActor), and sees the store through engine.View: another
 // agent's record answers exactly like a missing one ("no record ID", exit
 // 1), listings and exports leave it out, and a command naming another agent
 // (--scope agent=B, an agent file of B) is refused (exit 1).
@@ -22,24 +23,21 @@ import (
 // may compose only its own agent file (the agent's records and shared
 // ones); it returns the actor's view (unconfined for humans and system
 // actors).
-func (c *compCmd) confine(ws *workspace.Workspace, file string, scope map[string]string) (trust.View, error) {
-	a, _, err := trust.ResolveActor(c.actorFlag, ws, c.e.getenv)
+func (c *compCmd) confine(ws *workspace.Workspace, file string, scope map[string]string) (engine.View, error) {
+	a, _, err := engine.ResolveActor(c.actorFlag, ws, c.e.getenv)
 	if err != nil {
-		return trust.View{}, err
+		return engine.View{}, err
 	}
-	view := trust.ViewOf(a, scope)
+	view := engine.ViewOf(a, scope)
 	if !view.Confined() {
 		return view, nil
 	}
-	if err := view.ForeignAgent(scope[store.AgentKey]); err != nil {
-		return trust.View{}, err
-	}
 	cfg, err := loadAgent(file)
 	if err != nil {
-		return trust.View{}, err
+		return engine.View{}, err
 	}
-	if n := cfg.RoleTemplate.Name; n != view.Agent {
-		return trust.View{}, view.ForeignAgent(n)
+	if _, err := engine.Confine(view, scope, cfg.RoleTemplate.Name); err != nil {
+		return engine.View{}, err
 	}
 	return view, nil
 }

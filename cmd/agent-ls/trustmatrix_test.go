@@ -15,10 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-ls/agent-ls/compose"
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	mcpserver "github.com/agent-ls/agent-ls/mcp"
-	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -346,8 +344,8 @@ func (w *evoWorkspace) composedText(t *testing.T) string {
 	t.Helper()
 	var text string
 	w.read(t, func(st store.Store) {
-		res, err := compose.Instantiate(context.Background(), compose.Request{AgentFile: filepath.Join(w.dir, "deploy.agent.yaml"), Store: st,
-			Scope: map[string]string{"project": "atlas"}, Policy: overlay.PolicyFrom(schema.WorkspaceConfig{}.WithDefaults())})
+		res, err := engine.Compose(context.Background(), engine.ComposeRequest{AgentFile: filepath.Join(w.dir, "deploy.agent.yaml"), Store: st,
+			Scope: map[string]string{"project": "atlas"}, Policy: engine.PolicyFrom(schema.WorkspaceConfig{}.WithDefaults())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -691,7 +689,7 @@ func trustAttacks() []attack {
 				if _, err := a.Approve(context.Background(), res.ProposalID, store.Actor{Kind: store.ActorHuman, Name: "ana"}, "ok"); err != nil {
 					t.Fatal(err)
 				}
-				if o, err := a.Invalidate(context.Background(), res.Record.ID, "too strict", store.Actor{Kind: store.ActorAgent, Name: agentA}); err != nil || o.Status != evolve.StatusPending {
+				if o, err := a.Invalidate(context.Background(), res.Record.ID, "too strict", store.Actor{Kind: store.ActorAgent, Name: agentA}); err != nil || o.Status != engine.StatusPending {
 					t.Fatalf("seed invalidate: %+v %v", o, err)
 				}
 				own := w.save(a, "Ask before deleting a prod database", "judgment.deploy.heuristics", "c2", "")

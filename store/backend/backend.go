@@ -8,20 +8,18 @@ package backend
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agent-ls/agent-ls/events"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/store/location"
 	"github.com/agent-ls/agent-ls/store/postgres"
 )
 
-// IsURL reports whether location names a database server rather than a file.
-func IsURL(location string) bool {
-	l := strings.ToLower(location)
-	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
-}
+// IsURL reports whether location names a database server rather than a
+// file (location.IsURL).
+func IsURL(loc string) bool { return location.IsURL(loc) }
 
 // Open opens the store at location with opts. A file path opens (or, unless
 // opts.ReadOnly, creates) the bbolt store there; a URL connects to the
@@ -49,14 +47,8 @@ func Source(location string, poll time.Duration) events.Source {
 	return events.FileSource(location)
 }
 
-// Redact returns location fit for messages: a URL's password replaced by
-// "xxxxx"; a file path as is.
-func Redact(location string) string {
-	if IsURL(location) {
-		return postgres.Redact(location)
-	}
-	return location
-}
+// Redact returns loc fit for messages (location.Redact).
+func Redact(loc string) string { return location.Redact(loc) }
 
 // Init creates the store at location, or brings its schema up to date,
 // and describes what it did: a database's tables (for a role that may

@@ -132,7 +132,7 @@ func (l *Listener) connect(ctx context.Context) (*listenConn, error) {
 	red := Redact(l.location)
 	cfg, err := pgx.ParseConfig(l.location)
 	if err != nil {
-		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, passwordOf(l.location)))
+		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, l.location, ""))
 	}
 	cfg.ConnectTimeout = l.opts.ConnectTimeout
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
@@ -140,17 +140,17 @@ func (l *Listener) connect(ctx context.Context) (*listenConn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, cfg.Password))
+		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, l.location, cfg.Password))
 	}
 	lc := &listenConn{conn: conn}
 	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&lc.schema); err != nil {
 		_ = conn.Close(context.Background())
-		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, cfg.Password))
+		return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, l.location, cfg.Password))
 	}
 	if !l.opts.NoListen {
 		if _, err := conn.Exec(ctx, `LISTEN `+Channel); err != nil {
 			_ = conn.Close(context.Background())
-			return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, cfg.Password))
+			return nil, fmt.Errorf("listen to store %s: %w", red, scrub(err, l.location, cfg.Password))
 		}
 	}
 	lc.changes, _ = readChanges(ctx, conn)

@@ -32,7 +32,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +42,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/location"
 )
 
 // DefaultConnectTimeout bounds connecting to the server when
@@ -103,18 +103,9 @@ var (
 	_ store.Stamper = (*Store)(nil)
 )
 
-// Redact returns location with any password replaced by "xxxxx"; a string
-// that is not a URL is returned as is.
-func Redact(location string) string {
-	u, err := url.Parse(location)
-	if err != nil || u.User == nil {
-		return location
-	}
-	if _, has := u.User.Password(); !has {
-		return location
-	}
-	return u.Redacted()
-}
+// Redact returns loc fit for messages (location.Redact: passwords in the
+// userinfo and the query replaced, an unparseable URL withheld).
+func Redact(loc string) string { return location.Redact(loc) }
 
 // scrubbed is an error whose text has a secret removed; it wraps the
 // original so errors.Is still sees through it.
@@ -126,12 +117,21 @@ type scrubbed struct {
 func (e *scrubbed) Error() string { return e.text }
 func (e *scrubbed) Unwrap() error { return e.err }
 
-// scrub removes password from err's text.
-func scrub(err error, password string) error {
-	if err == nil || password == "" || !strings.Contains(err.Error(), password) {
+// scrub removes the secrets of location (location.Scrub: its passwords, or
+// all of it when it does not parse) and password (the one the connection
+// used, which may come from the environment) from err's text.
+func scrub(err error, loc, password string) error {
+	if err == nil {
+		return nil
+	}
+	text := location.Scrub(err.Error(), loc)
+	if password != "" {
+		text = strings.ReplaceAll(text, password, "xxxxx")
+	}
+	if text == err.Error() {
 		return err
 	}
-	return &scrubbed{err: err, text: strings.ReplaceAll(err.Error(), password, "xxxxx")}
+	return &scrubbed{err: err, text: text}
 }
 
 // Open connects to the database at location (a postgres:// or
@@ -171,7 +171,7 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	red := Redact(location)
 	cfg, err := pgxpool.ParseConfig(location)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w: %v", red, store.ErrInvalid, scrub(err, passwordOf(location)))
+		return nil, fmt.Errorf("open store %s: %w: %v", red, store.ErrInvalid, scrub(err, location, ""))
 	}
 	password := cfg.ConnConfig.Password
 	timeout := opts.LockTimeout
@@ -198,7 +198,7 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
+		return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, location, password))
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -206,12 +206,12 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	if err := pool.QueryRow(cctx, `SELECT current_schema()`).Scan(&cur); err != nil {
 		pool.Close()
 		if ctx.Err() == nil && (cctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-			return nil, fmt.Errorf("open store %s: %w: server unreachable within %s: %w", red, store.ErrUnavailable, connectTimeout, scrub(err, password))
+			return nil, fmt.Errorf("open store %s: %w: server unreachable within %s: %w", red, store.ErrUnavailable, connectTimeout, scrub(err, location, password))
 		}
 		if unavailable(err) {
-			return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, password))
+			return nil, fmt.Errorf("open store %s: %w: %w", red, store.ErrUnavailable, scrub(err, location, password))
 		}
-		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, password))
+		return nil, fmt.Errorf("open store %s: %w", red, scrub(err, location, password))
 	}
 	if cur == "" {
 		pool.Close()
@@ -232,15 +232,6 @@ func connect(ctx context.Context, location string, opts store.Options) (*Store, 
 	sh := &shared{pool: pool, location: red, schema: cur, opts: opts, now: now, retention: ret, logger: logger,
 		ids: schema.NewIDGenerator(opts.Entropy)}
 	return &Store{shared: sh}, nil
-}
-
-func passwordOf(location string) string {
-	u, err := url.Parse(location)
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }
 
 // Location returns the store's URL without its password.
@@ -481,9 +472,9 @@ func (s *Store) wrap(err error) error {
 		}
 	}
 	if unavailable(err) {
-		return fmt.Errorf("store %s: %w: %w", s.shared.location, store.ErrUnavailable, scrub(err, s.shared.pool.Config().ConnConfig.Password))
+		return fmt.Errorf("store %s: %w: %w", s.shared.location, store.ErrUnavailable, scrub(err, "", s.shared.pool.Config().ConnConfig.Password))
 	}
-	return scrub(err, s.shared.pool.Config().ConnConfig.Password)
+	return scrub(err, "", s.shared.pool.Config().ConnConfig.Password)
 }
 
 // unavailable reports an error of reaching the server (connecting, a
