@@ -570,7 +570,10 @@ func (r *markerRun) hover(m *marker) {
 		return
 	}
 	var h *protocol.Hover
-	r.c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": r.uris[m.file]}, "position": pos}, &h)
+	if err := r.c.callErr(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": r.uris[m.file]}, "position": pos}, &h); err != nil {
+		r.t.Errorf("%s: hover at %d:%d: %v", m, pos.Line+1, pos.Character+1, err)
+		return
+	}
 	got := ""
 	if h != nil {
 		got = h.Contents.Value
