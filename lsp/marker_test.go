@@ -385,6 +385,11 @@ func runMarkerFixture(t *testing.T, path string) {
 	for _, file := range sortedNames(lensFiles) {
 		r.codeLenses(file, lensFiles[file], lines[file])
 	}
+	for _, name := range sortedNames(r.golden) {
+		if _, used := r.got[name]; !used && !t.Failed() {
+			t.Errorf("%s: section -- @%s -- is used by no marker", r.name, name)
+		}
+	}
 	if *update && r.updated {
 		r.rewrite(path, ar)
 	}
@@ -617,7 +622,24 @@ func (r *markerRun) compareGolden(m *marker, name, got string) {
 		return
 	}
 	if want != got {
-		r.t.Errorf("%s: differs from @%s (run with -update to accept)\n--- got\n%s--- want\n%s", m, name, got, want)
+		r.t.Errorf("%s: differs from @%s (run with -update to accept); %s\n--- got\n%s--- want\n%s", m, name, firstDifference(got, want), got, want)
+	}
+}
+
+// firstDifference names the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; ; i++ {
+		switch {
+		case i >= len(g) && i >= len(w):
+			return "no difference"
+		case i >= len(g):
+			return fmt.Sprintf("line %d is missing: want %q", i+1, w[i])
+		case i >= len(w):
+			return fmt.Sprintf("line %d is extra: got %q", i+1, g[i])
+		case g[i] != w[i]:
+			return fmt.Sprintf("line %d: got %q, want %q", i+1, g[i], w[i])
+		}
 	}
 }
 
