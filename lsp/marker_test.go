@@ -31,7 +31,10 @@ package lsp
 // is a Go string ("..." or `...`), a regexp (re"..."), or a NAME (a golden
 // section). A location regexp is matched against the marker's line before the
 // comment; the position is the start of its first capture group if it has
-// one (re"con()" is just after "con"), else the start of the match.
+// one (re"con()" is just after "con"), else the start of the match. A
+// marker may sit on a comment-only line: `    # @complete(re"^    ()", x)`
+// completes on that line at column 5. Arguments are Go literals, so a
+// regexp with backslashes is written re`\(role\)`.
 //
 //	@diag(re"message", "code")           a diagnostic starting on this line
 //	@diag(re"message", "code", re"loc")  ... starting at the column of loc
