@@ -78,10 +78,11 @@ import (
 	"go.lsp.dev/protocol"
 	"golang.org/x/tools/txtar"
 
-	"github.com/agent-ls/agent-ls/evolve"
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 func TestMarkers(t *testing.T) {
@@ -456,7 +457,7 @@ func markerServerNow() time.Time { return markerEpoch.Add(time.Hour) }
 
 // save is agentSave on the fixture's clock and workspace config (scope,
 // promotion), as the server's own engine is built (server.engine).
-func (r *markerRun) save(env *testEnv, at string, s markerSave) evolve.SaveResult {
+func (r *markerRun) save(env *testEnv, at string, s markerSave) engine.SaveResult {
 	t := r.t
 	_, cfg, _, err := schema.LoadAgent(s.File, []byte(r.texts[s.File]))
 	if err != nil || cfg == nil {
@@ -480,8 +481,8 @@ func (r *markerRun) save(env *testEnv, at string, s markerSave) evolve.SaveResul
 		t.Fatal(err)
 	}
 	defer st.Close()
-	e := evolve.New(evolve.Config{Store: st, Workspace: ws, Agent: cfg, Scope: ws.Scope, Now: clock})
-	res, err := e.Save(context.Background(), evolve.SaveRequest{
+	e := engine.NewAgent(engine.AgentSpec{Store: st, Workspace: &workspace.Workspace{Config: ws}, Agent: cfg, Scope: ws.Scope, Now: clock})
+	res, err := e.Save(context.Background(), engine.SaveRequest{
 		Kind: schema.KindFact, Content: s.Content, Target: &mt,
 		Provenance: schema.Provenance{ConversationID: s.Conversation, RunID: "run-" + s.Conversation},
 		Actor:      store.Actor{Kind: store.ActorAgent, Name: cfg.RoleTemplate.Name},
