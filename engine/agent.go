@@ -73,3 +73,13 @@ func FormatValue(v any) string { return overlay.FormatValue(v) }
 // UnifiedDiff is the unified diff of two texts (a composition before and
 // after a change).
 func UnifiedDiff(a, b, aName, bName string) string { return evolve.UnifiedDiff(a, b, aName, bName) }
+
+// Container is where a target's learned lines belong in an authored config:
+// the pointer of the list or block they join (overlay.Container, which the
+// composition's report also carries for each placed record).
+func Container(cfg *schema.AgentConfig, t schema.MemoryTarget) string { return overlay.Container(cfg, t) }
+
+// TargetPointer is the authored place a target names (overlay.TargetPointer).
+func TargetPointer(cfg *schema.AgentConfig, t schema.MemoryTarget) string {
+	return overlay.TargetPointer(cfg, t)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // Evaluator runs an eval suite on a base config and a candidate config′ and
@@ -189,11 +190,11 @@ func ParseSuiteResult(out []byte) (SuiteResult, string) {
 	line := lastLine(text)
 	var r SuiteResult
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
-		return SuiteResult{}, fmt.Sprintf("eval output is not the JSON result %q: %v", clip(line, 80), err)
+		return SuiteResult{}, fmt.Sprintf("eval output is not the JSON result %q: %v", textkernel.Clip(line, 80), err)
 	}
 	switch {
 	case r.Score == nil:
-		return SuiteResult{}, fmt.Sprintf("eval output %q has no \"score\"", clip(line, 80))
+		return SuiteResult{}, fmt.Sprintf("eval output %q has no \"score\"", textkernel.Clip(line, 80))
 	case math.IsNaN(*r.Score) || math.IsInf(*r.Score, 0):
 		return SuiteResult{}, "eval score is not a finite number"
 	case r.Passed < 0 || r.Failed < 0:
@@ -219,13 +220,6 @@ func lastLine(s string) string {
 		return strings.TrimSpace(s[i+1:])
 	}
 	return s
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // capped is a writer keeping at most max bytes and noting overflow. It does

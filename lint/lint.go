@@ -7,9 +7,10 @@ package lint
 
 import (
 	"cmp"
-	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"slices"
 	"strings"
+
+	"github.com/agent-ls/agent-ls/evolve/lexical"
 
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // runCtx is one Run's shared, derived state.
@@ -94,40 +95,8 @@ func (c *runCtx) recordPointer(r *schema.MemoryRecord) string {
 	return c.targetPointer(*r.Target)
 }
 
-func esc(s string) string { return schema.EscapePointer(s) }
-
-// targetPointer is the authored place a target names.
-func (c *runCtx) targetPointer(t schema.MemoryTarget) string {
-	switch t.Primitive {
-	case schema.PrimitiveBackground:
-		return "/background/" + esc(t.Section) + "/" + esc(t.Key)
-	case schema.PrimitiveJudgment:
-		if j := c.cfg.JudgmentByDomain(t.Domain); j >= 0 {
-			return "/roleTemplate/judgments/" + strconv.Itoa(j) + "/" + esc(t.Slot)
-		}
-		return "/roleTemplate/judgments"
-	case schema.PrimitiveExample:
-		if j := c.cfg.JudgmentByDomain(t.JudgmentDomain); j >= 0 {
-			return "/roleTemplate/judgments/" + strconv.Itoa(j) + "/examples"
-		}
-		return "/roleTemplate/judgments"
-	case schema.PrimitiveAwareness:
-		return "/awareness/domains"
-	case schema.PrimitiveRecovery:
-		return "/roleTemplate/recovery"
-	case schema.PrimitiveManual:
-		if _, ok := c.cfg.Manuals[t.Capability]; ok {
-			return "/manuals/" + esc(t.Capability) + "/workflows"
-		}
-		for i, cp := range c.cfg.Capabilities {
-			if cp == t.Capability {
-				return "/capabilities/" + strconv.Itoa(i)
-			}
-		}
-		return "/capabilities"
-	}
-	return ""
-}
+// targetPointer is the authored place a target names (overlay.TargetPointer).
+func (c *runCtx) targetPointer(t schema.MemoryTarget) string { return overlay.TargetPointer(c.cfg, t) }
 
 func targetString(r *schema.MemoryRecord) string {
 	if r == nil || r.Target == nil {
@@ -219,7 +188,7 @@ func ruleAuthoredWins(c *runCtx) []Finding {
 		var ptr, what string
 		switch o.Target.Primitive {
 		case schema.PrimitiveBackground:
-			ptr = "/background/" + esc(o.Target.Section) + "/" + esc(o.Target.Key)
+			ptr = c.targetPointer(o.Target)
 			what = "key " + strconv.Quote(o.Target.Key)
 		case schema.PrimitiveAwareness:
 			ptr = "/awareness/domains"
@@ -792,7 +761,7 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		if len(cs) <= maxListed {
 			for _, x := range cs {
 				f := c.finding(c.targetPointer(*x.r.Target), fmt.Sprintf("candidate %s (%s, %s tier): %s: %q",
-					x.r.ID, x.r.Target, schema.TierOf(*x.r.Target), x.state, oneLine(x.r.Content, 80)))
+					x.r.ID, x.r.Target, schema.TierOf(*x.r.Target), x.state, textkernel.Clip(x.r.Content, 80)))
 				f.Related = []Related{{RecordID: x.r.ID, Message: x.r.Target.String()}}
 				out = append(out, f)
 			}
@@ -823,14 +792,6 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 	return out
 }
 
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // ruleStructuredContent flags promoted and candidate memories whose content
 // the prompt does not show as written: line breaks or a leading Markdown
 // block marker (a heading, list item, quote, fence, rule). Content is data:
@@ -845,7 +806,7 @@ func ruleStructuredContent(c *runCtx) []Finding {
 				continue
 			}
 			f := c.finding(c.recordPointer(r), fmt.Sprintf("memory %s (%s) has line breaks or starts with Markdown structure: it renders folded into one line of its slot as %q; save it as one plain line",
-				r.ID, r.Target, oneLine(overlay.Inline(r.Content), 80)))
+				r.ID, r.Target, textkernel.Clip(overlay.Inline(r.Content), 80)))
 			f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
 			out = append(out, f)
 		}

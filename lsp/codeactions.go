@@ -9,8 +9,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // CodeAction offers, for the memory lines anchored in the requested range:
@@ -98,7 +100,7 @@ func (s *server) storeActions(ctx context.Context, f *agentFile, p *protocol.Cod
 		if !inRange(ml.container) {
 			continue
 		}
-		short := truncate(ml.rec.Content, 50)
+		short := textkernel.Clip(ml.rec.Content, 50)
 		switch ml.kind {
 		case "candidate":
 			out = append(out, action(fmt.Sprintf("Promote candidate %q into %s", short, ml.container), CommandPromote, map[string]any{"recordId": ml.rec.ID}))
@@ -117,8 +119,8 @@ func (s *server) storeActions(ctx context.Context, f *agentFile, p *protocol.Cod
 				continue
 			}
 			out = append(out,
-				action(fmt.Sprintf("Resolve conflict: keep %q", truncate(keep.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": keep.rec.ID, "dropId": drop.rec.ID}),
-				action(fmt.Sprintf("Resolve conflict: keep %q", truncate(drop.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": drop.rec.ID, "dropId": keep.rec.ID}))
+				action(fmt.Sprintf("Resolve conflict: keep %q", textkernel.Clip(keep.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": keep.rec.ID, "dropId": drop.rec.ID}),
+				action(fmt.Sprintf("Resolve conflict: keep %q", textkernel.Clip(drop.rec.Content, 40)), CommandSupersede, map[string]any{"keepId": drop.rec.ID, "dropId": keep.rec.ID}))
 		}
 	}
 	// Pending proposals of this agent whose record belongs to the range.
@@ -137,13 +139,13 @@ func (s *server) storeActions(ctx context.Context, f *agentFile, p *protocol.Cod
 			if ml, ok := byRecord[rec.ID]; ok {
 				ptr = ml.container
 			} else {
-				ptr = containerOf(f.doc, "", rec.Target)
+				ptr = containerOf(f.agent, "", rec.Target)
 			}
 			if !inRange(ptr) {
 				continue
 			}
 			diff, _ := e.Preview(ctx, pr)
-			short := truncate(rec.Content, 50)
+			short := textkernel.Clip(rec.Content, 50)
 			out = append(out,
 				action(fmt.Sprintf("Approve %s of %q", pr.Kind, short), CommandApprove, map[string]any{"proposalId": pr.ID, "diff": diff}),
 				action(fmt.Sprintf("Reject %s of %q", pr.Kind, short), CommandReject, map[string]any{"proposalId": pr.ID, "reason": "rejected from the editor", "diff": diff}))
@@ -219,10 +221,10 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	var container, line string
 	switch t.Primitive {
 	case schema.PrimitiveJudgment:
-		container = containerOf(f.doc, "", &t)
+		container = engine.Container(f.agent, t)
 		line = "- " + yamlScalar(rec.Content)
 	case schema.PrimitiveBackground:
-		container = "/background/" + schema.EscapePointer(t.Section)
+		container = engine.Container(f.agent, t)
 		line = yamlKey(t.Key) + ": " + yamlScalar(rec.Content)
 	default:
 		return protocol.TextEdit{}, fmt.Errorf("adopt supports judgment and background memories; add this %s memory by hand", t.Primitive)

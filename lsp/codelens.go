@@ -70,7 +70,7 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 				continue
 			}
 			pendingRecords[rec.ID] = true
-			at(containerOf(f.doc, "", rec.Target)).pending++
+			at(containerOf(f.agent, "", rec.Target)).pending++
 		}
 		return nil
 	})

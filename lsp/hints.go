@@ -18,6 +18,7 @@ import (
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // memoryLine is one memory-derived (or would-be) line of an agent file.
@@ -294,7 +295,7 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 			continue
 		}
 		v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer,
-			container: containerOf(f.doc, o.Pointer, rec.Target), promotion: sd.promotions[rec.ID]})
+			container: containerOf(f.agent, o.Container, rec.Target), promotion: sd.promotions[rec.ID]})
 	}
 	containers := map[schema.MemoryTarget]string{} // one string per target
 	for i := range sd.candidates {
@@ -303,7 +304,7 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		if c.Target != nil {
 			var ok bool
 			if container, ok = containers[*c.Target]; !ok {
-				container = containerOf(f.doc, "", c.Target)
+				container = containerOf(f.agent, "", c.Target)
 				containers[*c.Target] = container
 			}
 		}
@@ -312,42 +313,14 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 	return v, nil
 }
 
-// containerOf is the authored section a memory line belongs to: the parent
-// of its pointer in config′, or the section its target names.
-func containerOf(d *schema.Document, ptr string, t *schema.MemoryTarget) string {
-	if ptr != "" {
-		c := schema.ParentPointer(ptr)
-		if strings.HasPrefix(ptr, "/roleTemplate/recovery/prompt/") {
-			c = "/roleTemplate/recovery"
-		}
-		return c
+// containerOf is the authored section a memory line belongs to: the
+// container the overlay's report gives (ptr's, for a placed line) or the
+// one its target names in cfg (engine.Container).
+func containerOf(cfg *schema.AgentConfig, container string, t *schema.MemoryTarget) string {
+	if container != "" || t == nil {
+		return container
 	}
-	if t == nil {
-		return ""
-	}
-	switch t.Primitive {
-	case schema.PrimitiveBackground:
-		return "/background/" + schema.EscapePointer(t.Section)
-	case schema.PrimitiveJudgment, schema.PrimitiveExample:
-		domain := t.Domain
-		slot := t.Slot
-		if t.Primitive == schema.PrimitiveExample {
-			domain, slot = t.JudgmentDomain, "examples"
-		}
-		for _, j := range d.Children("/roleTemplate/judgments") {
-			if v, ok := d.ValueAt(j + "/domain"); ok && v == domain {
-				return j + "/" + slot
-			}
-		}
-		return "/roleTemplate/judgments"
-	case schema.PrimitiveAwareness:
-		return "/awareness/domains"
-	case schema.PrimitiveRecovery:
-		return "/roleTemplate/recovery"
-	case schema.PrimitiveManual:
-		return "/manuals/" + schema.EscapePointer(t.Capability) + "/workflows"
-	}
-	return ""
+	return engine.Container(cfg, *t)
 }
 
 // anchor is where a container's hints go: the end of its key's line, or of
@@ -626,7 +599,7 @@ func validHintKind(k string) bool {
 // hintLabel is "+ text · tier · learned DATE · conv C · N supports".
 func hintLabel(ml memoryLine) string {
 	prefix := map[string]string{"promoted": "+ ", "spilled": "(spilled to recall) ", "candidate": "(candidate) ", "shadowed": "(shadowed by a newer memory) "}[ml.kind]
-	return prefix + truncate(ml.rec.Content, 80) + " · " + shortProvenance(ml)
+	return prefix + textkernel.Clip(ml.rec.Content, 80) + " · " + shortProvenance(ml)
 }
 
 func shortProvenance(ml memoryLine) string {
@@ -707,15 +680,6 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 		}
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func plural(n int) string {

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // documentSymbol answers textDocument/documentSymbol with an outline of the
@@ -79,7 +80,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 		}
 	}
 	if rt := symbolAt(d, "/roleTemplate", "roleTemplate", stringAt(d, "/roleTemplate/name"), protocol.SymbolKindClass); rt != nil {
-		add(&rt.Children, symbolAt(d, "/roleTemplate/persona", "persona", truncate(stringAt(d, "/roleTemplate/persona/identity"), 60), protocol.SymbolKindInterface))
+		add(&rt.Children, symbolAt(d, "/roleTemplate/persona", "persona", textkernel.Clip(stringAt(d, "/roleTemplate/persona/identity"), 60), protocol.SymbolKindInterface))
 		if js := symbolAt(d, "/roleTemplate/judgments", "judgments", "", protocol.SymbolKindArray); js != nil {
 			for _, jp := range d.Children("/roleTemplate/judgments") {
 				name := stringAt(d, jp+"/domain")
@@ -95,7 +96,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 				}
 				if ex := listSymbol(d, jp+"/examples", "examples"); ex != nil {
 					for _, ep := range d.Children(jp + "/examples") {
-						add(&ex.Children, selectBy(d, symbolAt(d, ep, orDash(truncate(stringAt(d, ep+"/scenario"), 60)), "", protocol.SymbolKindEvent), ep+"/scenario"))
+						add(&ex.Children, selectBy(d, symbolAt(d, ep, orDash(textkernel.Clip(stringAt(d, ep+"/scenario"), 60)), "", protocol.SymbolKindEvent), ep+"/scenario"))
 					}
 					j.Children = append(j.Children, *ex)
 				}
@@ -114,7 +115,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 		}
 		out = append(out, *rt)
 	}
-	add(&out, symbolAt(d, "/mission", "mission", truncate(stringAt(d, "/mission/objective"), 60), protocol.SymbolKindModule))
+	add(&out, symbolAt(d, "/mission", "mission", textkernel.Clip(stringAt(d, "/mission/objective"), 60), protocol.SymbolKindModule))
 	if bg := symbolAt(d, "/background", "background", "", protocol.SymbolKindModule); bg != nil {
 		for _, sp := range d.Children("/background") {
 			sec := symbolAt(d, sp, lastToken(sp), "", protocol.SymbolKindStruct)
@@ -131,7 +132,7 @@ func agentSymbols(d *schema.Document) []protocol.DocumentSymbol {
 	if aw := symbolAt(d, "/awareness", "awareness", "", protocol.SymbolKindModule); aw != nil {
 		if ds := listSymbol(d, "/awareness/domains", "domains"); ds != nil {
 			for _, dp := range d.Children("/awareness/domains") {
-				add(&ds.Children, selectBy(d, symbolAt(d, dp, orDash(stringAt(d, dp+"/name")), truncate(stringAt(d, dp+"/description"), 60), protocol.SymbolKindProperty), dp+"/name"))
+				add(&ds.Children, selectBy(d, symbolAt(d, dp, orDash(stringAt(d, dp+"/name")), textkernel.Clip(stringAt(d, dp+"/description"), 60), protocol.SymbolKindProperty), dp+"/name"))
 			}
 			aw.Children = append(aw.Children, *ds)
 		}

@@ -152,7 +152,9 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 		case "":
 			it.out.Status = StatusApplied
 			it.out.Pointer = place(c, it, &attr, learnedRecovery)
+			it.out.Container = container(it)
 		case StatusSpilled:
+			it.out.Container = container(it)
 			spills.count(it)
 		}
 	}
@@ -463,24 +465,8 @@ type containerKey struct {
 }
 
 // container is the pointer of the list or block a record targets, where a
-// spill marker renders.
-func container(it *item) string {
-	switch it.out.Target.Primitive {
-	case schema.PrimitiveBackground:
-		return backgroundPtr(it.out.Target.Section)
-	case schema.PrimitiveJudgment:
-		return judgmentSlotPtr(it.judgment, it.out.Target.Slot)
-	case schema.PrimitiveExample:
-		return judgmentSlotPtr(it.judgment, "examples")
-	case schema.PrimitiveAwareness:
-		return awarenessPtr
-	case schema.PrimitiveRecovery:
-		return recoveryPtr
-	case schema.PrimitiveManual:
-		return manualPtr(it.out.Target.Capability)
-	}
-	return ""
-}
+// spill marker renders (containerPtr, the rule Container states).
+func container(it *item) string { return containerPtr(it.out.Target, it.judgment) }
 
 // place writes an admitted record into the composed config c, attributes it
 // and returns its pointer. learnedRecovery says the authored config has no

@@ -49,6 +49,9 @@ type RecordOutcome struct {
 	Reason Reason              `json:"reason,omitempty"`
 	// Pointer is where an applied record landed in config′ (see pointer.go).
 	Pointer string `json:"pointer,omitempty"`
+	// Container is the authored list or block the record's line joins
+	// (Container), set for applied and spilled records.
+	Container string `json:"container,omitempty"`
 	// Chars is the record's memory-derived text in runes (what budgets count).
 	Chars int `json:"chars"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 func runGarden(ctx context.Context, e *env, args []string) int {
@@ -55,7 +56,7 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 			if cp.Pending != "" {
 				prog += " pending proposal " + cp.Pending
 			}
-			fmt.Fprintf(e.stdout, "  candidate %s %s (%s)%s: %s\n", cp.ID, cp.Target, cp.Tier, prog, oneLine(cp.Content, 80))
+			fmt.Fprintf(e.stdout, "  candidate %s %s (%s)%s: %s\n", cp.ID, cp.Target, cp.Tier, prog, textkernel.Clip(cp.Content, 80))
 		}
 		fmt.Fprintf(e.stdout, "  recall: %d candidates (%d never corroborated, %d unused), %d untargeted\n",
 			h.Recall.Candidates, h.Recall.NeverCorroborated, h.Recall.Unused, h.Recall.Untargeted)

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/textkernel"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -542,7 +543,7 @@ func recordLine(r schema.MemoryRecord, now string) string {
 	if len(r.Scope) > 0 {
 		scope = "{" + formatScope(r.Scope) + "}"
 	}
-	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, oneLine(r.Content, 100))
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, textkernel.Clip(r.Content, 100))
 	if r.InvalidAt != "" && r.InvalidAt <= now {
 		line += "  [invalid]"
 	}
@@ -1376,14 +1377,6 @@ func formatEvidence(ev store.Evidence) string {
 		parts = append(parts, ev.Note)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }
 
 func parens(s string) string {
