@@ -77,7 +77,9 @@ func UnifiedDiff(a, b, aName, bName string) string { return evolve.UnifiedDiff(a
 // Container is where a target's learned lines belong in an authored config:
 // the pointer of the list or block they join (overlay.Container, which the
 // composition's report also carries for each placed record).
-func Container(cfg *schema.AgentConfig, t schema.MemoryTarget) string { return overlay.Container(cfg, t) }
+func Container(cfg *schema.AgentConfig, t schema.MemoryTarget) string {
+	return overlay.Container(cfg, t)
+}
 
 // TargetPointer is the authored place a target names (overlay.TargetPointer).
 func TargetPointer(cfg *schema.AgentConfig, t schema.MemoryTarget) string {
