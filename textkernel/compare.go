@@ -31,6 +31,8 @@ import (
 //     "modem" equal "modern"; the ASCII letters are the prototypes here.
 //     Punctuation and symbols are not mapped either (the skeleton of an em
 //     dash is a Katakana letter, which would glue two words into one);
+//     A letter that Fold already makes ASCII is folded by Fold ("ṁ" -> "m";
+//     its skeleton would be "rṅ");
 //  5. nonspacing marks dropped and Latin letters folded plain (Fold): "é" -> "e".
 //
 // Canon is for comparison keys only, never for display: a Russian word's
@@ -97,6 +99,12 @@ var skeletons sync.Map // rune -> string
 func skeleton(r rune) string {
 	if v, ok := skeletons.Load(r); ok {
 		return v.(string)
+	}
+	// A letter Fold makes ASCII is that ASCII ("ṁ" -> "m"): its skeleton
+	// would map the ASCII base too ("ṁ" -> "rṅ").
+	if f := Fold(r); isASCII(f) {
+		skeletons.Store(r, f)
+		return f
 	}
 	sk := confusables.Skeleton(string(r))
 	for _, x := range sk {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestKey(t *testing.T) {
@@ -109,5 +111,19 @@ func BenchmarkCanonUnicode(b *testing.B) {
 	s := "Al\u200bways run the datab\u0430se migration befor\u0435 you deploy the app — Café"
 	for b.Loop() {
 		Words(s, func(string, bool) {})
+	}
+}
+
+// TestCanonKeepsLatinFold: every letter Fold makes ASCII keeps that fold in
+// Canon (the TR39 skeleton would map its ASCII base: "ṁ" -> "rṅ").
+func TestCanonKeepsLatinFold(t *testing.T) {
+	t.Parallel()
+	for r := rune(0x80); r < 0x2000; r++ {
+		// Compatibility characters fold by NFKC first ("ŀ" -> "l·").
+		if f := Fold(r); isASCII(f) && !Ignorable(r) && (r < 0x300 || r > 0x36f) && norm.NFKC.String(string(r)) == norm.NFC.String(string(r)) {
+			if got := Canon(string(r)); got != Canon(f) && got != f {
+				t.Errorf("Canon(%q) = %q, Fold gives %q", r, got, f)
+			}
+		}
 	}
 }
