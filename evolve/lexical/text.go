@@ -19,6 +19,8 @@ type Text struct {
 	set     []string // distinct tokens, sorted
 	core    []string // distinct core words, sorted
 	pol     []int8   // polarity of each core word (polPos, polNeg, polMixed)
+	anyPos  bool     // a core word is polPos
+	anyNeg  bool     // a core word is polNeg
 	markers []string
 }
 
@@ -31,12 +33,14 @@ func Analyze(s string) *Text {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	pol := make([]int8, len(keys))
+	t := &Text{tokens: slices.Clone(toks), set: sortedSet(toks), core: keys, pol: make([]int8, len(keys)), markers: markers}
 	for i, k := range keys {
-		pol[i] = core[k]
+		t.pol[i] = core[k]
+		t.anyPos = t.anyPos || t.pol[i] == polPos
+		t.anyNeg = t.anyNeg || t.pol[i] == polNeg
 	}
 	// Exact-size copies: a Text is kept, the growth slack of append is not.
-	return &Text{tokens: slices.Clone(toks), set: sortedSet(toks), core: keys, pol: pol, markers: markers}
+	return t
 }
 
 // sortedSet is the distinct strings of xs, sorted, in a slice of its size.
@@ -77,10 +81,12 @@ func TextSimilarity(a, b *Text) float64 { return sortedJaccard(a.set, b.set) }
 
 // TextContradicts is Contradicts of two analyzed texts.
 func TextContradicts(a, b *Text) (bool, string) {
-	if len(a.core) == 0 || len(b.core) == 0 || len(a.markers) == 0 && len(b.markers) == 0 {
+	// The flags first: texts of one clause (or clauses of one polarity)
+	// answer as fast as one polarity per text did.
+	if !(a.anyPos && b.anyNeg || a.anyNeg && b.anyPos) {
 		return false, ""
 	}
-	if !opposed(a, b) || sortedJaccard(a.core, b.core) < ContradictionThreshold {
+	if sortedJaccard(a.core, b.core) < ContradictionThreshold || !opposed(a, b) {
 		return false, ""
 	}
 	return true, "same subject with opposite polarity: " + describe(a.markers) + " vs " + describe(b.markers)
