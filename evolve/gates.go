@@ -42,6 +42,8 @@ type Conflict struct {
 	Authored string `json:"authored,omitempty"`
 	Text     string `json:"text"`
 	Why      string `json:"why"`
+	// candidate: With is a record that is not promoted (save found it).
+	candidate bool
 }
 
 func refused(o Outcome, format string, args ...any) (Outcome, error) {
@@ -156,7 +158,10 @@ func (e *Engine) promotedLines(ctx context.Context, lesson *schema.MemoryTarget,
 func conflictReason(cs []Conflict) string {
 	c := cs[0]
 	what := "authored line " + c.Authored
-	if c.With != "" {
+	switch {
+	case c.candidate:
+		what = "candidate record " + c.With
+	case c.With != "":
 		what = "promoted record " + c.With
 	}
 	more := ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/trust"
@@ -144,14 +145,27 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	}
 	if r.Target != nil {
 		// The first near-duplicate is corroborated; else a keyed slot's
-		// first live record (newest first) is a conflict.
+		// first live record (newest first) is a conflict. A judgment lesson
+		// is tested against each line for contradiction first
+		// (contradiction.Contradicts), candidates included: a line it
+		// contradicts is never its near-duplicate, and when no line is, the
+		// lesson is written as its own record, kept a candidate and reported
+		// as a conflict with each line it contradicts (settle).
 		keyed := r.Target.SlotKey() != ""
 		byPayload := r.Target.NeedsPayload()
+		judged := contradiction.Applies(r.Target)
 		lesson, whole := lessonKeys(r.Target, r.Payload)
 		var dup, held *line
+		var opposed []Conflict
 		err := e.eachLine(ctx, *r.Target, false, func(l *line) bool {
 			if old != nil && l.id == old.ID {
 				return true
+			}
+			if judged {
+				if c, why := contradiction.Contradicts(e.text(r.Content), e.text(l.content)); c {
+					opposed = append(opposed, Conflict{With: l.id, Text: l.content, Why: why, candidate: true})
+					return true
+				}
 			}
 			if byPayload {
 				// Examples and awareness domains are one lesson by payload,
@@ -180,6 +194,9 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		})
 		if err != nil {
 			return res, err
+		}
+		if dup == nil {
+			res.Conflicts = opposed
 		}
 		if dup != nil {
 			rec, err := e.lineRecord(ctx, dup)
@@ -308,7 +325,17 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	if err != nil {
 		return err
 	}
-	if len(conflicts) > 0 {
+	// Lines of the slot the save found contradicted (save's reconciliation):
+	// those Contradictions did not report (candidates) come first.
+	var opposed []Conflict
+	for _, c := range res.Conflicts {
+		if !slices.ContainsFunc(conflicts, func(x Conflict) bool { return x.With == c.With }) {
+			c.RecordID = rec.ID
+			opposed = append(opposed, c)
+		}
+	}
+	res.Conflicts = nil
+	if conflicts = append(opposed, conflicts...); len(conflicts) > 0 {
 		res.Conflicts = conflicts
 		res.Guidance = "candidate, cannot promote: " + conflictReason(conflicts)
 		return nil
@@ -409,13 +436,14 @@ func (e *Engine) corroborate(ctx context.Context, c schema.MemoryRecord, r SaveR
 	return res, nil
 }
 
-// authoredKey reports whether a background target's key is authored.
+// authoredKey reports whether a background target's key is authored, as
+// overlay.AuthoredKey (the one authored-wins rule) compares keys.
 func (e *Engine) authoredKey(t schema.MemoryTarget) bool {
 	if e.agent == nil || t.Primitive != schema.PrimitiveBackground {
 		return false
 	}
-	sec := e.agent.Background.Section(t.Section)
-	return sec != nil && sec.Has(t.Key)
+	_, ok := overlay.AuthoredKey(e.agent, t.Section, t.Key)
+	return ok
 }
 
 // BatchError is SaveBatch's error for the request at Index (nothing of the

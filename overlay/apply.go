@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // LearnedRecoveryName names the recovery block Apply creates when a recovery
@@ -60,7 +61,10 @@ func (g groupKey) slot() string {
 //
 // The rules, per target primitive:
 //   - background: inserts section[key] = content after the authored entries;
-//     a key the authored section holds is dropped (authored-wins).
+//     a key the authored section holds is dropped (authored-wins); keys
+//     compare by textkernel.Key (AuthoredKey), so "Pipeline", "pip\u0435line"
+//     or "pipe\u200bline" is the authored "pipeline", and two records on keys
+//     that read alike collide.
 //   - judgment: appends content to that slot of the authored judgment with
 //     the domain (unknown-domain when there is none; a memory never creates
 //     a domain).
@@ -74,7 +78,7 @@ func (g groupKey) slot() string {
 //
 // Examples and awareness need a complete payload (missing-payload). A line
 // identical to an authored line of the same list, or to another record's, is
-// dropped as duplicate. Two records on one background key (or one awareness
+// dropped as duplicate (identical as textkernel.Canon compares). Two records on one background key (or one awareness
 // name) collide: the newest createdAt renders, on equal createdAt the smaller
 // id; the other is shadowed and listed in Report.Conflicts. Learned elements
 // are appended in canonical order (createdAt, then id).
@@ -207,17 +211,18 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 			return ReasonAuthoredWins
 		}
 		it.chars = runes(t.Key) + runes(r.Content)
-		it.group = groupKey{prim: t.Primitive, a: t.Section, b: t.Key}
+		// Keys that read alike are one key (textkernel.Key).
+		it.group = groupKey{prim: t.Primitive, a: t.Section, b: textkernel.Key(t.Key)}
 	case schema.PrimitiveJudgment:
 		it.judgment = cfg.JudgmentByDomain(t.Domain)
 		if it.judgment < 0 {
 			return ReasonUnknownDomain
 		}
-		if slices.Contains(judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content) {
+		if containsLine(judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content) {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: r.Content}
+		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: textkernel.Canon(r.Content)}
 	case schema.PrimitiveExample:
 		it.ex = new(schema.ExamplePayload)
 		if json.Unmarshal(r.Payload, it.ex) != nil || it.ex.Scenario == "" || it.ex.Good == "" {
@@ -250,22 +255,63 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if !hasManual && !slices.Contains(cfg.Capabilities, t.Capability) {
 			return ReasonUnknownCapability
 		}
-		if slices.Contains(m.Workflows, r.Content) {
+		if containsLine(m.Workflows, r.Content) {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: r.Content}
+		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: textkernel.Canon(r.Content)}
 	}
 	return ""
+}
+
+// containsLine reports whether lines holds text as the text kernel compares
+// it (textkernel.Canon): a line spelled with format characters or confusable
+// letters is the line.
+func containsLine(lines []string, text string) bool {
+	if slices.Contains(lines, text) {
+		return true
+	}
+	c := textkernel.Canon(text)
+	for _, l := range lines {
+		if textkernel.Canon(l) == c {
+			return true
+		}
+	}
+	return false
+}
+
+// AuthoredKey returns the key of cfg's authored background section that
+// key is (textkernel.Key: case, width, format characters, confusable
+// letters and surrounding white space do not matter), and whether there is
+// one. It is the one authored-wins rule for background keys: Apply drops a
+// record on such a key, save answers "authored wins", lint reports it.
+func AuthoredKey(cfg *schema.AgentConfig, section, key string) (string, bool) {
+	if cfg == nil {
+		return "", false
+	}
+	sec := cfg.Background.Section(section)
+	if sec == nil {
+		return "", false
+	}
+	if sec.Has(key) {
+		return key, true
+	}
+	k := textkernel.Key(key)
+	for _, e := range *sec {
+		if textkernel.Key(e.Key) == k {
+			return e.Key, true
+		}
+	}
+	return "", false
 }
 
 // authoredLinear is the size up to which an authored background section is
 // searched linearly for a key.
 const authoredLinear = 16
 
-// authoredKeys answers whether an authored background section holds a key,
-// indexing a large section the first time it is asked about (a 1,400-entry
-// section searched once per record was most of Apply on such a file).
+// authoredKeys answers AuthoredKey for Apply, indexing a large section by
+// textkernel.Key the first time it is asked about (a 1,400-entry section
+// searched once per record was most of Apply on such a file).
 type authoredKeys struct {
 	sections map[string]map[string]struct{}
 }
@@ -276,20 +322,21 @@ func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key string) bool {
 		return false
 	}
 	if len(*sec) <= authoredLinear {
-		return sec.Has(key)
+		_, ok := AuthoredKey(cfg, section, key)
+		return ok
 	}
 	keys, ok := a.sections[section]
 	if !ok {
 		keys = make(map[string]struct{}, len(*sec))
 		for _, e := range *sec {
-			keys[e.Key] = struct{}{}
+			keys[textkernel.Key(e.Key)] = struct{}{}
 		}
 		if a.sections == nil {
 			a.sections = map[string]map[string]struct{}{}
 		}
 		a.sections[section] = keys
 	}
-	_, ok = keys[key]
+	_, ok = keys[textkernel.Key(key)]
 	return ok
 }
 
@@ -410,7 +457,14 @@ func resolveGroups(items []item, rep *Report, hash func(*groupKey) uint64) {
 		}
 		w := winnerOf(&it.group)
 		it.out.Status, it.out.Reason = StatusShadowed, ReasonConflict
-		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: it.group.slot(), Winner: items[w].rec.ID, Shadowed: it.rec.ID})
+		slot := it.group.slot()
+		if it.group.prim == schema.PrimitiveBackground {
+			// The group key is textkernel.Key; the report names the key
+			// as the rendering record spells it.
+			wt := &items[w].out.Target
+			slot = "background." + wt.Section + "." + wt.Key
+		}
+		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: slot, Winner: items[w].rec.ID, Shadowed: it.rec.ID})
 	}
 	slices.SortFunc(rep.Conflicts, func(a, b Conflict) int {
 		return cmp.Or(strings.Compare(a.Slot, b.Slot), strings.Compare(a.Shadowed, b.Shadowed))

@@ -44,8 +44,19 @@ func LessonKeys(t *MemoryTarget, payload json.RawMessage) (lesson, whole string)
 }
 
 // AwarenessKey is the identity of an awareness domain name: its text
-// kernel tokens, so "Incidents", "incidents" and "INCIDENTS." are one
-// domain.
+// kernel words (textkernel.Words), so "Incidents", "incidents",
+// "INCIDENTS." and "Inc\u0456dents" (Cyrillic і) are one domain.
 func AwarenessKey(name string) string { return normText(name) }
 
-func normText(s string) string { return strings.Join(textkernel.Tokens(s), " ") }
+// normText is the text kernel's comparison words of s (textkernel.Words:
+// case, width, format characters and confusable letters do not matter).
+func normText(s string) string {
+	var b strings.Builder
+	textkernel.Words(s, func(w string, _ bool) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	})
+	return b.String()
+}

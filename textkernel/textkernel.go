@@ -1,15 +1,23 @@
-// Package textkernel is the one text kernel of agent-ls: case and accent
-// folding and tokenization, shared by store search (store.Tokenize, whose
-// tokens the PostgreSQL backend persists), similarity and contradiction
-// checks (evolve/lexical) and save-time lesson keys. It is pure.
+// Package textkernel is the one text kernel of agent-ls. It is pure (no
+// I/O) and every text comparison goes through it:
 //
-// Folding lowercases a rune and, for Latin letters, removes diacritics by
-// canonical decomposition (golang.org/x/text/unicode/norm, NFD) dropping
-// the nonspacing marks: "É" -> "e", "ǘ" -> "u". The few Latin letters that
-// have no canonical decomposition fold by the table in letters ("ß" ->
-// "ss", "æ" -> "ae", "ø" -> "o", "ł" -> "l", ...). Letters of other scripts
-// are lowercased only ("й" stays "й"): decomposing them would change words,
-// not spell them plainer.
+//   - Canon (compare.go) is the comparison form: NFKC, case folding, format
+//     characters dropped, confusables folded to their TR39 skeleton, Latin
+//     diacritics dropped. Key is Canon for identifiers (white space trimmed
+//     and collapsed): background key collisions, authored-wins, awareness
+//     domain names. Words splits Canon into words with clause breaks: the
+//     tokens of near-duplicate and contradiction checks (evolve/lexical).
+//   - Tokens is the store's search tokenizer (store.Tokenize, whose tokens
+//     the PostgreSQL backend persists): the same word rule on text folded
+//     rune by rune with Fold, kept stable so that persisted indexes match.
+//
+// Folding (Fold) lowercases a rune and, for Latin letters, removes
+// diacritics by canonical decomposition (golang.org/x/text/unicode/norm,
+// NFD) dropping the nonspacing marks: "É" -> "e", "ǘ" -> "u". The few Latin
+// letters that have no canonical decomposition fold by the table in letters
+// ("ß" -> "ss", "æ" -> "ae", "ø" -> "o", "ł" -> "l", ...). Letters of other
+// scripts are lowercased only ("й" stays "й") by Fold; Canon folds them
+// further to their skeleton.
 //
 // Index compatibility: for every character the store's earlier hand table
 // covered, Fold gives that table's answer (TestFoldMatchesLegacyTable), so
@@ -59,6 +67,12 @@ func Fold(r rune) string {
 	return b.String()
 }
 
+// wordRune reports whether r belongs to a word, for Tokens and Words alike:
+// letters, digits and spacing or enclosing marks.
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r)
+}
+
 // Tokens turns text into search tokens:
 //
 //   - runes are folded (Fold); combining marks of decomposed input
@@ -68,6 +82,11 @@ func Fold(r rune) string {
 //     else separates ("dark-mode" -> "dark", "mode"), the apostrophe too
 //     ("user's" -> "user", "s");
 //   - no stopwords, no stemming. Duplicates are kept in order.
+//
+// Tokens are the store's search index (the PostgreSQL backend persists
+// them), so they keep the folding they were built with: no NFKC, no
+// confusable skeleton, format characters separate. Comparisons use Words
+// (the same word rule on Canon).
 func Tokens(s string) []string {
 	var toks []string
 	var b strings.Builder
@@ -80,9 +99,7 @@ func Tokens(s string) []string {
 	for _, r := range s {
 		switch {
 		case unicode.Is(unicode.Mn, r):
-		case unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Me, r):
-			b.WriteRune(r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		case wordRune(r):
 			b.WriteString(Fold(r))
 		default:
 			flush()

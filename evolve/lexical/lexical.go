@@ -4,9 +4,10 @@
 //
 // # Tokens
 //
-// Tokens lowercases and folds accents with the text kernel (package
-// textkernel: the folding store search uses), splits on anything that is
-// not a letter or digit (an apostrophe inside a word is kept long enough to
+// Tokens takes the words of the text kernel (textkernel.Words: NFKC, case
+// folded, format characters dropped, confusable letters folded to their
+// TR39 skeleton, accents folded; split on anything that is not a letter,
+// digit or spacing mark, an apostrophe inside a word kept long enough to
 // expand "n't" to "not" and to drop a possessive "'s"), removes stopwords,
 // negation and emphasis markers (always, never, not, must, should, ...) and
 // applies a light stemmer: plural "ies"→"y", "s" (not "ss"), "ing", "ed",
@@ -28,13 +29,19 @@
 // canonical word: after→before, forbid/prohibit/disallow→allow,
 // deny/reject/decline→approve/accept, disable→enable, exclude→include,
 // decrease→increase, less→more, below→above, ignore→flag, skip→run,
-// late→early) and a polarity: the parity of negators (not, no, never, n't,
-// cannot, avoid, without) plus flipped antonyms. Two texts contradict when
-// their cores have Jaccard similarity >= ContradictionThreshold (0.6) and
-// their polarities differ, i.e. the same subject is asserted and denied.
+// late→early), each core word with a polarity: the parity of the negators
+// (not, no, never, n't, cannot, avoid, without) and flipped antonyms of its
+// clause. Negation stays in its clause: a comma, semicolon, colon, full
+// stop, bracket or dash ends one, so in "Never page anyone, just disable
+// alerts" both clauses are negative (the second by "disable"), where a
+// parity over the whole sentence would cancel them out. Two texts contradict
+// when their cores have Jaccard similarity >= ContradictionThreshold (0.6)
+// and a word of both cores has opposite polarities in them, i.e. the same
+// subject is asserted and denied. A word found in clauses of both
+// polarities of one text decides nothing.
 //
-// Limits, stated: double negatives, negation scoped to one clause of a
-// longer sentence, quantities ("over $20" vs "under $20" is caught only via
+// Limits, stated: double negatives within one clause, negation scoped to
+// part of a clause, quantities ("over $20" vs "under $20" is caught only via
 // above/below/more/less words), synonyms and paraphrases with different
 // content words are not detected. The check narrows the window for bad
 // promotions; gardening and human review are the backstop.
@@ -42,7 +49,6 @@ package lexical
 
 import (
 	"strings"
-	"unicode"
 
 	"github.com/agent-ls/agent-ls/textkernel"
 )
@@ -60,11 +66,10 @@ const ContradictionThreshold = 0.6
 // lightly stemmed.
 func Tokens(s string) []string {
 	var out []string
-	for _, w := range words(s) {
-		if stopwords[w] || negators[w] || emphasis[w] {
-			continue
+	for _, x := range words(s) {
+		if w := x.w; !stopwords[w] && !negators[w] && !emphasis[w] {
+			out = append(out, stem(w))
 		}
-		out = append(out, stem(w))
 	}
 	return out
 }
@@ -95,20 +100,42 @@ func describe(markers []string) string {
 	return `"` + strings.Join(markers, " ") + `"`
 }
 
-// analyze returns the core token set, the polarity (true = negative) and
-// the words that set the polarity.
-func analyze(s string) (map[string]bool, bool, []string) {
-	core := map[string]bool{}
-	neg := false
+// analyze returns the core words with their polarity (polPos, polNeg, or
+// polMixed when a word occurs in clauses of both polarities) and the words
+// that set a polarity. A clause's polarity is the parity of its negators and
+// flipped antonyms; negation does not cross a clause break (textkernel.Words).
+func analyze(s string) (map[string]int8, []string) {
+	core := map[string]int8{}
 	var markers []string
-	for _, w := range words(s) {
+	var clause []string // core words of the current clause
+	neg := false
+	end := func() {
+		p := polPos
+		if neg {
+			p = polNeg
+		}
+		for _, w := range clause {
+			switch q, ok := core[w]; {
+			case !ok:
+				core[w] = p
+			case q != p:
+				core[w] = polMixed
+			}
+		}
+		clause, neg = clause[:0], false
+	}
+	for _, x := range words(s) {
+		w := x.w
+		if x.clauseStart {
+			end()
+		}
 		if negators[w] {
 			neg = !neg
 			markers = append(markers, w)
 			continue
 		}
 		if c, ok := antonyms[w]; ok {
-			core[c] = true
+			clause = append(clause, c)
 			if c != w && !canonical[w] {
 				neg = !neg
 				markers = append(markers, w)
@@ -118,30 +145,41 @@ func analyze(s string) (map[string]bool, bool, []string) {
 		if stopwords[w] || emphasis[w] {
 			continue
 		}
-		core[stem(w)] = true
+		clause = append(clause, stem(w))
 	}
-	return core, neg, markers
+	end()
+	return core, markers
 }
 
-// words lowercases and folds s and splits it into words, expanding "n't"
-// into a following "not", "cannot" into "can not", and dropping possessive
-// "'s".
-func words(s string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() == 0 {
-			return
-		}
-		w := b.String()
-		b.Reset()
-		w = strings.Trim(w, "'")
-		if w == "" {
-			return
+// Polarities of a core word.
+const (
+	polPos   int8 = 1
+	polNeg   int8 = -1
+	polMixed int8 = 0
+)
+
+// word is a word of a text and whether it starts a clause.
+type word struct {
+	w           string
+	clauseStart bool
+}
+
+// words splits s with the text kernel (textkernel.Words: the comparison
+// form, so case, width, format characters and confusable letters do not
+// matter) and expands contractions: "n't" becomes a following "not",
+// "cannot" becomes "can not", a possessive "'s" is dropped, and other
+// contractions ("we'll", "i'm") keep their head word.
+func words(s string) []word {
+	var out []word
+	textkernel.Words(s, func(w string, start bool) {
+		add := func(x string) {
+			out = append(out, word{x, start})
+			start = false
 		}
 		switch {
 		case w == "cannot":
-			out = append(out, "can", "not")
+			add("can")
+			add("not")
 		case strings.HasSuffix(w, "n't"):
 			base := strings.TrimSuffix(w, "n't")
 			switch base {
@@ -153,41 +191,22 @@ func words(s string) []string {
 				base = "shall"
 			}
 			if base != "" {
-				out = append(out, base)
+				add(base)
 			}
-			out = append(out, "not")
+			add("not")
 		case strings.HasSuffix(w, "'s"):
-			out = append(out, strings.TrimSuffix(w, "'s"))
+			add(strings.TrimSuffix(w, "'s"))
 		default:
 			if i := strings.IndexByte(w, '\''); i >= 0 {
-				// Other contractions (we'll, i'm): keep the head word.
 				w = w[:i]
 			}
 			if w != "" {
-				out = append(out, w)
+				add(w)
 			}
 		}
-	}
-	for _, r := range s {
-		if r == '\u2019' || r == '\u2018' {
-			r = '\''
-		}
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteString(fold(r))
-		case r == '\'' && b.Len() > 0:
-			b.WriteRune(r)
-		default:
-			flush()
-		}
-	}
-	flush()
+	})
 	return out
 }
-
-// fold is the text kernel's folding (textkernel.Fold), the one store
-// search uses too.
-func fold(r rune) string { return textkernel.Fold(r) }
 
 // stem applies the light suffix stripping described in the package doc.
 func stem(w string) string {

@@ -149,15 +149,23 @@ func FuzzLexical(f *testing.F) {
 		}
 		ta, tb := Analyze(a), Analyze(b)
 		// The sorted-slice core answers what the map core answers.
-		ca, _, _ := analyze(a)
-		cb, _, _ := analyze(b)
-		if got, want := sortedJaccard(ta.core, tb.core), jaccard(ca, cb); got != want {
+		ca, _ := analyze(a)
+		cb, _ := analyze(b)
+		if got, want := sortedJaccard(ta.core, tb.core), jaccard(keySet(ca), keySet(cb)); got != want {
 			t.Fatalf("core similarity %v from the analyzed texts, %v from the maps", got, want)
 		}
 		if TextSimilarity(ta, tb) != s || !slices.Equal(ta.TokenList(), Tokens(a)) {
 			t.Fatalf("analyzed text: similarity %v, tokens %q; strings: %v, %q", TextSimilarity(ta, tb), ta.TokenList(), s, Tokens(a))
 		}
 	})
+}
+
+func keySet(m map[string]int8) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // TestInterner: an Interner's Texts compare exactly as Analyze's, and a
@@ -217,5 +225,60 @@ func TestFoldsAsSearch(t *testing.T) {
 			t.Errorf("Similarity(%q, %q) = %.2f, want 1 (search folds them alike: %q, %q)", pair[0], pair[1], s,
 				store.Tokenize(pair[0]), store.Tokenize(pair[1]))
 		}
+	}
+}
+
+// TestContradictionAcrossClauses (issue 30, reproduction 2): negation is
+// scoped to its clause, so "Never page anyone, just disable alerts" is not
+// read as a double negative of "page".
+func TestContradictionAcrossClauses(t *testing.T) {
+	t.Parallel()
+	const p = " for the atlas billing worker service in region eu-west-1 during the quarterly release train"
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"Always page the owner first" + p, "Never page anyone, just disable alerts" + p, true},
+		{"Always refund within 30 days", "Never refund within 30 days", true},
+		{"Deploy on Mondays, not on Fridays", "Deploy on Fridays", true},
+		{"Deploy on Mondays, not on Fridays", "Deploy on Mondays", false},
+		{"Do not deploy on Fridays, deploy on Mondays", "Deploy on Mondays", false},
+		{"Always run the tests, never skip them", "Run the tests", false},
+		{"Always run the tests, never skip them", "Skip the tests", true},
+		{"Refunds are denied after 30 days", "Refunds are approved after 30 days", true},
+	}
+	for _, tt := range tests {
+		for _, pair := range [][2]string{{tt.a, tt.b}, {tt.b, tt.a}} {
+			if got, why := Contradicts(pair[0], pair[1]); got != tt.want {
+				t.Errorf("Contradicts(%q, %q) = %v (%s), want %v", pair[0], pair[1], got, why, tt.want)
+			}
+			if tt.want && NearDuplicate(pair[0], pair[1]) {
+				t.Errorf("NearDuplicate(%q, %q): a contradiction is never the same lesson", pair[0], pair[1])
+			}
+		}
+	}
+}
+
+// TestInvisibleAndConfusable (issue 30 reproduction 3, issue 31 item 11):
+// format characters and confusable letters do not change a comparison.
+func TestInvisibleAndConfusable(t *testing.T) {
+	t.Parallel()
+	const authored = "Never deploy with failing health checks"
+	for _, s := range []string{
+		"Always deploy with failing health checks",
+		"Al\u200bways deploy with failing health checks",
+		"Alw\u0430ys d\u0435pl\u043ey with f\u0430iling h\u0435alth ch\u0435cks",
+		"\u0410lways deploy\u2060 with failing health che\u200dcks",
+		"\uff21lways deploy with failing health checks",
+	} {
+		if c, _ := Contradicts(s, authored); !c {
+			t.Errorf("Contradicts(%q, %q) = false", s, authored)
+		}
+		if got, want := Tokens(s), Tokens("Always deploy with failing health checks"); !slices.Equal(got, want) {
+			t.Errorf("Tokens(%q) = %q, want %q", s, got, want)
+		}
+	}
+	if !NearDuplicate("N\u0435ver deploy with failing health checks", authored) {
+		t.Error("a confusable spelling of a line is the same lesson")
 	}
 }

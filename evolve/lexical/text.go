@@ -18,21 +18,29 @@ type Text struct {
 	tokens  []string
 	set     []string // distinct tokens, sorted
 	core    []string // distinct core words, sorted
-	neg     bool
+	pol     []int8   // polarity of each core word (polPos, polNeg, polMixed)
+	anyPos  bool     // a core word is polPos
+	anyNeg  bool     // a core word is polNeg
 	markers []string
 }
 
 // Analyze prepares s for TextNearDuplicate, TextContradicts and TextTokens.
 func Analyze(s string) *Text {
 	toks := Tokens(s)
-	core, neg, markers := analyze(s)
+	core, markers := analyze(s)
 	keys := make([]string, 0, len(core))
 	for k := range core {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	t := &Text{tokens: slices.Clone(toks), set: sortedSet(toks), core: keys, pol: make([]int8, len(keys)), markers: markers}
+	for i, k := range keys {
+		t.pol[i] = core[k]
+		t.anyPos = t.anyPos || t.pol[i] == polPos
+		t.anyNeg = t.anyNeg || t.pol[i] == polNeg
+	}
 	// Exact-size copies: a Text is kept, the growth slack of append is not.
-	return &Text{tokens: slices.Clone(toks), set: sortedSet(toks), core: keys, neg: neg, markers: markers}
+	return t
 }
 
 // sortedSet is the distinct strings of xs, sorted, in a slice of its size.
@@ -73,13 +81,34 @@ func TextSimilarity(a, b *Text) float64 { return sortedJaccard(a.set, b.set) }
 
 // TextContradicts is Contradicts of two analyzed texts.
 func TextContradicts(a, b *Text) (bool, string) {
-	if len(a.core) == 0 || len(b.core) == 0 || a.neg == b.neg {
+	// The flags first: texts of one clause (or clauses of one polarity)
+	// answer as fast as one polarity per text did.
+	if !(a.anyPos && b.anyNeg || a.anyNeg && b.anyPos) {
 		return false, ""
 	}
-	if sortedJaccard(a.core, b.core) < ContradictionThreshold {
+	if sortedJaccard(a.core, b.core) < ContradictionThreshold || !opposed(a, b) {
 		return false, ""
 	}
 	return true, "same subject with opposite polarity: " + describe(a.markers) + " vs " + describe(b.markers)
+}
+
+// opposed reports whether a word of both cores has opposite polarities.
+func opposed(a, b *Text) bool {
+	for i, j := 0, 0; i < len(a.core) && j < len(b.core); {
+		switch {
+		case a.core[i] == b.core[j]:
+			if a.pol[i]*b.pol[j] < 0 {
+				return true
+			}
+			i++
+			j++
+		case a.core[i] < b.core[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return false
 }
 
 // TextNearDuplicate is NearDuplicate of two analyzed texts.
