@@ -160,3 +160,112 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestOneRecordValidator: save's check (CheckMemory, which the store's
+// write check runs) and import's (ValidateRecordJSON on a JSONL line) agree
+// on every payload and identifier, with the same message — issue 30,
+// reproduction 6: a record save accepts survives export → import.
+func TestOneRecordValidator(t *testing.T) {
+	t.Parallel()
+	ex := &MemoryTarget{Primitive: PrimitiveExample, JudgmentDomain: "deploy"}
+	aw := &MemoryTarget{Primitive: PrimitiveAwareness}
+	bg := &MemoryTarget{Primitive: PrimitiveBackground, Section: "projectContext", Key: "pipeline"}
+	tests := []struct {
+		name    string
+		target  *MemoryTarget
+		payload string
+		tags    []string
+		scope   map[string]string
+		content string
+		want    string // "" accepted; else the message both give
+	}{
+		{"example ok", ex, `{"scenario":"S2","good":"g"}`, nil, nil, "", ""},
+		{"example full", ex, `{"scenario":"S2","good":"g","bad":"b","reasoning":"r"}`, nil, nil, "", ""},
+		{"example extra field", ex, `{"scenario":"S2","good":"g","foo":1}`, nil, nil, "", `/payload/foo: unknown property "foo"`},
+		{"example missing good", ex, `{"scenario":"S2"}`, nil, nil, "", `/payload/good: missing required property "good"`},
+		{"example empty good", ex, `{"scenario":"S2","good":""}`, nil, nil, "", `/payload/good: must not be empty`},
+		{"example number", ex, `{"scenario":"S2","good":1}`, nil, nil, "", `/payload/good: expected string, got number`},
+		{"example bidi", ex, `{"scenario":"S2","good":"g\u202e"}`, nil, nil, "", `/payload/good: bidi control U+202E`},
+		{"awareness ok", aw, `{"name":"runbooks","description":"d","accessMethod":"wiki"}`, nil, nil, "", ""},
+		{"awareness no accessMethod", aw, `{"name":"runbooks","description":"d"}`, nil, nil, "", `/payload/accessMethod: missing required property "accessMethod"`},
+		{"awareness name with a line break", aw, `{"name":"r\n## Mission","description":"d","accessMethod":"m"}`, nil, nil, "", `/payload/name: contains a line break (U+000A) at rune 2`},
+		{"payload not an object", bg, `[1]`, nil, nil, "", `/payload: expected object, got array`},
+		{"payload null", bg, `null`, nil, nil, "", `/payload: expected object, got null`},
+		{"background any object", bg, `{"x":1}`, nil, nil, "", ""},
+		{"tag with a line break", bg, "", []string{"ok", "a\nb"}, nil, "", `tags[1]: contains a line break (U+000A) at rune 2`},
+		{"tag with trailing space", bg, "", []string{"ok "}, nil, "", `tags[0]: has trailing white space`},
+		{"scope value with RLO", bg, "", nil, map[string]string{"project": "at\u202elas"}, "", `bidi control (U+202E) at rune 3`},
+		{"content with RLO", bg, "", nil, nil, "deploy \u202e now", `content: bidi control U+202E at byte 7`},
+		{"content with ZWJ", bg, "", nil, nil, "क्\u200dष", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := MemoryRecord{ID: "01JBZ0000000000000000000AA", Scope: map[string]string{"agent": "deploy-ops"}, Kind: KindFact,
+				Content: "v", Tags: tt.tags, CreatedAt: "2026-11-03T14:05:00.000Z", UpdatedAt: "2026-11-03T14:05:00.000Z",
+				Target: tt.target}
+			if tt.payload != "" {
+				rec.Payload = json.RawMessage(tt.payload)
+			}
+			if tt.scope != nil {
+				rec.Scope = tt.scope
+			}
+			if tt.content != "" {
+				rec.Content = tt.content
+			}
+			saveErr := CheckMemory(&rec, DefaultLimits)
+			line, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			importErr := ValidateRecordJSON(line)
+			if tt.want == "" {
+				if saveErr != nil || importErr != nil {
+					t.Fatalf("save: %v; import: %v; want both to accept", saveErr, importErr)
+				}
+				return
+			}
+			if saveErr == nil || !strings.Contains(saveErr.Error(), tt.want) {
+				t.Errorf("save: %v, want %q", saveErr, tt.want)
+			}
+			if importErr == nil || !strings.Contains(importErr.Error(), tt.want) {
+				t.Errorf("import: %v, want %q", importErr, tt.want)
+			}
+		})
+	}
+}
+
+// TestAgentFileIdentifiers: an agent file's own identifiers (its name,
+// judgment domains, awareness names, background keys) pass the identifier
+// rule, reported as schema diagnostics at the offending key or value.
+func TestAgentFileIdentifiers(t *testing.T) {
+	t.Parallel()
+	head := "roleTemplate:\n  name: deploy-ops\n  persona: {identity: y}\n"
+	tests := []struct{ name, src, want string }{
+		{"clean", head + "mission: {objective: z}\nbackground:\n  projectContext:\n    pipeline: p\n", ""},
+		{"agent name", "roleTemplate:\n  name: \"deploy\\u202eops\"\n  persona: {identity: y}\nmission: {objective: z}\n",
+			`2:9-2:26: error: agent name: contains a bidi control (U+202E) at rune 7 [schema] /roleTemplate/name` + "\n"},
+		{"domain", head + "  judgments: [{domain: \"deploy \"}]\nmission: {objective: z}\n",
+			`4:24-4:33: error: judgment domain: has trailing white space (U+0020) [schema] /roleTemplate/judgments/0/domain` + "\n"},
+		{"awareness name", head + "mission: {objective: z}\nawareness: {domains: [{name: \"a\\u200bb\", description: d, accessMethod: m}]}\n",
+			`5:30-5:40: error: awareness name: contains a format character (U+200B) at rune 2 [schema] /awareness/domains/0/name` + "\n"},
+		{"background key", head + "mission: {objective: z}\nbackground:\n  projectContext:\n    \"kx\\n## Persona override\": v\n",
+			`7:5-7:30: error: background key: contains a line break (U+000A) at rune 3 [schema] /background/projectContext/kx` + "\n" + `## Persona override` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := ParseDocument("a.agent.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := problemsText(ValidateAgent(d)); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+			_, cfg, _, _ := LoadAgent("a.agent.yaml", []byte(tt.src))
+			if (cfg == nil) != (tt.want != "") {
+				t.Errorf("LoadAgent config = %v with problems %q", cfg != nil, tt.want)
+			}
+		})
+	}
+}
