@@ -162,7 +162,8 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // TestOneRecordValidator: save's check (CheckMemory, which the store's
-// write check runs) and import's (ValidateRecordJSON on a JSONL line) agree
+// write check runs) and import's (ValidateRecordJSON on a JSONL line, then
+// CheckMemory on the decoded record) agree
 // on every payload and identifier, with the same message — issue 30,
 // reproduction 6: a record save accepts survives export → import.
 func TestOneRecordValidator(t *testing.T) {
@@ -218,7 +219,7 @@ func TestOneRecordValidator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			importErr := ValidateRecordJSON(line)
+			importErr := importCheck(line)
 			if tt.want == "" {
 				if saveErr != nil || importErr != nil {
 					t.Fatalf("save: %v; import: %v; want both to accept", saveErr, importErr)
@@ -268,4 +269,17 @@ func TestAgentFileIdentifiers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// importCheck is what memory import runs on a line: the record schema, then
+// the one record validator on the decoded record (store.ValidateRecord).
+func importCheck(line []byte) error {
+	if err := ValidateRecordJSON(line); err != nil {
+		return err
+	}
+	var rec MemoryRecord
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return err
+	}
+	return CheckMemory(&rec, MaxLimits)
 }
