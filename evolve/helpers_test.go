@@ -110,8 +110,11 @@ func (f *fixture) write(content, target, conv string, promote bool) schema.Memor
 	f.t.Helper()
 	mt := tgt(f.t, target)
 	var payload json.RawMessage
-	if mt.NeedsPayload() {
-		payload = json.RawMessage(`{"scenario":"s","good":"g","name":"n","description":"d","accessMethod":"a"}`)
+	switch mt.Primitive {
+	case schema.PrimitiveExample:
+		payload = json.RawMessage(`{"scenario":"s","good":"g"}`)
+	case schema.PrimitiveAwareness:
+		payload = json.RawMessage(`{"name":"n","description":"d","accessMethod":"a"}`)
 	}
 	recs, err := f.st.Write(f.ctx, []store.WriteRequest{{Scope: f.eng.Scope(), Kind: schema.KindFact, Content: content,
 		Target: mt, Payload: payload, Provenance: schema.Provenance{ConversationID: conv}}}, agentKind)

@@ -1,6 +1,7 @@
 package evolve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,8 +103,21 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		}
 		r.ExpiresAt = schema.FormatTime(t)
 	}
+	if r.Provenance.At != "" {
+		t, err := schema.ParseTime(r.Provenance.At)
+		if err != nil {
+			return SaveResult{}, fmt.Errorf("%w: provenance.at: %v", store.ErrInvalid, err)
+		}
+		r.Provenance.At = schema.FormatTime(t)
+	}
+	if string(bytes.TrimSpace(r.Payload)) == "null" {
+		r.Payload = nil // JSON's "no payload" (an MCP client's null)
+	}
+	// The one record validator (schema.CheckMemory), as import runs it: a
+	// record save accepts survives export → import.
 	if err := store.ValidateWrite(store.WriteRequest{Scope: e.scope, Kind: r.Kind, Content: r.Content, Tags: r.Tags,
-		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt}); err != nil {
+		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt, Provenance: r.Provenance,
+		Supersedes: r.Supersedes}); err != nil {
 		return SaveResult{}, fmt.Errorf("save: %w", err)
 	}
 	// The workspace's limits (schema.Limits), for every surface.

@@ -3,7 +3,6 @@ package schema
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
@@ -14,17 +13,19 @@ import (
 // (recurrence across distinct conversations is the bar of the earned tier):
 // Unicode NFC, surrounding white space trimmed, case-folded, NFC again. "c1",
 // "C1" and "c1 " are one conversation. An id carrying a control character
-// (a line break, a tab, NUL, ...) or an invisible format character (a
+// (a line break, U+2028 included, a tab, NUL, ...) or an invisible format character (a
 // zero-width space or joiner, a byte order mark, a bidi override: each makes
 // a visibly identical id a distinct conversation) is refused; "" stays ""
 // (no conversation).
 func NormalizeConversationID(id string) (string, error) {
+	// The characters of the identifier rule (CheckIdentifier); surrounding
+	// white space is trimmed rather than refused, and the length is the
+	// id limit's (Limits.ID).
+	n := 0
 	for _, r := range id {
-		if unicode.IsControl(r) {
-			return "", fmt.Errorf("conversation id %q: control character %U is not allowed", id, r)
-		}
-		if unicode.Is(unicode.Cf, r) {
-			return "", fmt.Errorf("conversation id %q: invisible format character %U is not allowed", id, r)
+		n++
+		if what := forbiddenInIdentifier(r); what != "" {
+			return "", fmt.Errorf("conversation id %s: contains %s (%U) at rune %d", quoteShort(id), what, r, n)
 		}
 	}
 	s := strings.TrimSpace(norm.NFC.String(id))

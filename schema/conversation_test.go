@@ -22,6 +22,7 @@ func TestNormalizeConversationID(t *testing.T) {
 		{in: "c1\u200b", bad: true}, // zero-width space: a visibly identical, distinct id
 		{in: "\ufeffc1", bad: true}, // byte order mark
 		{in: "c\u202e1", bad: true}, // bidi override
+		{in: "c\u20281", bad: true}, // line separator
 	} {
 		got, err := NormalizeConversationID(tt.in)
 		if tt.bad {

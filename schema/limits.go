@@ -38,6 +38,13 @@ var DefaultLimits = Limits{Content: 64 << 10, Payload: 64 << 10, ScopeKey: 128, 
 var MaxLimits = Limits{Content: 4 << 20, Payload: 4 << 20, ScopeKey: 1024, ScopeValue: 4096, ScopePairs: 256,
 	Tag: 1024, Tags: 1024, ID: 1024}
 
+// MaxIdentifierRunes bounds every identifier (CheckIdentifier): a background
+// key, judgment domain, capability, awareness name, agent name, tag, scope
+// key or value. It is in characters (runes), not bytes, and not
+// configurable: the byte limits of tags and scope pairs (Limits.Tag,
+// ScopeKey, ScopeValue) apply as well.
+const MaxIdentifierRunes = 256
+
 // WithDefaults returns l with every unset limit at its default.
 func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits
@@ -65,8 +72,10 @@ type LimitError struct {
 func (e *LimitError) Error() string { return e.Field + ": " + e.Reason }
 
 // CheckText checks one text field: valid UTF-8, at most max bytes, no
-// control characters (multiline allows newline and tab). key names the
-// `limits:` key that sets max, for the message.
+// control characters (multiline allows newline and tab) and no bidi
+// controls (IsBidiControl: text must display in the order it is read; zero
+// width joiners, which scripts need, stay). key names the `limits:` key that
+// sets max, for the message.
 func CheckText(field, s string, max int, key string, multiline bool) error {
 	if len(s) > max {
 		return &LimitError{Field: field, Reason: fmt.Sprintf("%d bytes, more than the limit of %d (limits.%s in %s)", len(s), max, key, WorkspaceConfigName)}
@@ -94,6 +103,9 @@ func checkControls(field, s string, from int, multiline bool) error {
 		}
 		if unicode.IsControl(r) {
 			return controlError(field, r, from+i, multiline)
+		}
+		if IsBidiControl(r) {
+			return &LimitError{Field: field, Reason: fmt.Sprintf("bidi control %U at byte %d (text must display in the order it is read)", r, from+i)}
 		}
 	}
 	return nil
@@ -174,10 +186,15 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 	return nil
 }
 
-// quoteShort quotes s for a field name, cut to 40 bytes.
+// quoteShort quotes s for a message, cut to at most 40 bytes at a
+// character boundary.
 func quoteShort(s string) string {
 	if len(s) > 40 {
-		s = s[:40] + "…"
+		i := 40
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "…"
 	}
 	return fmt.Sprintf("%q", s)
 }

@@ -21,5 +21,5 @@ const LockedReason = "the locked tier is authored, never learned: persona, tone,
 
 // lockedTargetError is ParseTarget's error for a locked name.
 func lockedTargetError(s string) error {
-	return fmt.Errorf("target %q: %w: %s", s, ErrLockedTarget, LockedReason)
+	return fmt.Errorf("target %s: %w: %s", quoteShort(s), ErrLockedTarget, LockedReason)
 }

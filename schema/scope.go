@@ -3,7 +3,6 @@ package schema
 import (
 	"fmt"
 	"strings"
-	"unicode"
 )
 
 // ScopeSeparators are the characters a scope key or value may not hold:
@@ -12,23 +11,18 @@ import (
 const ScopeSeparators = ",;="
 
 // CheckScopePart refuses a scope key or value that is empty, has leading or
-// trailing space, or holds a separator (ScopeSeparators) or a control
-// character: "agent=support-bot;user=x" must not become the agent
-// "support-bot;user=x".
+// trailing space, holds a separator (ScopeSeparators: "agent=support-bot;user=x"
+// must not become the agent "support-bot;user=x") or breaks the identifier
+// rule (CheckIdentifier).
 func CheckScopePart(what, s string) error {
 	switch {
 	case s == "":
 		return fmt.Errorf("scope %s is empty", what)
 	case strings.TrimSpace(s) != s:
-		return fmt.Errorf("scope %s %q has leading or trailing space", what, s)
+		return fmt.Errorf("scope %s %s has leading or trailing space", what, quoteShort(s))
 	}
 	if i := strings.IndexAny(s, ScopeSeparators); i >= 0 {
-		return fmt.Errorf("scope %s %q holds %q: keys and values may not contain %s", what, s, s[i], strings.Join(strings.Split(ScopeSeparators, ""), " "))
+		return fmt.Errorf("scope %s %s holds %q: keys and values may not contain %s", what, quoteShort(s), s[i], strings.Join(strings.Split(ScopeSeparators, ""), " "))
 	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("scope %s %q holds a control character", what, s)
-		}
-	}
-	return nil
+	return CheckIdentifier("scope "+what+" "+quoteShort(s), s)
 }

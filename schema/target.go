@@ -50,12 +50,34 @@ type MemoryTarget struct {
 	Capability     string    `json:"capability,omitempty"`
 }
 
-// Validate checks that the target is a well-formed member of the union.
+// Validate checks that the target is a well-formed member of the union and
+// that its free-text parts (key, domain, judgmentDomain, capability) pass
+// the identifier rule (CheckIdentifier). Every door calls it: ParseTarget
+// for the compact string form, the store's write and import checks for the
+// object form.
 func (t MemoryTarget) Validate() error {
+	if err := t.validateShape(); err != nil {
+		return err
+	}
+	for _, f := range []struct{ field, v string }{
+		{"target key", t.Key}, {"target domain", t.Domain}, {"target judgmentDomain", t.JudgmentDomain},
+		{"target capability", t.Capability},
+	} {
+		if f.v != "" {
+			if err := CheckIdentifier(f.field, f.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateShape is Validate without the identifier rule.
+func (t MemoryTarget) validateShape() error {
 	switch t.Primitive {
 	case PrimitiveBackground:
 		if !contains(BackgroundSections, t.Section) {
-			return fmt.Errorf("background target: section %q is not one of %s", t.Section, strings.Join(BackgroundSections, ", "))
+			return fmt.Errorf("background target: section %s is not one of %s", quoteShort(t.Section), strings.Join(BackgroundSections, ", "))
 		}
 		if t.Key == "" {
 			return fmt.Errorf("background target: key is required")
@@ -68,7 +90,7 @@ func (t MemoryTarget) Validate() error {
 			return fmt.Errorf("judgment target: domain is required")
 		}
 		if !contains(JudgmentSlots, t.Slot) {
-			return fmt.Errorf("judgment target: slot %q is not one of %s", t.Slot, strings.Join(JudgmentSlots, ", "))
+			return fmt.Errorf("judgment target: slot %s is not one of %s", quoteShort(t.Slot), strings.Join(JudgmentSlots, ", "))
 		}
 		if t.Section != "" || t.Key != "" || t.JudgmentDomain != "" || t.Capability != "" {
 			return fmt.Errorf("judgment target: only domain and slot are allowed")
@@ -95,7 +117,7 @@ func (t MemoryTarget) Validate() error {
 			return fmt.Errorf("manual target: only capability and section are allowed")
 		}
 	default:
-		return fmt.Errorf("target primitive %q is not one of background, judgment, example, awareness, recovery, manual", t.Primitive)
+		return fmt.Errorf("target primitive %s is not one of background, judgment, example, awareness, recovery, manual", quoteShort(string(t.Primitive)))
 	}
 	return nil
 }
@@ -131,36 +153,36 @@ func ParseTarget(s string) (MemoryTarget, error) {
 	case PrimitiveBackground:
 		sec, key, ok := strings.Cut(rest, ".")
 		if !ok {
-			return t, fmt.Errorf("target %q: want background.SECTION.KEY", s)
+			return t, fmt.Errorf("target %s: want background.SECTION.KEY", quoteShort(s))
 		}
 		t = MemoryTarget{Primitive: PrimitiveBackground, Section: sec, Key: key}
 	case PrimitiveJudgment:
 		i := strings.LastIndex(rest, ".")
 		if i < 0 {
-			return t, fmt.Errorf("target %q: want judgment.DOMAIN.SLOT", s)
+			return t, fmt.Errorf("target %s: want judgment.DOMAIN.SLOT", quoteShort(s))
 		}
 		t = MemoryTarget{Primitive: PrimitiveJudgment, Domain: rest[:i], Slot: rest[i+1:]}
 	case PrimitiveExample:
 		t = MemoryTarget{Primitive: PrimitiveExample, JudgmentDomain: rest}
 	case PrimitiveAwareness, PrimitiveRecovery:
 		if strings.Contains(s, ".") {
-			return t, fmt.Errorf("target %q: %s takes no further parts", s, head)
+			return t, fmt.Errorf("target %s: %s takes no further parts", quoteShort(s), head)
 		}
 		t = MemoryTarget{Primitive: Primitive(head)}
 	case PrimitiveManual:
 		i := strings.LastIndex(rest, ".")
 		if i < 0 {
-			return t, fmt.Errorf("target %q: want manual.CAPABILITY.workflows", s)
+			return t, fmt.Errorf("target %s: want manual.CAPABILITY.workflows", quoteShort(s))
 		}
 		t = MemoryTarget{Primitive: PrimitiveManual, Capability: rest[:i], Section: rest[i+1:]}
 	default:
 		if contains(LockedNames, head) {
 			return t, lockedTargetError(s)
 		}
-		return t, fmt.Errorf("target %q: unknown primitive %q (want background, judgment, example, awareness, recovery or manual)", s, head)
+		return t, fmt.Errorf("target %s: unknown primitive %s (want background, judgment, example, awareness, recovery or manual)", quoteShort(s), quoteShort(head))
 	}
 	if err := t.Validate(); err != nil {
-		return MemoryTarget{}, fmt.Errorf("target %q: %w", s, err)
+		return MemoryTarget{}, fmt.Errorf("target %s: %w", quoteShort(s), err)
 	}
 	return t, nil
 }

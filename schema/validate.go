@@ -107,24 +107,68 @@ func agentProblems(d *Document, c compiled, verr error) []Problem {
 	ps := problemsOf(d, c, verr)
 	if len(ps) == 0 {
 		ps = append(ps, duplicateDomains(d)...)
+		ps = append(ps, identifierProblems(d)...)
+		ps = sortProblems(ps)
 	}
 	return ps
+}
+
+// identifierProblems reports the agent file's identifiers that break the
+// identifier rule (CheckIdentifier): the agent's name, its judgment
+// domains, its awareness domains' names and its background keys (on the
+// key). Memories name these; the prompt prints them.
+func identifierProblems(d *Document) []Problem {
+	var out []Problem
+	check := func(field, ptr, s string, r Range) {
+		if err := CheckIdentifier(field, s); err != nil {
+			out = append(out, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: r, Message: err.Error()})
+		}
+	}
+	value := func(field, ptr string) {
+		if v, ok := d.ValueAt(ptr); ok {
+			if s, isStr := v.(string); isStr {
+				r, _ := d.ValueRange(ptr)
+				check(field, ptr, s, r)
+			}
+		}
+	}
+	value("agent name", "/roleTemplate/name")
+	for _, jp := range d.Children("/roleTemplate/judgments") {
+		value("judgment domain", jp+"/domain")
+	}
+	for _, ap := range d.Children("/awareness/domains") {
+		value("awareness name", ap+"/name")
+	}
+	for _, sec := range BackgroundSections {
+		for _, kp := range d.Children("/background/" + sec) {
+			r, _ := d.KeyRange(kp)
+			check("background key", kp, lastToken(kp), r)
+		}
+	}
+	return out
 }
 
 // ValidateRecord checks a memory-record document against the record schema.
 func ValidateRecord(d *Document) []Problem { return validateWith(d, recordSchema()) }
 
 // ValidateRecordJSON checks one memory record in JSON (a JSONL line) against
-// the record schema; the error lists every problem by JSON pointer.
+// the record schema; the error lists every problem by JSON pointer. The
+// schema cannot say everything (the identifier rule, control and bidi
+// characters, sizes): import runs CheckMemory, the one record validator save
+// runs too, on the decoded record after it (store.ValidateRecord).
 func ValidateRecordJSON(data []byte) error {
 	d, err := ParseDocument("record.json", data)
 	if err != nil {
 		return err
 	}
-	ps := ValidateRecord(d)
-	if len(ps) == 0 {
-		return nil
+	if ps := ValidateRecord(d); len(ps) > 0 {
+		return fmt.Errorf("invalid memory record: %s", pointerMessages(ps))
 	}
+	return nil
+}
+
+// pointerMessages lists problems as "POINTER: MESSAGE; ...".
+func pointerMessages(ps []Problem) string {
 	msgs := make([]string, len(ps))
 	for i, p := range ps {
 		ptr := p.Pointer
@@ -133,7 +177,7 @@ func ValidateRecordJSON(data []byte) error {
 		}
 		msgs[i] = ptr + ": " + p.Message
 	}
-	return fmt.Errorf("invalid memory record: %s", strings.Join(msgs, "; "))
+	return strings.Join(msgs, "; ")
 }
 
 // DecodeAgent decodes a (validated) agent document into its typed config,

@@ -46,7 +46,8 @@ type Actor struct {
 // String prints "kind:name".
 func (a Actor) String() string { return string(a.Kind) + ":" + a.Name }
 
-// ParseActor parses "kind:name" with kind agent, human or system.
+// ParseActor parses "kind:name" with kind agent, human or system; the name
+// passes the identifier rule (schema.CheckIdentifier).
 func ParseActor(s string) (Actor, error) {
 	k, n, ok := strings.Cut(s, ":")
 	if !ok || n == "" {
@@ -56,6 +57,10 @@ func ParseActor(s string) (Actor, error) {
 	case ActorAgent, ActorHuman, ActorSystem:
 	default:
 		return Actor{}, fmt.Errorf("actor %q: kind must be agent, human or system", s)
+	}
+	// The name is an identifier (an agent's name is its scope key).
+	if err := schema.CheckIdentifier("actor name", n); err != nil {
+		return Actor{}, err
 	}
 	return Actor{Kind: ActorKind(k), Name: n}, nil
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,99 +9,39 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 )
 
-// ValidateWrite checks one write request. The error wraps ErrInvalid and
-// names the field: kind must be valid, content non-blank, scope keys and
-// values non-empty, tags non-empty, a target well-formed, a payload valid
-// JSON, expiresAt in the canonical schema.TimeLayout form.
+// ValidateWrite checks one write request with schema.CheckMemory, the one
+// record validator (the same that Import runs): kind, content, scope and
+// tags (the identifier rule), target, payload shape, and the sizes of
+// schema.MaxLimits as a defence behind the surfaces (which apply the
+// workspace's limits). The error wraps ErrInvalid and names the field.
 //
 // A payload is not required here even for targets that need one
 // (schema.MemoryTarget.NeedsPayload): such a record is stored but cannot be
-// promoted, which is evolve's gate.
-//
-// As a defence behind the surfaces (which apply the workspace's limits),
-// the fields must also stay within schema.MaxLimits and carry no control
-// characters but newline and tab in content.
+// promoted, which is evolve's gate. A payload that is there must have the
+// target's shape.
 func ValidateWrite(req WriteRequest) error {
-	if err := validateFields(req.Kind, req.Content, req.Scope, req.Tags, req.Target, req.Payload); err != nil {
-		return err
-	}
-	if err := CheckLimits(schema.MaxLimits, &schema.MemoryRecord{Content: req.Content, Scope: req.Scope, Tags: req.Tags,
-		Payload: req.Payload, Provenance: req.Provenance, SupersededBy: req.Supersedes}); err != nil {
-		return err
-	}
-	if req.ExpiresAt != "" {
-		if err := checkTime("expiresAt", req.ExpiresAt); err != nil {
-			return err
-		}
-	}
-	return nil
+	return invalid(schema.CheckMemory(&schema.MemoryRecord{Kind: req.Kind, Content: req.Content, Scope: req.Scope,
+		Tags: req.Tags, Target: req.Target, Payload: req.Payload, Provenance: req.Provenance,
+		SupersededBy: req.Supersedes, ExpiresAt: req.ExpiresAt}, schema.MaxLimits))
 }
 
-// ValidateRecord checks a record for Import: the fields of ValidateWrite plus
-// a non-empty id and canonical timestamps. An empty createdAt is allowed
-// (the importer stamps it with now).
+// ValidateRecord checks a record for Import: a non-empty id and
+// schema.CheckMemory, the one record validator save runs too, with
+// schema.MaxLimits. An empty createdAt is allowed (the importer stamps it
+// with now).
 func ValidateRecord(r schema.MemoryRecord) error {
 	if strings.TrimSpace(r.ID) == "" {
 		return fmt.Errorf("%w: id is required", ErrInvalid)
 	}
-	if err := validateFields(r.Kind, r.Content, r.Scope, r.Tags, r.Target, r.Payload); err != nil {
-		return err
-	}
-	if err := CheckLimits(schema.MaxLimits, &r); err != nil {
-		return err
-	}
-	for _, f := range []struct{ name, v string }{
-		{"createdAt", r.CreatedAt}, {"updatedAt", r.UpdatedAt}, {"invalidAt", r.InvalidAt}, {"expiresAt", r.ExpiresAt},
-	} {
-		if f.v != "" {
-			if err := checkTime(f.name, f.v); err != nil {
-				return err
-			}
-		}
-	}
-	for i, s := range r.Supports {
-		if s.ConversationID == "" {
-			return fmt.Errorf("%w: supports[%d]: conversationId is required", ErrInvalid, i)
-		}
-	}
-	return nil
+	return invalid(schema.CheckMemory(&r, schema.MaxLimits))
 }
 
-func validateFields(kind schema.Kind, content string, scope map[string]string, tags []string, target *schema.MemoryTarget, payload json.RawMessage) error {
-	if !kind.Valid() {
-		return fmt.Errorf("%w: kind %q is not one of fact, preference, episode, profile", ErrInvalid, kind)
+// invalid wraps a validation error in ErrInvalid.
+func invalid(err error) error {
+	if err == nil {
+		return nil
 	}
-	if strings.TrimSpace(content) == "" {
-		return fmt.Errorf("%w: content is empty", ErrInvalid)
-	}
-	for _, k := range slices.Sorted(maps.Keys(scope)) {
-		if k == "" {
-			return fmt.Errorf("%w: scope has an empty key", ErrInvalid)
-		}
-		if scope[k] == "" {
-			return fmt.Errorf("%w: scope key %q has an empty value", ErrInvalid, k)
-		}
-		if err := schema.CheckScopePart("key", k); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
-		}
-		if err := schema.CheckScopePart("value", scope[k]); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
-		}
-	}
-	for i, t := range tags {
-		if strings.TrimSpace(t) == "" {
-			return fmt.Errorf("%w: tags[%d] is empty", ErrInvalid, i)
-		}
-	}
-	if target != nil {
-		if err := target.Validate(); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
-		}
-	}
-	if len(payload) > 0 && !json.Valid(payload) {
-		return fmt.Errorf("%w: payload is not valid JSON", ErrInvalid)
-	}
-	return nil
+	return fmt.Errorf("%w: %v", ErrInvalid, err)
 }
 
 // CheckLimits is schema.Limits.CheckRecord wrapping ErrInvalid: the one
