@@ -1,5 +1,7 @@
 package schema
 
+import "github.com/agent-ls/agent-ls/textkernel"
+
 // AgentConfig is an authored agent file: the reference framework's
 // AgentConfig in its camelCase JSON shape.
 type AgentConfig struct {
@@ -148,10 +150,19 @@ type Manual struct {
 	Workflows []string `json:"workflows,omitempty"`
 }
 
-// JudgmentByDomain returns the index of the judgment with that domain, or -1.
+// JudgmentByDomain returns the index of the judgment with that domain, or
+// -1. Domains compare as identifiers do (textkernel.SameKey: case,
+// compatibility forms, invisible characters and confusables folded), an
+// exact match first, so a memory cannot open a lookalike of an authored
+// domain beside it.
 func (c *AgentConfig) JudgmentByDomain(domain string) int {
 	for i := range c.RoleTemplate.Judgments {
 		if c.RoleTemplate.Judgments[i].Domain == domain {
+			return i
+		}
+	}
+	for i := range c.RoleTemplate.Judgments {
+		if textkernel.SameKey(c.RoleTemplate.Judgments[i].Domain, domain) {
 			return i
 		}
 	}

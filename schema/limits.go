@@ -6,6 +6,8 @@ import (
 	"slices"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agent-ls/agent-ls/textkernel"
 )
 
 // Limits bound what one memory may carry (the `limits:` key of
@@ -189,12 +191,5 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 // quoteShort quotes s for a message, cut to at most 40 bytes at a
 // character boundary.
 func quoteShort(s string) string {
-	if len(s) > 40 {
-		i := 40
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", textkernel.Truncate(s, 41))
 }

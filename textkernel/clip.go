@@ -10,10 +10,16 @@ import (
 // collapse to one space, and text longer than n characters (runes) keeps
 // its first n-1 and ends in "…". It never splits a UTF-8 character.
 func Clip(s string, n int) string {
+	return Truncate(strings.Join(strings.Fields(s), " "), n)
+}
+
+// Truncate is Clip without collapsing white space (for text quoted with its
+// control characters escaped): at most n characters, ending in "…" when
+// cut, never splitting a UTF-8 character.
+func Truncate(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

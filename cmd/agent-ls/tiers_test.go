@@ -48,10 +48,18 @@ func TestTierTableAgrees(t *testing.T) {
 			}
 			dir := t.TempDir()
 			writeAgentFile(t, dir)
-			r := runBin(t, dir, "", nil, "memory", "--store", filepath.Join(dir, "m.db"), "--format", "json", "save",
+			// Each primitive's payload as its schema has it (one validator
+			// refuses another primitive's fields).
+			args := []string{"memory", "--store", filepath.Join(dir, "m.db"), "--format", "json", "save",
 				"--scope", "agent=support-bot", "--agent", filepath.Join(dir, "support.agent.yaml"), "--actor", "agent:support-bot",
-				"--target", tc.target, "--payload", `{"scenario":"s","good":"g","name":"n","description":"d","accessMethod":"a"}`,
-				"--conversation", "c1", "--content", "a lesson")
+				"--target", tc.target, "--conversation", "c1", "--content", "a lesson"}
+			switch {
+			case strings.HasPrefix(tc.target, "awareness"):
+				args = append(args, "--payload", `{"name":"n","description":"d","accessMethod":"a"}`)
+			case strings.HasPrefix(tc.target, "example"):
+				args = append(args, "--payload", `{"scenario":"s","good":"g"}`)
+			}
+			r := runBin(t, dir, "", nil, args...)
 			if tc.tier == "locked" {
 				if r.code != exitFindings || !strings.Contains(r.stderr, "locked") || strings.Contains(r.stderr, "unknown primitive") {
 					t.Fatalf("save to %s: exit %d, want 1 saying locked\n%s%s", tc.target, r.code, r.stdout, r.stderr)
