@@ -87,7 +87,7 @@ type matrixRun struct {
 }
 
 func TestTrustMatrix(t *testing.T) {
-	for _, a := range trustAttacks() {
+	for _, a := range append(trustAttacks(), seamAttacks()...) {
 		t.Run(a.name, func(t *testing.T) {
 			for _, surf := range surfaces {
 				t.Run(surf, func(t *testing.T) {
