@@ -43,10 +43,10 @@ func TestKernelSeamsCLI(t *testing.T) {
 		} {
 			w := newEvoWorkspace(t, "")
 			for _, conv := range []string{"c1", "c2"} {
-				save(w, conv, "judgment.deploy.constraints", content)
+				save(w, conv, "judgment.deploy.heuristics", content)
 			}
-			out := w.cli("render", "deploy.agent.yaml").stdout
-			if strings.Count(out, "failing health checks") != 1 || !strings.Contains(out, "Never deploy with failing health checks") {
+			out, _, _ := strings.Cut(w.cli("render", "deploy.agent.yaml").stdout, "## Recalled Memory")
+			if strings.Count(out, "failing h") != 1 || !strings.Contains(out, "Never deploy with failing health checks") {
 				t.Errorf("%q renders beside the authored constraint it contradicts:\n%s", content, out)
 			}
 		}

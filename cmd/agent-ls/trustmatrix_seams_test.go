@@ -111,7 +111,7 @@ func seamAttacks() []attack {
 			// authored constraint past the check.
 			name: "contradiction disguised by confusable characters",
 			run: func(t *testing.T, m *matrixRun) []answer {
-				return saveTwice(m, "judgment.deploy.constraints", disguise, disguise)
+				return saveTwice(m, "judgment.deploy.heuristics", disguise, disguise)
 			},
 			check: func(t *testing.T, w *evoWorkspace, _ matrixSeed, _ []answer) error {
 				// It may be recalled as a candidate; it is never composed.
