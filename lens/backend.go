@@ -47,12 +47,6 @@ type Proposal = engine.Review
 // lint, garden and the language server list).
 type Conflict = engine.AgentConflict
 
-// Side is one record with its state, as the lens shows it.
-type Side struct {
-	Record   schema.MemoryRecord
-	Promoted bool
-}
-
 // AgentView is one agent's composition, sizes and learnings.
 type AgentView struct {
 	Name string
