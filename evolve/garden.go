@@ -88,6 +88,9 @@ type HealthReport struct {
 	Candidates []CandidateProgress        `json:"candidates"`
 	Recall     RecallStats                `json:"recall"`
 	Findings   []Finding                  `json:"findings"`
+	// Conflicts are the agent's conflicts of every kind (Engine.Conflicts,
+	// the list lint and the lens show), read before this run's proposals.
+	Conflicts []Conflict `json:"conflicts"`
 	// Proposals lists the proposals gardening opened in this run.
 	Proposals []string `json:"proposals"`
 	// PendingReviews counts pending proposals after the run.
@@ -118,6 +121,11 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 	if _, err := e.st.ExpireProposals(ctx); err != nil {
 		return h, fmt.Errorf("expire proposals: %w", err)
 	}
+	cs, err := e.Conflicts(ctx)
+	if err != nil {
+		return h, err
+	}
+	h.Conflicts = append([]Conflict{}, cs...)
 	prom, err := e.promoted(ctx)
 	if err != nil {
 		return h, err

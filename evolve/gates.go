@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/trust"
@@ -32,19 +33,9 @@ type Outcome struct {
 	Diff string `json:"diff,omitempty"`
 }
 
-// Conflict is a contradiction between a record and an authored line or
-// another record.
-type Conflict struct {
-	RecordID string `json:"recordId"`
-	// With is the other side: a record id, or "" for an authored line.
-	With string `json:"with,omitempty"`
-	// Authored is the JSON pointer of the authored line, when With is "".
-	Authored string `json:"authored,omitempty"`
-	Text     string `json:"text"`
-	Why      string `json:"why"`
-	// candidate: With is a record that is not promoted (save found it).
-	candidate bool
-}
+// Conflict is the one conflict type (lint.Conflict): the gates return
+// contradictions in it, Conflicts lists every kind.
+type Conflict = lint.Conflict
 
 func refused(o Outcome, format string, args ...any) (Outcome, error) {
 	o.Status = StatusRefused
@@ -111,7 +102,7 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 	var out []Conflict
 	for _, l := range contradiction.Authored(e.agent, rec.Target) {
 		if c, why := contradiction.Contradicts(e.text(rec.Content), e.text(l.Text)); c {
-			out = append(out, Conflict{RecordID: rec.ID, Authored: l.Pointer, Text: l.Text, Why: why})
+			out = append(out, Conflict{Kind: lint.ConflictContradiction, RecordID: rec.ID, Authored: l.Pointer, Text: l.Text, Why: why})
 		}
 	}
 	prom, err := e.promotedLines(ctx, rec.Target, rec.ID)
@@ -120,7 +111,7 @@ func (e *Engine) Contradictions(ctx context.Context, rec schema.MemoryRecord) ([
 	}
 	for _, p := range prom {
 		if c, why := contradiction.Contradicts(e.text(rec.Content), e.text(p.content)); c {
-			out = append(out, Conflict{RecordID: rec.ID, With: p.id, Text: p.content, Why: why})
+			out = append(out, Conflict{Kind: lint.ConflictContradiction, RecordID: rec.ID, With: p.id, Text: p.content, Why: why})
 		}
 	}
 	return out, nil
@@ -159,7 +150,7 @@ func conflictReason(cs []Conflict) string {
 	c := cs[0]
 	what := "authored line " + c.Authored
 	switch {
-	case c.candidate:
+	case c.Other != nil && c.Other.State == lint.SideCandidate:
 		what = "candidate record " + c.With
 	case c.With != "":
 		what = "promoted record " + c.With

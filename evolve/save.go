@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -177,7 +178,8 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 			}
 			if judged {
 				if c, why := contradiction.Contradicts(e.text(r.Content), e.text(l.content)); c {
-					opposed = append(opposed, Conflict{With: l.id, Text: l.content, Why: why, candidate: true})
+					opposed = append(opposed, Conflict{Kind: lint.ConflictContradiction, With: l.id, Text: l.content, Why: why,
+						Other: &lint.ConflictSide{RecordID: l.id, State: lint.SideCandidate, Content: l.content}})
 					return true
 				}
 			}

@@ -34,40 +34,18 @@ type Backend interface {
 	Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error)
 }
 
-// Overview is the pending-review queue, the conflicts and the agents.
-type Overview struct {
-	Agents    []string   // "" is the shared records
-	Proposals []Proposal // pending, oldest first
-	Conflicts []Conflict
-}
+// Overview is the pending-review queue, the conflicts and the agents
+// (engine.Overview).
+type Overview = engine.Overview
 
-// Proposal is a pending proposal with its record and composition diff.
-type Proposal struct {
-	store.Proposal
-	Agent   string
-	Content string
-	Target  string
-	// Diff is the unified diff of the composed prompt the proposal would
-	// make once approved.
-	Diff string
-}
+// Proposal is a pending proposal with its record and composition diff
+// (engine.Review).
+type Proposal = engine.Review
 
-// Conflict is two sides that contradict each other: a record and another
-// record (Other) or an authored line (Other nil, Authored set).
-type Conflict struct {
-	Agent    string
-	Why      string
-	Record   Side
-	Other    *Side
-	Authored string // JSON pointer of the authored line
-	Text     string // the other side's text
-}
-
-// Side is one record of a conflict with its provenance and state.
-type Side struct {
-	Record   schema.MemoryRecord
-	Promoted bool
-}
+// Conflict is one conflict of an agent's view, of any kind, with both
+// sides and their provenance (engine.AgentConflict: the one conflict type
+// lint, garden and the language server list).
+type Conflict = engine.AgentConflict
 
 // AgentView is one agent's composition, sizes and learnings.
 type AgentView struct {
@@ -95,9 +73,5 @@ type Size struct {
 }
 
 // RecordView is a record, its promotion (nil when not promoted) and the
-// ledger entries about it.
-type RecordView struct {
-	Record    schema.MemoryRecord
-	Promotion *store.Promotion
-	Ledger    []store.LedgerEntry
-}
+// ledger entries about it (engine.RecordHistory).
+type RecordView = engine.RecordHistory

@@ -40,7 +40,9 @@ func (f *fakeBackend) Overview(context.Context) (Overview, error) {
 		Proposals: []Proposal{{Proposal: store.Proposal{ID: "p1", Kind: store.ProposePromote, RecordID: "r1", Tier: schema.TierGuarded,
 			RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}}, Agent: "deploy-ops", Content: rec.Content,
 			Target: t.String(), Diff: "--- current\n+++ after\n@@ -1 +1,2 @@\n a\n+- " + evil + "\n"}},
-		Conflicts: []Conflict{{Agent: "deploy-ops", Why: "opposite polarity", Record: Side{Record: rec}, Other: &Side{Record: other, Promoted: true}}},
+		Conflicts: []Conflict{{Agent: "deploy-ops", Conflict: engine.Conflict{Kind: engine.ConflictContradiction, RecordID: rec.ID, With: other.ID, Text: other.Content, Why: "opposite polarity",
+			Target: t.String(), Record: &engine.ConflictSide{RecordID: rec.ID, State: "candidate", Content: rec.Content, Target: t.String()},
+			Other: &engine.ConflictSide{RecordID: other.ID, State: "promoted", Content: other.Content}}}},
 	}, nil
 }
 

@@ -17,11 +17,12 @@ type Health struct {
 	Applied         int             `json:"applied"`
 	Spilled         int             `json:"spilled"`
 	Dropped         int             `json:"dropped"`
-	Conflicts       int             `json:"conflicts"`
-	// ConflictRecords names the records of each conflict: the one that
-	// renders (winner, the newest) and the one it shadows.
-	ConflictRecords []overlay.Conflict `json:"conflictRecords"`
-	Candidates      []CandidateInfo    `json:"candidates"`
+	// Conflicts counts ConflictRecords.
+	Conflicts int `json:"conflicts"`
+	// ConflictRecords are the agent's conflicts of every kind (Conflicts:
+	// contradictions, key collisions, authored-wins), each side named.
+	ConflictRecords []Conflict      `json:"conflictRecords"`
+	Candidates      []CandidateInfo `json:"candidates"`
 	// Rejected lists the ids of records whose promotion a human rejected
 	// (not candidates until new evidence reopens them).
 	Rejected []string `json:"rejected"`
@@ -61,7 +62,7 @@ type RecallStats struct {
 // HealthOf computes the health report of an input (Config required for
 // sizes; without it only store counts are filled). It is pure.
 func HealthOf(in Input) Health {
-	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}, ConflictRecords: []overlay.Conflict{}}
+	h := Health{Candidates: []CandidateInfo{}, Rejected: []string{}, Stale: []string{}, Primitives: []PrimitiveSize{}, ConflictRecords: []Conflict{}}
 	for i := range in.Facts.Rejected {
 		h.Rejected = append(h.Rejected, in.Facts.Rejected[i].ID)
 	}
@@ -83,8 +84,8 @@ func HealthOf(in Input) Health {
 	if t.Ceiling > 0 {
 		h.Ceiling = t.Ceiling
 	}
-	h.Applied, h.Spilled, h.Dropped, h.Conflicts = t.Applied, t.Spilled, t.Dropped, len(c.rep.Conflicts)
-	h.ConflictRecords = append([]overlay.Conflict{}, c.rep.Conflicts...)
+	h.ConflictRecords = append(h.ConflictRecords, c.conflicts()...)
+	h.Applied, h.Spilled, h.Dropped, h.Conflicts = t.Applied, t.Spilled, t.Dropped, len(h.ConflictRecords)
 	cutoff := c.staleCutoff()
 	for i := range in.Facts.Promoted {
 		if r := &in.Facts.Promoted[i]; c.isStale(r, cutoff) {

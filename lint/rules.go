@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-ls/agent-ls/evolve/contradiction"
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
@@ -24,6 +23,9 @@ type runCtx struct {
 	ws      schema.WorkspaceConfig // defaults filled
 	records map[string]*schema.MemoryRecord
 	isCand  map[string]bool
+	// conflictList is conflicts(), once computed (conflictsDone).
+	conflictList  []Conflict
+	conflictsDone bool
 }
 
 // analyze is Input.Analyze, else lexical.Analyze.
@@ -182,31 +184,22 @@ func (c *runCtx) dropped(reasons ...overlay.Reason) []overlay.RecordOutcome {
 	return out
 }
 
+// conflictsOf returns the run's conflicts of one kind (Conflicts).
+func (c *runCtx) conflictsOf(k ConflictKind) []Conflict {
+	var out []Conflict
+	for _, cf := range c.conflicts() {
+		if cf.Kind == k {
+			out = append(out, cf)
+		}
+	}
+	return out
+}
+
 func ruleAuthoredWins(c *runCtx) []Finding {
 	var out []Finding
-	for _, o := range c.dropped(overlay.ReasonAuthoredWins) {
-		var ptr, what string
-		switch o.Target.Primitive {
-		case schema.PrimitiveBackground:
-			ptr = c.targetPointer(o.Target)
-			what = "key " + strconv.Quote(o.Target.Key)
-		case schema.PrimitiveAwareness:
-			ptr = "/awareness/domains"
-			var aw schema.AwarenessDomain
-			if r := c.records[o.ID]; r != nil && json.Unmarshal(r.Payload, &aw) == nil {
-				for i, d := range c.cfg.Awareness.Domains {
-					if d.Name == aw.Name {
-						ptr = "/awareness/domains/" + strconv.Itoa(i) + "/name"
-					}
-				}
-				what = "awareness domain " + strconv.Quote(aw.Name)
-			}
-		default:
-			ptr = c.targetPointer(o.Target)
-			what = o.Target.String()
-		}
-		f := c.finding(ptr, fmt.Sprintf("the authored %s wins over memory %s (%s), which is dropped", what, o.ID, o.Target))
-		f.Related = []Related{{RecordID: o.ID, Message: "dropped: authored wins"}}
+	for _, cf := range c.conflictsOf(ConflictAuthoredWins) {
+		f := c.finding(cf.Authored, cf.Why)
+		f.Related = []Related{{RecordID: cf.RecordID, Message: "dropped: authored wins"}}
 		out = append(out, f)
 	}
 	return out
@@ -214,19 +207,20 @@ func ruleAuthoredWins(c *runCtx) []Finding {
 
 func ruleMemoryConflict(c *runCtx) []Finding {
 	var out []Finding
-	for _, k := range c.rep.Conflicts {
+	for _, cf := range c.conflictsOf(ConflictKeyCollision) {
+		winner, shadowed := cf.RecordID, cf.With
 		ptr := ""
-		if o, ok := c.rep.Outcome(k.Winner); ok {
+		if o, ok := c.rep.Outcome(winner); ok {
 			ptr = o.Pointer
 			if ptr == "" {
 				ptr = c.targetPointer(o.Target)
 			}
 		}
-		f := c.finding(ptr, fmt.Sprintf("memories %s and %s collide on %s: %s renders (newer), %s is shadowed", k.Winner, k.Shadowed, k.Slot, k.Winner, k.Shadowed))
-		f.Related = []Related{{RecordID: k.Winner, Message: "renders"}, {RecordID: k.Shadowed, Message: "shadowed"}}
+		f := c.finding(ptr, fmt.Sprintf("memories %s and %s collide on %s: %s renders (newer), %s is shadowed", winner, shadowed, cf.Target, winner, shadowed))
+		f.Related = []Related{{RecordID: winner, Message: "renders"}, {RecordID: shadowed, Message: "shadowed"}}
 		f.Fixes = []Fix{
-			{Title: fmt.Sprintf("Keep %s (supersede %s)", k.Winner, k.Shadowed), Command: CommandSupersede, Args: SupersedeArgs{KeepID: k.Winner, DropID: k.Shadowed}},
-			{Title: fmt.Sprintf("Keep %s (supersede %s)", k.Shadowed, k.Winner), Command: CommandSupersede, Args: SupersedeArgs{KeepID: k.Shadowed, DropID: k.Winner}},
+			{Title: fmt.Sprintf("Keep %s (supersede %s)", winner, shadowed), Command: CommandSupersede, Args: SupersedeArgs{KeepID: winner, DropID: shadowed}},
+			{Title: fmt.Sprintf("Keep %s (supersede %s)", shadowed, winner), Command: CommandSupersede, Args: SupersedeArgs{KeepID: shadowed, DropID: winner}},
 		}
 		out = append(out, f)
 	}
@@ -364,54 +358,21 @@ func ruleMissingPayload(c *runCtx) []Finding {
 
 func ruleContradiction(c *runCtx) []Finding {
 	var out []Finding
-	// Every text is analysed once (lexical.Analyze), not once per pair: a
-	// store with thousands of candidates meets hundreds of authored lines.
-	type domainLines struct {
-		lines []contradiction.AuthoredLine
-		texts []*lexical.Text
-	}
-	authored := map[string]*domainLines{} // judgment domain -> its authored lines
-	promoted := map[int]*lexical.Text{}   // index in Facts.Promoted
-	for i := range c.in.Facts.Candidates {
-		r := &c.in.Facts.Candidates[i]
-		if !contradiction.Applies(r.Target) {
+	for _, cf := range c.conflictsOf(ConflictContradiction) {
+		r := c.records[cf.RecordID]
+		what := kindOf(c.isCand[cf.RecordID])
+		if cf.With == "" {
+			slot := schema.ParentPointer(cf.Authored)
+			slot = slot[strings.LastIndex(slot, "/")+1:]
+			f := c.finding(cf.Authored, fmt.Sprintf("%s %s %q contradicts this authored %s line: %s", what, cf.RecordID, r.Content, strings.TrimSuffix(slot, "s"), cf.Why))
+			f.Related = []Related{{RecordID: cf.RecordID, Message: r.Target.String()}}
+			out = append(out, f)
 			continue
 		}
-		if c.stopped() {
-			break
-		}
-		rt := c.analyze(r.Content)
-		d, ok := authored[r.Target.Domain]
-		if !ok {
-			d = &domainLines{lines: contradiction.Authored(c.cfg, r.Target)}
-			for _, l := range d.lines {
-				d.texts = append(d.texts, c.analyze(l.Text))
-			}
-			authored[r.Target.Domain] = d
-		}
-		for k, l := range d.lines {
-			if ok, why := contradiction.Contradicts(rt, d.texts[k]); ok {
-				f := c.finding(l.Pointer, fmt.Sprintf("candidate %s %q contradicts this authored %s line: %s", r.ID, r.Content, strings.TrimSuffix(l.Slot, "s"), why))
-				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
-				out = append(out, f)
-			}
-		}
-		for k := range c.in.Facts.Promoted {
-			p := &c.in.Facts.Promoted[k]
-			if !contradiction.Opposes(r.Target, r.ID, p) {
-				continue
-			}
-			pt, ok := promoted[k]
-			if !ok {
-				pt = c.analyze(p.Content)
-				promoted[k] = pt
-			}
-			if ok, why := contradiction.Contradicts(rt, pt); ok {
-				f := c.finding(c.recordPointer(p), fmt.Sprintf("candidate %s %q contradicts promoted memory %s %q: %s", r.ID, r.Content, p.ID, p.Content, why))
-				f.Related = []Related{{RecordID: r.ID, Message: "candidate"}, {RecordID: p.ID, Message: "promoted"}}
-				out = append(out, f)
-			}
-		}
+		p := c.records[cf.With]
+		f := c.finding(c.recordPointer(p), fmt.Sprintf("%s %s %q contradicts promoted memory %s %q: %s", what, cf.RecordID, r.Content, p.ID, p.Content, cf.Why))
+		f.Related = []Related{{RecordID: cf.RecordID, Message: cf.Record.State}, {RecordID: p.ID, Message: "promoted"}}
+		out = append(out, f)
 	}
 	return out
 }

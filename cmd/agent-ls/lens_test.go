@@ -71,11 +71,11 @@ func lensOver(t *testing.T, dir string, sf storeFlags) (*httptest.Server, *http.
 		}
 		return ""
 	}, cwd: dir, now: time.Now}
-	b, err := newLensBackend(e, sf)
+	v, err := lensVerbs(e, sf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := lens.New(lens.Options{Backend: b, Now: time.Now})
+	srv, err := lens.New(lens.Options{Backend: lens.EngineBackend(v), Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,16 +349,16 @@ func TestLensPostgres(t *testing.T) {
 func liveLens(t *testing.T, dir string, sf storeFlags) <-chan string {
 	t.Helper()
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: dir, now: time.Now}
-	b, err := newLensBackend(e, sf)
+	v, err := lensVerbs(e, sf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	evs, closeEvents, err := b.events(ctx)
+	evs, closeEvents, err := lens.SessionEvents(ctx, v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := lens.New(lens.Options{Backend: b, Events: evs})
+	srv, err := lens.New(lens.Options{Backend: lens.EngineBackend(v), Events: evs})
 	if err != nil {
 		t.Fatal(err)
 	}

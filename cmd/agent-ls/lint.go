@@ -394,7 +394,7 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		fmt.Fprintf(w, "%s (agent %s): learned text %d/%d chars%s; %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
 			r.File, r.Agent, h.TotalChars, h.Ceiling, over, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
 		for _, cf := range h.ConflictRecords {
-			fmt.Fprintf(w, "  conflict on %s: %s renders (newest), %s is shadowed\n", cf.Slot, cf.Winner, cf.Shadowed)
+			fmt.Fprintf(w, "  %s\n", conflictLine(cf))
 		}
 		fmt.Fprintf(w, "  %-10s  %7s  %7s  %7s\n", "primitive", "records", "chars", "budget")
 		for _, p := range h.Primitives {
@@ -450,4 +450,20 @@ func (c *lintCmd) orphans(ctx context.Context) []lint.FileFinding {
 		}
 	}
 	return out
+}
+
+// conflictLine is one conflict in one line of text, as lint --report and
+// garden print it.
+func conflictLine(cf engine.Conflict) string {
+	switch cf.Kind {
+	case engine.ConflictKeyCollision:
+		return fmt.Sprintf("conflict on %s: %s renders (newest), %s is shadowed", cf.Target, cf.RecordID, cf.With)
+	case engine.ConflictAuthoredWins:
+		return fmt.Sprintf("authored wins on %s: %s", cf.Target, cf.Why)
+	}
+	other := "authored line " + cf.Authored
+	if cf.With != "" {
+		other = "record " + cf.With
+	}
+	return fmt.Sprintf("contradiction on %s: %s contradicts %s %q: %s", cf.Target, cf.RecordID, other, cf.Text, cf.Why)
 }

@@ -299,7 +299,7 @@ func TestLintReportNamesConflicts(t *testing.T) {
 	var rep struct {
 		Reports []struct {
 			Health struct {
-				ConflictRecords []struct{ Slot, Winner, Shadowed string } `json:"conflictRecords"`
+				ConflictRecords []struct{ Kind, Target, RecordID, With string } `json:"conflictRecords"`
 			} `json:"health"`
 		} `json:"reports"`
 	}
@@ -307,7 +307,7 @@ func TestLintReportNamesConflicts(t *testing.T) {
 		t.Fatalf("report json: %v\n%s", err, r.stdout)
 	}
 	cs := rep.Reports[0].Health.ConflictRecords
-	if len(cs) != 1 || cs[0].Winner != "m2" || cs[0].Shadowed != "m1" || cs[0].Slot == "" {
+	if len(cs) != 1 || cs[0].Kind != "key-collision" || cs[0].RecordID != "m2" || cs[0].With != "m1" || cs[0].Target == "" {
 		t.Errorf("conflictRecords %+v", cs)
 	}
 }

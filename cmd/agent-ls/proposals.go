@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -45,7 +44,7 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 		return nil
 	}
 	if code := c.eachAgent(ctx, func(name string, eng *engine.Agent) error {
-		items, err := c.pendingReviews(ctx, eng, seen)
+		items, err := engine.PendingReviews(ctx, c.db(), eng, name, c.tx != nil, seen)
 		if err != nil {
 			return err
 		}
@@ -124,72 +123,11 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	return c.report(c.decide(ctx, pos[0], a, approve, reason))
 }
 
-// reviewItem is a pending proposal with its record's content and target
-// and the composition diff it would make.
-type reviewItem struct {
-	Proposal store.Proposal
-	Content  string
-	Target   string
-	Diff     string
-}
-
-// pendingReviews lists eng's pending proposals not in seen (and adds them
-// to it), each with its composition-diff preview: what the proposals
-// command and the lens show.
-func (c *evoCmd) pendingReviews(ctx context.Context, eng *engine.Agent, seen map[string]bool) ([]reviewItem, error) {
-	proposals := eng.Proposals
-	if c.tx != nil {
-		proposals = eng.PendingProposals // a snapshot: expired before it was taken
-	}
-	ps, err := proposals(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []reviewItem
-	for _, p := range ps {
-		if seen[p.ID] {
-			continue
-		}
-		seen[p.ID] = true
-		it := reviewItem{Proposal: p}
-		if rec, err := c.db().Get(ctx, p.RecordID); err == nil {
-			it.Content = rec.Content
-			if rec.Target != nil {
-				it.Target = rec.Target.String()
-			}
-		}
-		if it.Diff, err = eng.Preview(ctx, p); err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, nil
-}
-
 // decide approves or rejects proposal id as actor a through the gates of
-// its record's agent (c's store open): what approve, reject and the lens
-// do. An approval carries the diff it made.
+// its record's agent (c's store open): engine.Decide, what the lens does
+// too.
 func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (engine.Outcome, error) {
-	// Another agent's proposal answers exactly like a missing one.
-	p, err := viewOf(a, c.loc).GetProposal(ctx, c.st, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return engine.Outcome{}, noSuch("proposal", id)
-	}
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	eng, err := c.engineForRecordAs(ctx, p.RecordID, a)
-	if err != nil {
-		return engine.Outcome{}, err
-	}
-	if !approve {
-		return eng.Reject(ctx, id, a, reason)
-	}
-	var diff string
-	if a.Kind == store.ActorHuman && p.State == store.ProposalPending {
-		diff, _ = eng.Preview(ctx, p)
-	}
-	res, err := eng.Approve(ctx, id, a, reason)
-	res.Diff = diff
-	return res, err
+	return engine.Decide(ctx, c.st, viewOf(a, c.loc), a, id, approve, reason, func(recordID string) (*engine.Agent, error) {
+		return c.engineForRecordAs(ctx, recordID, a)
+	})
 }

@@ -1,0 +1,412 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// Verbs are the product's review verbs over a session's store, each
+// opening the store for one request and closing it after (so other
+// processes write between requests): the agents in the actor's view, the
+// overview (pending reviews, conflicts), one agent's composition and
+// learnings, its timeline, a record's history, garden, approve, reject and
+// supersede. The lens is an adapter over them; reads are confined to the
+// session's view, and writes go through the gates as the session's actor.
+type Verbs struct {
+	S *Session
+	// Options open the store (lock timeout, clock); ReadOnly is set per
+	// verb.
+	Options store.Options
+}
+
+// Verbs returns the session's review verbs, opening its store with opts.
+func (s *Session) Verbs(opts store.Options) *Verbs { return &Verbs{S: s, Options: opts} }
+
+func (v *Verbs) now() time.Time {
+	if v.Options.Now != nil {
+		return v.Options.Now()
+	}
+	return time.Now()
+}
+
+// base is the workspace scope without an agent key.
+func (v *Verbs) base() map[string]string {
+	b := maps.Clone(v.S.Workspace.Config.Scope)
+	if b == nil {
+		b = map[string]string{}
+	}
+	delete(b, store.AgentKey)
+	return b
+}
+
+// missing reports whether the session's store is a file that does not
+// exist yet: nothing is saved, and no verb creates it.
+func (v *Verbs) missing() bool {
+	if IsURL(v.S.Location) {
+		return false
+	}
+	_, err := os.Stat(v.S.Location)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// read runs fn on one snapshot of the store (none when it does not exist:
+// fn is not called).
+func (v *Verbs) read(ctx context.Context, fn func(st store.Tx) error) error {
+	if v.missing() {
+		return nil
+	}
+	return WithStore(ctx, v.S.Opens(v.Options), false, fn)
+}
+
+// Agents lists the agents of the actor's view in st: every agent key of
+// the records of the workspace scope, sorted, with "" for the shared
+// records; an agent actor's view is its own agent alone.
+func (v *Verbs) Agents(ctx context.Context, st store.Reader) ([]string, error) {
+	if v.S.View.Confined() {
+		return []string{v.S.View.Agent}, nil
+	}
+	res, err := st.Search(ctx, store.Query{Scope: v.base(), Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, r := range res.Records {
+		seen[r.Scope[store.AgentKey]] = true
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// agentFile is the workspace's agent file of name, "" when none.
+func (v *Verbs) agentFile(name string) string {
+	if name == "" {
+		return ""
+	}
+	file, err := v.S.Workspace.FindAgent(name)
+	if err != nil {
+		return ""
+	}
+	return file
+}
+
+// AgentOf is the engine of agent name over st in the workspace scope, with
+// the workspace's agent file of that name when there is one ("" is the
+// shared records).
+func (v *Verbs) AgentOf(st store.Tx, name string) (*Agent, error) {
+	return v.agentIn(st, name, v.base())
+}
+
+// agentIn is the engine of agent name over st in base scope.
+func (v *Verbs) agentIn(st store.Tx, name string, base map[string]string) (*Agent, error) {
+	var cfg *schema.AgentConfig
+	if file := v.agentFile(name); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("agent file: %w", err)
+		}
+		if cfg, err = LoadAgent(file, data); err != nil {
+			return nil, err
+		}
+	}
+	return NewAgent(AgentSpec{Store: st, Workspace: v.S.Workspace, Agent: cfg, Name: name, Scope: base,
+		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace)}), nil
+}
+
+// mayRead refuses an agent actor another agent's pages, as a missing agent.
+func (v *Verbs) mayRead(name string) error {
+	if view := v.S.View; view.Confined() && name != view.Agent && name != "" {
+		return fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
+	}
+	return nil
+}
+
+// AgentConflict is a conflict of one agent's view.
+type AgentConflict struct {
+	Conflict
+	Agent string
+}
+
+// Overview is what needs a human: the agents of the view, the pending
+// reviews (oldest first) and the conflicts of every kind.
+type Overview struct {
+	Agents    []string // "" is the shared records
+	Proposals []Review
+	Conflicts []AgentConflict
+}
+
+// Overview reads the agents, their pending reviews and their conflicts
+// (Agent.Conflicts, the list lint and garden give) on one snapshot. A
+// conflict two agents' views share (on shared records) is listed once.
+func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
+	ov := Overview{Agents: []string{}, Proposals: []Review{}, Conflicts: []AgentConflict{}}
+	if !v.missing() {
+		// Overdue proposals close first (they fail closed), in a write of
+		// their own; the rest is read on one snapshot.
+		err := WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+			_, err := st.ExpireProposals(ctx)
+			return err
+		})
+		if err != nil {
+			return ov, fmt.Errorf("expire proposals: %w", err)
+		}
+	}
+	err := v.read(ctx, func(st store.Tx) error {
+		names, err := v.Agents(ctx, st)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		pairs := map[string]bool{}
+		for _, name := range names {
+			ov.Agents = append(ov.Agents, name)
+			eng, err := v.AgentOf(st, name)
+			if err != nil {
+				return err
+			}
+			rs, err := PendingReviews(ctx, st, eng, name, true, seen)
+			if err != nil {
+				return err
+			}
+			ov.Proposals = append(ov.Proposals, rs...)
+			cs, err := eng.Conflicts(ctx)
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				p := c.Pair()
+				key := string(c.Kind) + " " + min(p[0], p[1]) + " " + max(p[0], p[1])
+				if pairs[key] {
+					continue
+				}
+				pairs[key] = true
+				ov.Conflicts = append(ov.Conflicts, AgentConflict{Conflict: c, Agent: name})
+			}
+		}
+		return nil
+	})
+	return ov, err
+}
+
+// AgentPage is one agent's composition (now, or at a time) and what it
+// learned since a time.
+type AgentPage struct {
+	Name string
+	File string // the agent file, "" when the workspace has none
+	// Composed is the composition (nil without an agent file).
+	Composed *ComposeResult
+	Policy   Policy
+	// Learnings since the time asked for, oldest first.
+	Learnings []Learning
+}
+
+// Agent composes agent name as its file and the store say (at: "" now,
+// else RFC 3339) and lists its learnings since since. A composition that
+// fails (a malformed file, a bad time) wraps store.ErrInvalid.
+func (v *Verbs) Agent(ctx context.Context, name, at string, since time.Time) (AgentPage, error) {
+	p := AgentPage{Name: name, Policy: PolicyFrom(v.S.Workspace.Config)}
+	if err := v.mayRead(name); err != nil {
+		return p, err
+	}
+	p.File = v.agentFile(name)
+	compose := func(st store.Tx) error {
+		if p.File == "" {
+			return nil // no agent file: nothing to compose
+		}
+		scope := maps.Clone(v.S.Workspace.Config.Scope)
+		res, err := Compose(ctx, ComposeRequest{AgentFile: p.File, Store: st, Scope: scope, At: at, Policy: p.Policy, Now: v.Options.Now})
+		if err != nil {
+			return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+		}
+		p.Composed = res
+		return nil
+	}
+	if v.missing() {
+		return p, compose(nil)
+	}
+	err := v.read(ctx, func(st store.Tx) error {
+		if err := compose(st); err != nil {
+			return err
+		}
+		names, err := v.Agents(ctx, st)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if n != name {
+				continue
+			}
+			eng, err := v.AgentOf(st, name)
+			if err != nil {
+				return err
+			}
+			p.Learnings, err = eng.Learnings(ctx, since)
+			return err
+		}
+		return nil
+	})
+	return p, err
+}
+
+// Timeline is the ledger of one agent's view, oldest first (the shared
+// records' is the whole ledger of the actor's view).
+func (v *Verbs) Timeline(ctx context.Context, name string) ([]store.LedgerEntry, error) {
+	if err := v.mayRead(name); err != nil {
+		return nil, err
+	}
+	var out []store.LedgerEntry
+	err := v.read(ctx, func(st store.Tx) error {
+		entries, err := st.Ledger(ctx, store.LedgerFilter{})
+		if err != nil {
+			return err
+		}
+		view := v.S.View
+		if name != "" && !view.Confined() {
+			view = ViewOf(store.Actor{Kind: store.ActorAgent, Name: name}, v.S.Workspace.Config.Scope)
+		}
+		out, err = view.Ledger(ctx, st, entries)
+		return err
+	})
+	return out, err
+}
+
+// RecordHistory is a record, its promotion (nil when not promoted) and the
+// ledger entries about it.
+type RecordHistory struct {
+	Record    schema.MemoryRecord
+	Promotion *store.Promotion
+	Ledger    []store.LedgerEntry
+}
+
+// Record is one record of the actor's view with its promotion and ledger
+// history; another agent's record is not found.
+func (v *Verbs) Record(ctx context.Context, id string) (RecordHistory, error) {
+	var h RecordHistory
+	if v.missing() {
+		return h, NotFound(id)
+	}
+	err := v.read(ctx, func(st store.Tx) error {
+		rec, err := v.S.View.Get(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		h.Record = rec
+		if p, err := st.Promotion(ctx, id); err == nil {
+			h.Promotion = &p
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		h.Ledger, err = st.Ledger(ctx, store.LedgerFilter{RecordID: id})
+		return err
+	})
+	return h, err
+}
+
+// write opens the store for one write as the session's actor.
+func (v *Verbs) write(ctx context.Context, fn func(st store.Store) (Outcome, error)) (Outcome, error) {
+	if v.missing() {
+		return Outcome{}, fmt.Errorf("no memory store at %s: %w", Redact(v.S.Location), store.ErrNotFound)
+	}
+	o := v.Options
+	o.ReadOnly = false
+	st, err := v.S.Open(ctx, o)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// Garden runs the curation pass for agent name (it may open proposals, as
+// system:garden) and returns its health report.
+func (v *Verbs) Garden(ctx context.Context, name string) (HealthReport, error) {
+	var h HealthReport
+	if err := v.mayRead(name); err != nil {
+		return h, err
+	}
+	_, err := v.write(ctx, func(st store.Store) (Outcome, error) {
+		names, err := v.Agents(ctx, st)
+		if err != nil {
+			return Outcome{}, err
+		}
+		for _, n := range names {
+			if n == name {
+				eng, err := v.AgentOf(st, name)
+				if err != nil {
+					return Outcome{}, err
+				}
+				h, err = eng.Garden(ctx)
+				return Outcome{}, err
+			}
+		}
+		return Outcome{}, fmt.Errorf("agent %q: %w", name, store.ErrNotFound)
+	})
+	return h, err
+}
+
+// agentForRecord is the engine of the agent a record of the actor's view
+// belongs to, in the workspace scope when the record lies in it, else in
+// the record's own scope (without its agent key). An agent actor gets its
+// own agent's engine.
+func (v *Verbs) agentForRecord(ctx context.Context, st store.Store, id string) (*Agent, error) {
+	rec, err := v.S.View.Get(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	name := rec.Scope[store.AgentKey]
+	if v.S.View.Confined() {
+		name = v.S.View.Agent
+	}
+	base := v.base()
+	if !store.MatchScope(rec.Scope, base) {
+		base = maps.Clone(rec.Scope)
+		delete(base, store.AgentKey)
+	}
+	return v.agentIn(st, name, base)
+}
+
+// Approve approves a pending proposal as the session's actor (Decide).
+func (v *Verbs) Approve(ctx context.Context, id string) (Outcome, error) {
+	return v.decide(ctx, id, true, "")
+}
+
+// Reject rejects a pending proposal as the session's actor (Decide).
+func (v *Verbs) Reject(ctx context.Context, id, reason string) (Outcome, error) {
+	return v.decide(ctx, id, false, reason)
+}
+
+func (v *Verbs) decide(ctx context.Context, id string, approve bool, reason string) (Outcome, error) {
+	return v.write(ctx, func(st store.Store) (Outcome, error) {
+		return Decide(ctx, st, v.S.View, v.S.Actor, id, approve, reason, func(rid string) (*Agent, error) {
+			return v.agentForRecord(ctx, st, rid)
+		})
+	})
+}
+
+// Supersede keeps keepID and retires dropID through the gates of the agent
+// the records belong to (the one with an agent key, drop's first), as the
+// session's actor.
+func (v *Verbs) Supersede(ctx context.Context, keepID, dropID string) (Outcome, error) {
+	return v.write(ctx, func(st store.Store) (Outcome, error) {
+		id := dropID
+		if rec, err := v.S.View.Get(ctx, st, dropID); err == nil && rec.Scope[store.AgentKey] == "" {
+			id = keepID
+		}
+		eng, err := v.agentForRecord(ctx, st, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return eng.Supersede(ctx, keepID, dropID, v.S.Actor)
+	})
+}
