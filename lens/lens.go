@@ -42,7 +42,41 @@ type Options struct {
 	Token string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Timeouts bound the lens's connections (zero fields: DefaultTimeouts').
+	Timeouts Timeouts
+	// MaxStreams caps the live pages' event streams open at once (0:
+	// DefaultMaxStreams); one more is answered 503.
+	MaxStreams int
 }
+
+// Timeouts are the lens's connection bounds: reading a request's headers,
+// keeping an idle keep-alive connection, and writing one response (an
+// event stream's deadline is renewed for each event it writes).
+type Timeouts struct {
+	ReadHeader time.Duration
+	Idle       time.Duration
+	Write      time.Duration
+}
+
+// DefaultTimeouts are the bounds of a lens whose Options set none.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Idle: 60 * time.Second, Write: 30 * time.Second}
+
+func (t Timeouts) withDefaults() Timeouts {
+	d := DefaultTimeouts
+	if t.ReadHeader > 0 {
+		d.ReadHeader = t.ReadHeader
+	}
+	if t.Idle > 0 {
+		d.Idle = t.Idle
+	}
+	if t.Write > 0 {
+		d.Write = t.Write
+	}
+	return d
+}
+
+// DefaultMaxStreams is how many live pages may follow the store at once.
+const DefaultMaxStreams = 32
 
 // Server serves the lens.
 type Server struct {
@@ -57,6 +91,9 @@ type Server struct {
 	work   sync.Mutex // held by a request that reads or changes the store
 	mu     sync.Mutex
 	subs   map[chan events.Event]struct{}
+	// timeouts and maxStreams bound connections and event streams.
+	timeouts   Timeouts
+	maxStreams int
 	health map[string]engine.HealthReport // the last garden run per agent
 }
 
@@ -76,6 +113,10 @@ func New(o Options) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
+	maxStreams := o.MaxStreams
+	if maxStreams <= 0 {
+		maxStreams = DefaultMaxStreams
+	}
 	tmpl, err := template.New("lens").Funcs(funcs).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("lens templates: %w", err)
@@ -86,7 +127,8 @@ func New(o Options) (*Server, error) {
 	}
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
 		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
-		subs: map[chan events.Event]struct{}{}, health: map[string]engine.HealthReport{}}, nil
+		subs: map[chan events.Event]struct{}{}, health: map[string]engine.HealthReport{},
+		timeouts: o.Timeouts.withDefaults(), maxStreams: maxStreams}, nil
 }
 
 // Token is the access token every request must carry.
@@ -127,7 +169,9 @@ func (s *Server) serial(h http.HandlerFunc) http.HandlerFunc {
 // Serve serves on ln until ctx ends, then shuts down (in-flight requests
 // get a few seconds) and returns nil.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	t := s.timeouts
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: t.ReadHeader, WriteTimeout: t.Write,
+		IdleTimeout: t.Idle, MaxHeaderBytes: 64 << 10,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	if s.events != nil {
 		go s.follow(ctx)
@@ -181,24 +225,38 @@ func (s *Server) publish(ev events.Event) {
 	}
 }
 
-func (s *Server) subscribe() (chan events.Event, func()) {
-	c := make(chan events.Event, 1)
+// subscribe adds a live page's channel; ok is false when maxStreams pages
+// already follow the store.
+func (s *Server) subscribe() (c chan events.Event, done func(), ok bool) {
+	c = make(chan events.Event, 1)
 	s.mu.Lock()
+	if len(s.subs) >= s.maxStreams {
+		s.mu.Unlock()
+		return nil, nil, false
+	}
 	s.subs[c] = struct{}{}
 	s.mu.Unlock()
 	return c, func() {
 		s.mu.Lock()
 		delete(s.subs, c)
 		s.mu.Unlock()
-	}
+	}, true
 }
 
 // sse streams the store's events to a page as Server-Sent Events
 // ("event: change", data the event as JSON).
 func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	c, done := s.subscribe()
+	c, done, ok := s.subscribe()
+	if !ok {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, fmt.Sprintf("too many live pages follow the store (at most %d): close one and reload", s.maxStreams), http.StatusServiceUnavailable)
+		return
+	}
 	defer done()
+	// A stream outlives the server's write timeout: each write gets its own.
+	deadline := func() { _ = rc.SetWriteDeadline(time.Now().Add(s.timeouts.Write)) }
+	deadline()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	fmt.Fprint(w, "retry: 1000\n: live\n\n")
@@ -216,6 +274,7 @@ func (s *Server) sse(w http.ResponseWriter, r *http.Request) {
 		case ev := <-c:
 			fmt.Fprintf(w, "event: change\ndata: %s\n\n", ev.JSON())
 		}
+		deadline()
 		if err := rc.Flush(); err != nil {
 			return
 		}

@@ -28,7 +28,8 @@ and memory-vs-memory collisions, unknown domains, missing payloads,
 contradictions, pending approvals, stale currentState facts, near-duplicates
 and candidates' progress. The store is opened read-only; without one only the
 file itself is checked, and a locked or corrupt store gives a warning and a
-schema-only lint. Rules are configured in .agent-ls.yaml (lint.rules:
+schema-only lint. A store named with --store must open: one that cannot be
+(unreachable, locked, corrupt) is an error (exit 2) after the findings. Rules are configured in .agent-ls.yaml (lint.rules:
 RULE: off|error|warning|info|hint) and suppressed inline with a comment
 "# agent-ls: ignore RULE reason" on the line or the line above.
 
@@ -65,6 +66,8 @@ type lintCmd struct {
 	e      *env
 	store  storeFlags
 	stores map[string]*lintStore
+	// storeFailed: the store --store names could not be used (exit 2).
+	storeFailed bool
 	// wsOf is the workspace of each store opened, for the workspace rules.
 	wsOf map[string]*workspace.Workspace
 }
@@ -168,6 +171,10 @@ func runLint(ctx context.Context, e *env, args []string) int {
 	if code != exitOK {
 		return code
 	}
+	if c.storeFailed {
+		// --store named it: linting without its facts is not what was asked.
+		return exitUsage
+	}
 	errs, warns := 0, 0
 	for _, f := range findings {
 		switch f.Severity {
@@ -234,7 +241,7 @@ func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Fi
 	}
 	storePath := ws.StorePath
 	if c.store.path != "" {
-		storePath = resolve(e.cwd, c.store.path)
+		storePath = engine.StoreLocation(e.cwd, c.store.path)
 	}
 	ls := c.open(storePath)
 	if ls.st == nil {
@@ -275,6 +282,10 @@ func (c *lintCmd) warnStore(path string, ls *lintStore, err error) {
 		return
 	}
 	ls.failed = true
+	level := "warning"
+	if c.store.path != "" {
+		c.storeFailed, level = true, "error"
+	}
 	why := "unreadable"
 	switch {
 	case errors.Is(err, store.ErrLocked):
@@ -282,7 +293,7 @@ func (c *lintCmd) warnStore(path string, ls *lintStore, err error) {
 	case errors.Is(err, store.ErrCorrupt):
 		why = "corrupt"
 	}
-	fmt.Fprintf(c.e.stderr, "agent-ls lint: warning: store %s is %s (%v); linting without memory facts\n", c.rel(path), why, err)
+	fmt.Fprintf(c.e.stderr, "agent-ls lint: %s: store %s is %s (%v); linting without memory facts\n", level, engine.Redact(c.rel(path)), why, err)
 	if ls.st != nil {
 		ls.st.Close()
 		ls.st = nil

@@ -140,7 +140,7 @@ func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
 	}
 	if missing && !readOnly {
 		// Say where a new store went (README "Where the store lives").
-		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, loc.Path)
+		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, engine.Redact(loc.Path))
 	}
 	return s, loc, 0, true
 }

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/agent-ls/agent-ls/store/backend"
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 // Where the store lives (README "Where the store lives"): --store when
@@ -21,7 +21,7 @@ import (
 // storeMissing reports whether location names a store file that does not
 // exist yet (a database URL is never missing here).
 func storeMissing(location string) bool {
-	if backend.IsURL(location) {
+	if engine.IsURL(location) {
 		return false
 	}
 	_, err := os.Stat(location)
@@ -31,5 +31,5 @@ func storeMissing(location string) bool {
 // noteNoStore tells a read that found no store what it is reading instead:
 // "agent-ls render: no memory store at PATH: the authored agent only".
 func noteNoStore(e *env, cmd, location, instead string) {
-	fmt.Fprintf(e.stderr, "agent-ls %s: no memory store at %s: %s\n", cmd, location, instead)
+	fmt.Fprintf(e.stderr, "agent-ls %s: no memory store at %s: %s\n", cmd, engine.Redact(location), instead)
 }
