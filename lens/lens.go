@@ -88,13 +88,13 @@ type Server struct {
 	tmpl     *template.Template
 	static   http.Handler
 
-	work   sync.Mutex // held by a request that reads or changes the store
-	mu     sync.Mutex
-	subs   map[chan events.Event]struct{}
+	work sync.Mutex // held by a request that reads or changes the store
+	mu   sync.Mutex
+	subs map[chan events.Event]struct{}
 	// timeouts and maxStreams bound connections and event streams.
 	timeouts   Timeouts
 	maxStreams int
-	health map[string]engine.HealthReport // the last garden run per agent
+	health     map[string]engine.HealthReport // the last garden run per agent
 }
 
 // New builds a Server.
