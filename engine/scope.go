@@ -31,11 +31,18 @@ type ScopeError struct {
 	Key, Value string
 	// Workspace is the workspace scope's value of Key.
 	Workspace string
+	// Source names where the pair came from (--scope,
+	// initializationOptions.scope); "" is "scope".
+	Source string
 }
 
 func (e *ScopeError) Error() string {
-	return fmt.Sprintf("--scope %s=%s: the workspace scope has %s=%s (%s); --scope adds keys to the workspace scope and cannot change its values",
-		e.Key, e.Value, e.Key, e.Workspace, schema.WorkspaceConfigName)
+	src := e.Source
+	if src == "" {
+		src = "scope"
+	}
+	return fmt.Sprintf("%s %s=%s: the workspace scope has %s=%s (%s); %s adds keys to the workspace scope and cannot change its values",
+		src, e.Key, e.Value, e.Key, e.Workspace, schema.WorkspaceConfigName, src)
 }
 
 // Scope is the scope of a command: the workspace scope ws plus the pairs

@@ -19,11 +19,10 @@ func withScopeFlag(ws map[string]string, flag string) (map[string]string, error)
 	if err != nil {
 		return nil, fmt.Errorf("--scope: %w", err)
 	}
-	return engine.Scope(ws, extra)
-}
-
-// isScopeError reports whether err is engine.Scope's refusal.
-func isScopeError(err error) bool {
+	scope, err := engine.Scope(ws, extra)
 	var se *engine.ScopeError
-	return errors.As(err, &se)
+	if errors.As(err, &se) {
+		se.Source = "--scope"
+	}
+	return scope, err
 }
