@@ -122,8 +122,12 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	if init.StorePath != "" {
 		cfg.Store = init.StorePath
 	}
-	if len(init.Scope) > 0 {
-		cfg.Scope = init.Scope
+	// The one scope rule (engine.Scope): the client's scope adds to the
+	// workspace scope; a value contradicting it leaves the workspace
+	// read-only with the reason (below).
+	scope, scopeErr := engine.Scope(cfg.Scope, init.Scope)
+	if scopeErr == nil {
+		cfg.Scope = scope
 	}
 	if init.Budgets != nil {
 		cfg.Budgets = *init.Budgets
@@ -132,6 +136,12 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	ws.StorePath = ws.Config.Store
 	if !filepath.IsAbs(ws.StorePath) && !engine.IsURL(ws.StorePath) {
 		ws.StorePath = filepath.Join(ws.Root, ws.StorePath)
+	}
+	if se, ok := scopeErr.(*engine.ScopeError); ok {
+		se.Source = "initializationOptions.scope"
+	}
+	if scopeErr != nil {
+		ws.ReadOnly = append(ws.ReadOnly, scopeErr.Error())
 	}
 	a, _, err := engine.ResolveActor(init.Actor, wsp, s.opts.Getenv)
 	if err != nil {

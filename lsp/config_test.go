@@ -2,9 +2,12 @@ package lsp
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 // TestWorkspaceConfig: the store path comes from .agent-ls.yaml (relative to
@@ -100,4 +103,27 @@ func TestConfigReload(t *testing.T) {
 	c.waitFor("default store path", statusPath(env.storePath))
 	env.write(t, ".agent-ls.yaml", "store: elsewhere/memory.db\n")
 	c.waitFor("reloaded store path", statusPath(filepath.Join(env.root, "elsewhere", "memory.db")))
+}
+
+// TestComposedPromptScopeAdds: agent-ls/composedPrompt's scope adds to the
+// workspace scope (engine.Scope, the one scope rule); a value contradicting
+// the workspace scope is InvalidParams, never a composition outside it.
+func TestComposedPromptScopeAdds(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	env.write(t, ".agent-ls.yaml", "scope:\n  project: atlas\n")
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "a.agent.yaml", cleanAgent)
+	uri := c.open(path, cleanAgent, 1)
+	c.awaitDiagnostics(uri, 1)
+	var prompt ComposedPrompt
+	if err := c.callErr(methodComposedPrompt, map[string]any{"uri": uri, "scope": map[string]string{"team": "x", "project": "atlas"}}, &prompt); err != nil {
+		t.Fatalf("composed prompt with an added key: %v", err)
+	}
+	var je *jsonrpc2.Error
+	err := c.callErr(methodComposedPrompt, map[string]any{"uri": uri, "scope": map[string]string{"project": "other"}}, &prompt)
+	if !errors.As(err, &je) || je.Code != jsonrpc2.InvalidParams || !strings.Contains(je.Message, "the workspace scope has project=atlas") {
+		t.Errorf("composed prompt with a contradicting scope: %v; want InvalidParams naming the workspace scope", err)
+	}
 }

@@ -56,7 +56,13 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	if err := agentScope(f.ws, p.Scope); err != nil {
 		return nil, rpcError(err)
 	}
-	res, err := s.compose(ctx, f, p.Scope, p.At)
+	// The one scope rule (engine.Scope): the request's scope adds to the
+	// workspace scope and never changes its values.
+	scope, err := engine.Scope(f.ws.Config.Scope, p.Scope)
+	if err != nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, methodComposedPrompt+": "+err.Error())
+	}
+	res, err := s.compose(ctx, f, scope, p.At)
 	if err != nil {
 		return nil, rpcError(err)
 	}
@@ -88,8 +94,8 @@ func agentScope(ws *workspaceInfo, scope map[string]string) error {
 	return nil
 }
 
-// compose instantiates f's agent with the editor's text (scope overrides the
-// workspace scope when set). A missing store composes the authored agent.
+// compose instantiates f's agent with the editor's text in scope (the
+// workspace scope when empty). A missing store composes the authored agent.
 func (s *server) compose(ctx context.Context, f *agentFile, scope map[string]string, at string) (*engine.ComposeResult, error) {
 	if len(scope) == 0 {
 		scope = f.ws.Config.Scope

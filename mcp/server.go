@@ -160,6 +160,17 @@ func (s *Server) engine(st store.Tx) (*engine.Agent, error) {
 		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
 }
 
+// saveSpec is the engine's save door for this agent over st: the server's
+// scope (the workspace scope plus --scope), acting as agent:<name>.
+func (s *Server) saveSpec(st store.Tx) (engine.SaveSpec, error) {
+	cfg, err := s.loadAgent()
+	if err != nil {
+		return engine.SaveSpec{}, err
+	}
+	return engine.SaveSpec{Store: st, Workspace: &workspace.Workspace{Config: s.cfg.Workspace}, View: s.view(), Scope: s.base, Agent: cfg,
+		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}, nil
+}
+
 // The _meta keys a runtime sets on a tools/call request to name the
 // conversation and run it belongs to (docs/MCP.md). The model writes tool
 // arguments, never _meta.

@@ -318,11 +318,11 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	}
 	var res engine.SaveResult
 	err = s.withStore(ctx, false, func(st store.Tx) error {
-		eng, err := s.engine(st)
+		sp, err := s.saveSpec(st)
 		if err != nil {
 			return err
 		}
-		res, err = eng.Save(ctx, req)
+		res, err = engine.Save(ctx, sp, req)
 		return err
 	})
 	if err != nil {

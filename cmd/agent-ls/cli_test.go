@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -232,16 +233,18 @@ func TestNoStoreSaysSo(t *testing.T) {
 	}
 }
 
-// TestOrphanAgents: a save, save-batch or import for an agent no agent file
-// names warns with the nearest name; lint of the workspace reports the
-// records; a scope with separators in a key or value is refused (issue 22
-// item 6).
+// TestOrphanAgents: a save or save-batch for an agent no agent file names
+// is refused with the nearest name (issue 30: never saved and invisible);
+// import, which restores records as they were, warns; lint of the
+// workspace reports the records; a scope with separators in a key or value
+// is refused (issue 22 item 6).
 func TestOrphanAgents(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
-	want := `warning: no agent file in the workspace (` + w.dir + `) names agent "deploy-op" (did you mean deploy-ops?); its records reach no composition` + "\n"
+	refusal := `no agent file in the workspace names agent "deploy-op" (did you mean deploy-ops?); its records would reach no composition; nothing saved`
 	r := w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-op", "deploys freeze on Fridays")
-	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+filepath.Join(w.dir, ".agent-memory", "memory.db")+"\nagent-ls memory save: "+want {
-		t.Errorf("save: exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
+	if r.code != exitFindings || !strings.HasSuffix(r.stderr, "agent-ls memory save: refused: "+refusal+"\n") {
+		t.Errorf("save: exit %d, stderr %q; want the refusal %q", r.code, r.stderr, refusal)
 	}
 	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys need a ticket"); r.code != 0 || r.stderr != "" {
 		t.Errorf("save for a real agent: exit %d, stderr %q", r.code, r.stderr)
@@ -250,8 +253,21 @@ func TestOrphanAgents(t *testing.T) {
 	if err := os.WriteFile(batch, []byte(`{"content":"rollbacks need a note"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := w.cli("memory", "save-batch", "--scope", "project=atlas,agent=deploy-op", batch); r.code != 0 || !strings.HasSuffix(r.stderr, "agent-ls memory save-batch: "+want) {
-		t.Errorf("save-batch: exit %d, stderr %q", r.code, r.stderr)
+	if r := w.cli("memory", "save-batch", "--scope", "project=atlas,agent=deploy-op", batch); r.code != exitFindings || !strings.Contains(r.stdout, "b.jsonl:1: refused: "+refusal) {
+		t.Errorf("save-batch: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Import writes records as they were exported: it warns.
+	imp := filepath.Join(w.dir, "i.jsonl")
+	var lines []string
+	for i, c := range []string{"deploys freeze on Fridays", "rollbacks need a note"} {
+		lines = append(lines, fmt.Sprintf(`{"id":"01J9Z8K3V4M5N6P7Q8R9S0T1X%d","scope":{"project":"atlas","agent":"deploy-op"},"kind":"fact","content":%q,"provenance":{"author":"human:ana","at":"2026-01-01T00:00:00.000Z"},"createdAt":"2026-01-01T00:00:00.000Z","updatedAt":"2026-01-01T00:00:00.000Z"}`, i, c))
+	}
+	if err := os.WriteFile(imp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `warning: no agent file in the workspace (` + w.dir + `) names agent "deploy-op" (did you mean deploy-ops?); its records reach no composition` + "\n"
+	if r := w.cli("memory", "import", imp); r.code != 0 || !strings.HasSuffix(r.stderr, "agent-ls memory import: "+want) {
+		t.Errorf("import: exit %d, stderr %q; want the warning %q", r.code, r.stderr, want)
 	}
 	l := w.cli("lint", ".", "--format", "json")
 	var findings []lintFinding

@@ -58,7 +58,7 @@ func TestLedgerThroughCLI(t *testing.T) {
 		var out struct {
 			Record struct{ ID string } `json:"record"`
 		}
-		mustOK(t, w.cliJSON(&out, "memory", "save", "--content", fmt.Sprintf("fact number %d", i), "--scope", "project=atlas,agent=deploy"), "save")
+		mustOK(t, w.cliJSON(&out, "memory", "save", "--content", fmt.Sprintf("fact number %d", i), "--scope", "project=atlas,agent=deploy-ops"), "save")
 		ids = append(ids, out.Record.ID)
 	}
 	r := mustOK(t, w.cli("memory", "ledger", "--head"), "--head")
@@ -73,7 +73,7 @@ func TestLedgerThroughCLI(t *testing.T) {
 	if r := w.cli("memory", "ledger", "--verify", "--head", "3:abc"); r.code != exitUsage || !strings.Contains(r.stderr, "64 hex digits") {
 		t.Errorf("a malformed pin: exit %d, %q", r.code, r.stderr)
 	}
-	mustOK(t, w.cli("memory", "save", "--content", "a fourth fact", "--scope", "project=atlas,agent=deploy"), "save")
+	mustOK(t, w.cli("memory", "save", "--content", "a fourth fact", "--scope", "project=atlas,agent=deploy-ops"), "save")
 	mustOK(t, w.cli("memory", "ledger", "--verify", "--head", head), "the pin still holds after a write")
 
 	// A copy with a record's content edited in the records bucket alone.
@@ -110,7 +110,7 @@ func TestLedgerThroughCLI(t *testing.T) {
 	}
 	want := "ledger does not verify at entry 2: run agent-ls memory ledger --verify"
 	for _, args := range [][]string{
-		{"memory", "save", "--content", "one more", "--scope", "project=atlas,agent=deploy"},
+		{"memory", "save", "--content", "one more", "--scope", "project=atlas,agent=deploy-ops"},
 		{"memory", "invalidate", ids[0], "--reason", "x"},
 		{"render", "deploy.agent.yaml", "--at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
 		{"diff", "deploy.agent.yaml", "--from", "2020-01-01T00:00:00Z", "--to", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
@@ -152,7 +152,7 @@ func TestStoreNotARegularFileCLI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newEvoWorkspace(t, "store: odd.db\n")
 			tc.make(t, filepath.Join(w.dir, "odd.db"))
-			for _, args := range [][]string{{"memory", "list"}, {"memory", "save", "--content", "x", "--scope", "project=atlas,agent=deploy"}, {"render", "deploy.agent.yaml"}} {
+			for _, args := range [][]string{{"memory", "list"}, {"memory", "save", "--content", "x", "--scope", "project=atlas,agent=deploy-ops"}, {"render", "deploy.agent.yaml"}} {
 				start := time.Now()
 				r := w.cli(append(args, "--lock-timeout", "30s")...)
 				if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
@@ -170,13 +170,13 @@ func TestStoreNotARegularFileCLI(t *testing.T) {
 // holds ends with exit 2 on SIGTERM, long before its lock timeout.
 func TestSIGTERMEndsALockWait(t *testing.T) {
 	w := newEvoWorkspace(t, "")
-	mustOK(t, w.cli("memory", "save", "--content", "first", "--scope", "project=atlas,agent=deploy"), "save")
+	mustOK(t, w.cli("memory", "save", "--content", "first", "--scope", "project=atlas,agent=deploy-ops"), "save")
 	holder, err := bbolt.Open(w.db, 0o600, nil) // holds the writer lock
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	cmd := exec.Command(agentLSBin, "memory", "save", "--content", "second", "--scope", "project=atlas,agent=deploy", "--lock-timeout", "5m")
+	cmd := exec.Command(agentLSBin, "memory", "save", "--content", "second", "--scope", "project=atlas,agent=deploy-ops", "--lock-timeout", "5m")
 	cmd.Dir = w.dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -219,16 +219,16 @@ func TestSIGTERMEndsALockWait(t *testing.T) {
 // import opening with a byte order mark is accepted.
 func TestLimitsThroughCLI(t *testing.T) {
 	w := newEvoWorkspace(t, "limits:\n  content: 100\n")
-	r := w.cli("memory", "save", "--content", strings.Repeat("a", 101), "--scope", "project=atlas,agent=deploy")
+	r := w.cli("memory", "save", "--content", strings.Repeat("a", 101), "--scope", "project=atlas,agent=deploy-ops")
 	if r.code == 0 || !strings.Contains(r.stderr, "more than the limit of 100 (limits.content") {
 		t.Errorf("101 bytes over a limit of 100: exit %d, %q", r.code, r.stderr)
 	}
-	mustOK(t, w.cli("memory", "save", "--content", strings.Repeat("a", 100), "--scope", "project=atlas,agent=deploy"), "100 bytes")
+	mustOK(t, w.cli("memory", "save", "--content", strings.Repeat("a", 100), "--scope", "project=atlas,agent=deploy-ops"), "100 bytes")
 	saves := filepath.Join(w.dir, "saves.jsonl")
 	if err := os.WriteFile(saves, []byte(`{"content":"a\u0000b"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = w.cli("memory", "save-batch", saves, "--scope", "project=atlas,agent=deploy")
+	r = w.cli("memory", "save-batch", saves, "--scope", "project=atlas,agent=deploy-ops")
 	if r.code == 0 || !strings.Contains(r.stderr, "control character U+0000") {
 		t.Errorf("NUL in content: exit %d, %q", r.code, r.stderr)
 	}

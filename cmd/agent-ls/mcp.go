@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"path/filepath"
 	"strings"
 
@@ -29,7 +28,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	var agentFile, scopeFlag, conv, run, logLevel string
 	sf := storeFlags{lockTimeout: bolt.DefaultLockTimeout}
 	fs.StringVar(&agentFile, "agent", "", "the agent `file` the server is bound to (the same as the AGENT_FILE argument); its roleTemplate.name is the agent key")
-	fs.StringVar(&scopeFlag, "scope", "", "base scope `k=v,...` added to the workspace scope")
+	fs.StringVar(&scopeFlag, "scope", "", "base scope: "+scopeUsage)
 	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a tool's conversationId wins)")
 	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a tool's runId wins)")
 	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
@@ -72,15 +71,10 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	if err != nil {
 		return fail("%v", err)
 	}
-	scope := maps.Clone(ws.Config.Scope)
-	extra, err := parseScope(scopeFlag)
+	scope, err := withScopeFlag(ws.Config.Scope, scopeFlag)
 	if err != nil {
-		return fail("--scope: %v", err)
+		return fail("%v", err)
 	}
-	if scope == nil {
-		scope = map[string]string{}
-	}
-	maps.Copy(scope, extra)
 	path := ws.StorePath
 	if sf.path != "" {
 		path = engine.StoreLocation(e.cwd, sf.path)

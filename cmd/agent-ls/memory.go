@@ -230,62 +230,23 @@ func memoryUsage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "broken ledger chain, damaged records skipped by export); 2 usage, locked or corrupt store, I/O.")
 }
 
-// saveInput is what `memory save` asks for.
-type saveInput struct {
-	// Scope is the record's scope: its agent key names the agent (whose
-	// file is AgentFile or found in the workspace), the rest is the base.
-	Scope     map[string]string
-	AgentFile string
-	Request   engine.SaveRequest
-	// View confines an agent actor to its own agent: a save for another
-	// agent is refused with store.ErrForbidden.
-	View engine.View
-}
-
-// saveMemory is the one save path of the CLI: the evolve engine's
-// reconciling save (corroborate a near-duplicate, report a key conflict,
-// refuse a locked target, apply the target's tier at save). It runs as a
-// batch of one (evolve.SaveBatch, answered as Save answers): the search for
-// a near-duplicate and the write or corroboration are one transaction, so
-// processes saving the same lesson at once end with one record and a
-// support per conversation, on a shared database as on a file.
-func saveMemory(ctx context.Context, e *env, s store.Store, in saveInput) (engine.SaveResult, error) {
-	eng, err := saveEngine(e, s, in)
-	if err != nil {
-		return engine.SaveResult{}, err
+// saveSpec is the engine's save door (engine.Save, engine.SaveBatch) for
+// a command of the CLI: the workspace ws, its store s, actor a's view, the
+// record scope (the workspace scope plus --scope, withScopeFlag) and the
+// --agent file. The door confines an agent actor, refuses a record no
+// agent file of the workspace would see, validates and reconciles.
+func saveSpec(e *env, s store.Store, ws *workspace.Workspace, a store.Actor, scope map[string]string, agentFile string) engine.SaveSpec {
+	if agentFile != "" {
+		agentFile = resolve(e.cwd, agentFile)
 	}
-	res, err := eng.SaveBatch(ctx, []engine.SaveRequest{in.Request})
-	if err != nil {
-		var be *engine.BatchError
-		if errors.As(err, &be) {
-			return engine.SaveResult{}, be.Err
-		}
-		return engine.SaveResult{}, err
-	}
-	return res[0], nil
-}
-
-// saveEngine is the engine a save of in runs on: an agent actor (in.View)
-// saves only into its own agent.
-func saveEngine(e *env, s store.Store, in saveInput) (*engine.Agent, error) {
-	scope, err := engine.Confine(in.View, in.Scope, "")
-	if err != nil {
-		return nil, err
-	}
-	eng, err := newEngine(e, s, scope, in.AgentFile)
-	if err != nil {
-		return nil, err
-	}
-	if in.View.Confined() && eng.AgentName() != in.View.Agent {
-		return nil, in.View.ForeignAgent(eng.AgentName())
-	}
-	return eng, nil
+	return engine.SaveSpec{Store: s, Workspace: ws, View: engine.ViewOf(a, ws.Config.Scope), Scope: scope,
+		AgentFile: agentFile, Now: e.now, Evaluator: engine.EvaluatorFor(ws)}
 }
 
 func memSave(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var scope, kind, content, tags, target, payload, supersedes, conv, run, actor, expires, agentFile string
-	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
+	fs.StringVar(&scope, "scope", "", "record scope: "+scopeUsage+"; agent=NAME names the agent")
 	fs.StringVar(&kind, "kind", "fact", "record `kind`: fact, preference, episode or profile")
 	fs.StringVar(&content, "content", "", "the memory's `text` (or give it as arguments)")
 	fs.StringVar(&tags, "tags", "", "comma-separated `tags`")
@@ -317,19 +278,15 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	}
 	req := engine.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run}, Tags: splitList(tags)}
-	in := saveInput{AgentFile: agentFile}
-	var err error
-	if in.Scope, err = parseScope(scope); err != nil {
-		m.errorf("--scope: %v", err)
+	ws, err := workspace.Find(m.e.cwd)
+	if err != nil {
+		m.errorf("%v", err)
 		return exitUsage
 	}
-	if scope == "" {
-		ws, err := workspace.Find(m.e.cwd)
-		if err != nil {
-			m.errorf("%v", err)
-			return exitUsage
-		}
-		in.Scope = maps.Clone(ws.Config.Scope)
+	recScope, err := withScopeFlag(ws.Config.Scope, scope)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
 	}
 	if target != "" {
 		t, err := schema.ParseTarget(target)
@@ -373,17 +330,16 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	defer s.Close()
-	if req.Actor, ok = m.actor(actor, loc); !ok {
+	a, ok := m.actor(actor, loc)
+	if !ok {
 		return exitUsage
 	}
-	in.Request = req
-	in.View = viewOf(req.Actor, loc)
-	res, err := saveMemory(ctx, m.e, s, in)
+	res, err := engine.Save(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), req)
 	if err != nil {
 		return m.storeError(err)
 	}
 	refused := res.Status != engine.SaveSaved
-	if !refused && in.AgentFile == "" && res.Record != nil {
+	if !refused && agentFile == "" && res.Record != nil {
 		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
 	}
 	if m.format == "json" {
@@ -436,7 +392,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		limit = store.DefaultLimit
 		fs.StringVar(&query, "query", "", "keywords, OR-matched; records matching more of them rank first")
 	}
-	fs.StringVar(&scope, "scope", "", "only records whose scope holds every `k=v,...` pair")
+	fs.StringVar(&scope, "scope", "", "only records whose scope holds the workspace scope and every pair of `k=v,...` (added to the workspace scope; without it, every record)")
 	fs.StringVar(&kinds, "kind", "", "only these comma-separated `kinds`")
 	fs.StringVar(&tags, "tags", "", "only records carrying every one of these comma-separated `tags`")
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
@@ -461,10 +417,19 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		return exitUsage
 	}
 	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit)}
-	var err error
-	if q.Scope, err = parseScope(scope); err != nil {
-		m.errorf("--scope: %v", err)
-		return exitUsage
+	if scope != "" {
+		// The one scope rule: --scope adds to the workspace scope. Without
+		// it every record is listed, records saved outside the workspace
+		// scope included.
+		ws, err := workspace.Find(m.e.cwd)
+		if err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+		if q.Scope, err = withScopeFlag(ws.Config.Scope, scope); err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
 	}
 	for _, k := range splitList(kinds) {
 		if !schema.Kind(k).Valid() {

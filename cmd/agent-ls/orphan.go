@@ -2,41 +2,16 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"sort"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // workspaceAgentNames lists the roleTemplate.name of every agent file in
-// ws (unreadable or unparsable files are skipped), sorted.
-func workspaceAgentNames(ws *workspace.Workspace) []string {
-	files, err := ws.AgentFiles()
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var names []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		d, err := schema.ParseDocument(f, data)
-		if err != nil {
-			continue
-		}
-		val, _ := d.ValueAt("/roleTemplate/name")
-		if v, ok := val.(string); ok && v != "" && !seen[v] {
-			seen[v] = true
-			names = append(names, v)
-		}
-	}
-	sort.Strings(names)
-	return names
-}
+// ws (engine.AgentNames, the list the scope rule checks a save against).
+func workspaceAgentNames(ws *workspace.Workspace) []string { return engine.AgentNames(ws) }
 
 // warnOrphanAgents warns, once per agent, when records were saved for an
 // agent no agent file in the workspace names (a misspelt agent=...): they

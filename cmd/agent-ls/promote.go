@@ -74,7 +74,7 @@ func newEvoCmd(e *env, name, usageLine, summary string, mutating bool) *evoCmd {
 	fs.SetOutput(e.stderr)
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
 	fs.StringVar(&c.format, "format", "text", "output `format`: text or json")
-	fs.StringVar(&c.scopeFlag, "scope", "", "base scope as `k=v,...` (agent=NAME selects the agent; default: the workspace scope)")
+	fs.StringVar(&c.scopeFlag, "scope", "", "base scope: "+scopeUsage+"; agent=NAME selects the agent")
 	fs.StringVar(&c.agentFile, "agent", "", "the agent `file`, the same as the AGENT_FILE argument (default: found in the workspace by the record's or scope's agent name)")
 	if mutating {
 		fs.StringVar(&c.actorFlag, "actor", "", "who acts, `kind:name` (default: the workspace actor or human:$USER); agents pass agent:NAME")
@@ -260,16 +260,14 @@ func (c *evoCmd) actor() (store.Actor, bool) {
 	return a, true
 }
 
-// baseScope is --scope, else the workspace scope.
+// baseScope is the workspace scope plus --scope (withScopeFlag, the one
+// scope rule).
 func (c *evoCmd) baseScope() (map[string]string, error) {
-	if c.scopeFlag != "" {
-		s, err := parseScope(c.scopeFlag)
-		if err != nil {
-			return nil, fmt.Errorf("--scope: %w", err)
-		}
-		return s, nil
+	s, err := withScopeFlag(c.ws.Config.Scope, c.scopeFlag)
+	if s == nil && err == nil {
+		s = map[string]string{}
 	}
-	return maps.Clone(c.ws.Config.Scope), nil
+	return s, err
 }
 
 // loadAgent reads an agent file; problems make it unusable.

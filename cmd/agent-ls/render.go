@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +38,7 @@ func newCompCmd(e *env, name, usageLine, summary string, formats []string) *comp
 	fs := flag.NewFlagSet("agent-ls "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
-	fs.StringVar(&c.scopeFlag, "scope", "", "scope as `k=v,...`, added to the workspace scope (the agent key comes from roleTemplate.name)")
+	fs.StringVar(&c.scopeFlag, "scope", "", "scope: "+scopeUsage+" (the agent key comes from roleTemplate.name)")
 	fs.StringVar(&c.format, "format", formats[0], "output `format`: "+strings.Join(formats, ", "))
 	fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME may compose only agent NAME")
 	fs.Usage = func() {}
@@ -123,15 +122,10 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope := maps.Clone(ws.Config.Scope)
-	extra, err := parseScope(c.scopeFlag)
+	scope, err := withScopeFlag(ws.Config.Scope, c.scopeFlag)
 	if err != nil {
-		return nil, fmt.Errorf("--scope %w", err)
+		return nil, err
 	}
-	if scope == nil && extra != nil {
-		scope = map[string]string{}
-	}
-	maps.Copy(scope, extra)
 	view, err := c.confine(ws, file, scope)
 	if err != nil {
 		return nil, err

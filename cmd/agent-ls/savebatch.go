@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -43,7 +42,7 @@ type batchAnswer struct {
 func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var scope, actor, agentFile string
-	fs.StringVar(&scope, "scope", "", "record scope as `k=v,...`; agent=NAME names the agent (default: the workspace scope)")
+	fs.StringVar(&scope, "scope", "", "record scope: "+scopeUsage+"; agent=NAME names the agent")
 	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")
 	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the scope's agent name)")
 	pos, code, ok := m.parse(fs, args)
@@ -66,18 +65,15 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v; nothing saved", err)
 		return exitFindings
 	}
-	si := saveInput{AgentFile: agentFile}
-	if si.Scope, err = parseScope(scope); err != nil {
-		m.errorf("--scope: %v", err)
+	ws, err := workspace.Find(m.e.cwd)
+	if err != nil {
+		m.errorf("%v", err)
 		return exitUsage
 	}
-	if scope == "" {
-		ws, err := workspace.Find(m.e.cwd)
-		if err != nil {
-			m.errorf("%v", err)
-			return exitUsage
-		}
-		si.Scope = maps.Clone(ws.Config.Scope)
+	recScope, err := withScopeFlag(ws.Config.Scope, scope)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
 	}
 	s, loc, code, ok := m.open(false)
 	if !ok {
@@ -88,15 +84,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	for i := range reqs {
-		reqs[i].Actor = a
-	}
-	si.Request.Actor, si.View = a, viewOf(a, loc)
-	eng, err := saveEngine(m.e, s, si)
-	if err != nil {
-		return m.storeError(err)
-	}
-	res, err := eng.SaveBatch(ctx, reqs)
+	res, err := engine.SaveBatch(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), reqs)
 	if err != nil {
 		var be *engine.BatchError
 		if errors.As(err, &be) && be.Index < len(lines) {

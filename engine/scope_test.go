@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// TestScope: --scope adds to the workspace scope and never changes one of
+// its values (issue 30).
+func TestScope(t *testing.T) {
+	t.Parallel()
+	ws := map[string]string{"project": "atlas"}
+	for _, tt := range []struct {
+		name      string
+		ws, flag  map[string]string
+		want      string
+		wantError bool
+	}{
+		{name: "none", want: ""},
+		{name: "workspace only", ws: ws, want: "project=atlas"},
+		{name: "flag only", flag: map[string]string{"agent": "a"}, want: "agent=a"},
+		{name: "adds", ws: ws, flag: map[string]string{"agent": "a"}, want: "agent=a,project=atlas"},
+		{name: "repeats", ws: ws, flag: map[string]string{"project": "atlas"}, want: "project=atlas"},
+		{name: "contradicts", ws: ws, flag: map[string]string{"project": "other"}, wantError: true},
+	} {
+		got, err := Scope(tt.ws, tt.flag)
+		var se *ScopeError
+		if tt.wantError != errors.As(err, &se) {
+			t.Errorf("%s: error %v, want one: %v", tt.name, err, tt.wantError)
+			continue
+		}
+		if !tt.wantError && FormatScope(got) != tt.want {
+			t.Errorf("%s: Scope = {%s}, want {%s}", tt.name, FormatScope(got), tt.want)
+		}
+	}
+	if ws["agent"] != "" {
+		t.Error("Scope changed the workspace scope")
+	}
+}
+
+// TestCheckVisible: a record's scope must hold the workspace scope and
+// name an agent some agent file of the workspace names.
+func TestCheckVisible(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(schema.WorkspaceConfigName, "scope:\n  project: atlas\n")
+	empty, err := workspace.Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No agent file yet: an agent name passes (nothing to check it against).
+	if err := CheckVisible(empty, map[string]string{"project": "atlas", "agent": "ghost"}, nil); err != nil {
+		t.Errorf("no agent files: %v", err)
+	}
+	write("deploy.agent.yaml", "roleTemplate:\n  name: deploy-ops\n")
+	ws, _ := workspace.Find(dir)
+	for _, tt := range []struct {
+		scope map[string]string
+		want  string // "" visible
+	}{
+		{map[string]string{"project": "atlas"}, ""},
+		{map[string]string{"project": "atlas", "agent": "deploy-ops"}, ""},
+		{map[string]string{"project": "atlas", "agent": "deploy-ops", "team": "x"}, ""},
+		{map[string]string{"agent": "deploy-ops"}, "lacks the workspace scope's project=atlas"},
+		{map[string]string{"project": "other", "agent": "deploy-ops"}, "lacks the workspace scope's project=atlas"},
+		{map[string]string{"project": "atlas", "agent": "deploy-op"}, `names agent "deploy-op" (did you mean deploy-ops?)`},
+	} {
+		err := CheckVisible(ws, tt.scope, nil)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("{%s}: %v, want visible", FormatScope(tt.scope), err)
+		case tt.want != "" && (!IsInvisible(err) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("{%s}: %v, want %q", FormatScope(tt.scope), err, tt.want)
+		}
+	}
+	// The authored file a save runs with sees its own agent's records.
+	cfg := &schema.AgentConfig{}
+	cfg.RoleTemplate.Name = "elsewhere"
+	if err := CheckVisible(ws, map[string]string{"project": "atlas", "agent": "elsewhere"}, cfg); err != nil {
+		t.Errorf("explicit agent file: %v", err)
+	}
+}
