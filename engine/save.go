@@ -93,6 +93,9 @@ func SaveBatch(ctx context.Context, sp SaveSpec, rs []SaveRequest) ([]SaveResult
 		}
 		return out, nil
 	}
+	if err := oneConversation(sp.View, rs); err != nil {
+		return nil, err
+	}
 	rs = append([]SaveRequest(nil), rs...)
 	for i := range rs {
 		rs[i].Actor = sp.View.Actor
@@ -189,4 +192,25 @@ func cloneScope(scope map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// oneConversation is the batch rule of provenance: an agent's batch comes
+// from one conversation and run, the runtime's, so a batch never
+// manufactures recurrence (two lines of one call naming two
+// conversations). A human's batch may name one per line, as import does.
+func oneConversation(v View, rs []SaveRequest) error {
+	if !v.Confined() || len(rs) == 0 {
+		return nil
+	}
+	first, err := schema.NormalizeConversationID(rs[0].Provenance.ConversationID)
+	if err != nil {
+		return &BatchError{Index: 0, Err: fmt.Errorf("%w: conversation: %v", store.ErrInvalid, err)}
+	}
+	for i := 1; i < len(rs); i++ {
+		c, err := schema.NormalizeConversationID(rs[i].Provenance.ConversationID)
+		if err != nil || c != first || rs[i].Provenance.RunID != rs[0].Provenance.RunID {
+			return &BatchError{Index: i, Err: fmt.Errorf("%w: an agent's batch is one conversation and run, the runtime's; this request names another", store.ErrInvalid)}
+		}
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -89,5 +90,36 @@ func TestCheckVisible(t *testing.T) {
 	cfg.RoleTemplate.Name = "elsewhere"
 	if err := CheckVisible(ws, map[string]string{"project": "atlas", "agent": "elsewhere"}, cfg); err != nil {
 		t.Errorf("explicit agent file: %v", err)
+	}
+}
+
+// TestOneConversation: an agent's batch is one conversation and run (after
+// normalization); a human's may name one per request.
+func TestOneConversation(t *testing.T) {
+	t.Parallel()
+	agent := ViewOf(store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}, nil)
+	human := ViewOf(store.Actor{Kind: store.ActorHuman, Name: "ana"}, nil)
+	req := func(conv, run string) SaveRequest {
+		return SaveRequest{Provenance: schema.Provenance{ConversationID: conv, RunID: run}}
+	}
+	for _, tt := range []struct {
+		name  string
+		v     View
+		rs    []SaveRequest
+		index int // -1: allowed
+	}{
+		{"agent one conversation", agent, []SaveRequest{req("b1", "r"), req("B1 ", "r")}, -1},
+		{"agent two conversations", agent, []SaveRequest{req("b1", ""), req("b1", ""), req("b2", "")}, 2},
+		{"agent two runs", agent, []SaveRequest{req("b1", "r1"), req("b1", "r2")}, 1},
+		{"human two conversations", human, []SaveRequest{req("b1", ""), req("b2", "")}, -1},
+	} {
+		err := oneConversation(tt.v, tt.rs)
+		var be *BatchError
+		switch {
+		case tt.index < 0 && err != nil:
+			t.Errorf("%s: %v, want allowed", tt.name, err)
+		case tt.index >= 0 && (!errors.As(err, &be) || be.Index != tt.index || !errors.Is(err, store.ErrInvalid)):
+			t.Errorf("%s: %v, want an invalid request at %d", tt.name, err, tt.index)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -41,8 +42,10 @@ type batchAnswer struct {
 // supersedes are answers (exit 1 when any line was not saved).
 func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
-	var scope, actor, agentFile string
+	var scope, actor, agentFile, conv, run string
 	fs.StringVar(&scope, "scope", "", "record scope: "+scopeUsage+"; agent=NAME names the agent")
+	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of every line (an agent's lines may not name their own)")
+	fs.StringVar(&run, "run", "", "provenance run `id` of every line (an agent's lines may not name their own)")
 	fs.StringVar(&actor, "actor", "", "who saves, `kind:name` (default: the workspace actor or human:$USER)")
 	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the scope's agent name)")
 	pos, code, ok := m.parse(fs, args)
@@ -60,7 +63,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	defer done()
-	reqs, lines, err := readSaveLines(name, in, m.e)
+	reqs, lines, named, err := readSaveLines(name, in, m.e)
 	if err != nil {
 		m.errorf("%v; nothing saved", err)
 		return exitFindings
@@ -83,6 +86,17 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	a, ok := m.actor(actor, loc)
 	if !ok {
 		return exitUsage
+	}
+	// Provenance is the runtime's: an agent's batch is the one conversation
+	// of --conversation; a human's lines may each name theirs.
+	for i := range reqs {
+		if a.Kind == store.ActorAgent && named[i] {
+			m.errorf("%s:%d: an agent's batch takes its conversation and run from --conversation and --run (the runtime), not from its lines; nothing saved", name, lines[i])
+			return exitUsage
+		}
+		if reqs[i].Provenance.ConversationID == "" && reqs[i].Provenance.RunID == "" {
+			reqs[i].Provenance = schema.Provenance{ConversationID: conv, RunID: run}
+		}
 	}
 	res, err := engine.SaveBatch(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), reqs)
 	if err != nil {
@@ -132,23 +146,25 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 
 // readSaveLines decodes one save request per non-blank line, checking each
 // as `memory save` checks its flags.
-func readSaveLines(name string, r io.Reader, e *env) (reqs []engine.SaveRequest, lines []int, err error) {
+// named says which lines name their own conversation or run.
+func readSaveLines(name string, r io.Reader, e *env) (reqs []engine.SaveRequest, lines []int, named []bool, err error) {
 	err = decodeJSONL(name, r, func(n int, _ []byte, l batchLine) error {
 		req, err := l.request(e)
 		if err != nil {
 			return err
 		}
+		named = append(named, l.Conversation != "" || l.Run != "")
 		reqs = append(reqs, req)
 		lines = append(lines, n)
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(reqs) == 0 {
-		return nil, nil, fmt.Errorf("%s: %w", name, invalidf("no save requests"))
+		return nil, nil, nil, fmt.Errorf("%s: %w", name, invalidf("no save requests"))
 	}
-	return reqs, lines, nil
+	return reqs, lines, named, nil
 }
 
 func (l batchLine) request(e *env) (engine.SaveRequest, error) {
