@@ -5,11 +5,11 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/schema"
 )
 
 // Workspace confinement (docs/LSP-PROTOCOL.md, "Workspace confinement"):
@@ -115,25 +115,11 @@ func (s *server) confinedPath(uri protocol.DocumentURI) (string, error) {
 	return path, nil
 }
 
-// maxIDLen bounds a record or proposal id argument.
-const maxIDLen = 256
-
-// checkID validates an id argument's shape: ids are minted (ULIDs) or
-// imported, so any printable text without spaces, up to maxIDLen bytes.
+// checkID refuses an id argument that is not an id (schema.CheckIDArg, the
+// one rule every surface applies) as InvalidParams naming the argument.
 func checkID(command, name, v string) error {
-	bad := func(why string) error {
-		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %q (%q) %s", command, name, v, why))
-	}
-	switch {
-	case len(v) > maxIDLen:
-		return bad(fmt.Sprintf("is longer than %d bytes", maxIDLen))
-	case !utf8.ValidString(v):
-		return bad("is not valid UTF-8")
-	}
-	for _, r := range v {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			return bad("is not an id: it contains a control or space character")
-		}
+	if err := schema.CheckIDArg(name, v); err != nil {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %v", command, err))
 	}
 	return nil
 }

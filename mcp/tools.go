@@ -309,6 +309,11 @@ func (s *Server) save(ctx context.Context, call *mcp.CallToolRequest, in SaveInp
 	if err != nil {
 		return nil, SaveOutput{}, err
 	}
+	if in.Supersedes != "" {
+		if err := schema.CheckIDArg("supersedes", in.Supersedes); err != nil {
+			return nil, SaveOutput{}, err
+		}
+	}
 	req := engine.SaveRequest{Kind: kind, Content: in.Content, Tags: in.Tags, Target: target,
 		Supersedes: in.Supersedes, Provenance: prov, Actor: s.actor}
 	if in.Payload != nil {
@@ -423,8 +428,8 @@ func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit
 }
 
 func (s *Server) invalidate(ctx context.Context, _ *mcp.CallToolRequest, in InvalidateInput) (*mcp.CallToolResult, InvalidateOutput, error) {
-	if strings.TrimSpace(in.ID) == "" {
-		return nil, InvalidateOutput{}, errors.New("id is empty")
+	if err := schema.CheckIDArg("id", in.ID); err != nil {
+		return nil, InvalidateOutput{}, err
 	}
 	if strings.TrimSpace(in.Reason) == "" {
 		return nil, InvalidateOutput{}, errors.New("reason is empty: say why the memory is no longer true")

@@ -88,3 +88,35 @@ func IsBidiControl(r rune) bool {
 	}
 	return r == 0x200e || r == 0x200f || r == 0x061c
 }
+
+// MaxIDBytes bounds a record or proposal id given as an argument.
+const MaxIDBytes = 256
+
+// CheckIDArg is the one rule for a record or proposal id a surface is
+// given (a CLI argument, an MCP tool's id, a language-server command's
+// argument): ids are minted (ULIDs) or imported, so any text of at most
+// MaxIDBytes bytes without white space, control, format or bidi
+// characters. A bad id is refused with the field named before it reaches
+// the store or any message, where it could fake output; the error never
+// quotes it.
+func CheckIDArg(field, v string) error {
+	switch {
+	case v == "":
+		return &LimitError{Field: field, Reason: "is empty"}
+	case len(v) > MaxIDBytes:
+		return &LimitError{Field: field, Reason: fmt.Sprintf("is longer than %d bytes", MaxIDBytes)}
+	case !utf8.ValidString(v):
+		return &LimitError{Field: field, Reason: "is not valid UTF-8"}
+	}
+	n := 0
+	for _, r := range v {
+		n++
+		if what := forbiddenInIdentifier(r); what != "" {
+			return &LimitError{Field: field, Reason: fmt.Sprintf("is not an id: it contains %s (%U) at rune %d", what, r, n)}
+		}
+		if unicode.IsSpace(r) {
+			return &LimitError{Field: field, Reason: fmt.Sprintf("is not an id: it contains white space (%U) at rune %d", r, n)}
+		}
+	}
+	return nil
+}

@@ -283,3 +283,30 @@ func importCheck(line []byte) error {
 	}
 	return CheckMemory(&rec, MaxLimits)
 }
+
+func TestCheckIDArg(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		id string
+		ok bool
+	}{
+		{"01JCTR00000000000000000001", true},
+		{"imported-id_7.x", true},
+		{"", false},
+		{"a b", false},
+		{"a\x1b[31m", false},
+		{"a\u200b", false},
+		{"a\u202e", false},
+		{strings.Repeat("a", MaxIDBytes), true},
+		{strings.Repeat("a", MaxIDBytes+1), false},
+		{"\xff", false},
+	} {
+		err := CheckIDArg("ID", tt.id)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckIDArg(%q) = %v, want ok=%v", tt.id, err, tt.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), tt.id) && tt.id != "" {
+			t.Errorf("CheckIDArg(%q) quotes the id: %v", tt.id, err)
+		}
+	}
+}

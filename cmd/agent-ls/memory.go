@@ -535,6 +535,10 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
+	if err := schema.CheckIDArg("ID", id); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	s, loc, code, ok := m.open(true)
 	if !ok {
 		return code
@@ -637,6 +641,10 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 		reason = "invalidated with agent-ls memory invalidate"
 	}
 	id := pos[0]
+	if err := schema.CheckIDArg("ID", id); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
 		return code
@@ -688,6 +696,10 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
+	if err := schema.CheckIDArg("ID", id); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
@@ -1381,6 +1393,10 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	id := pos[0]
+	if err := schema.CheckIDArg("ID", id); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	to, err := schema.ParseTarget(pos[1])
 	if err != nil {
 		m.errorf("%v", err) // ParseTarget names the target

@@ -500,6 +500,10 @@ func runPromote(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	if err := schema.CheckIDArg("ID", pos[0]); err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
 	if c.missing {
 		return c.noStore()
 	}
@@ -529,6 +533,10 @@ func runDemote(ctx context.Context, e *env, args []string) int {
 	defer c.close()
 	a, ok := c.actor()
 	if !ok {
+		return exitUsage
+	}
+	if err := schema.CheckIDArg("ID", pos[0]); err != nil {
+		c.errorf("%v", err)
 		return exitUsage
 	}
 	if c.missing {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agent-ls/agent-ls/engine"
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -115,6 +116,10 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	defer c.close()
 	a, ok := c.actor()
 	if !ok {
+		return exitUsage
+	}
+	if err := schema.CheckIDArg("ID", pos[0]); err != nil {
+		c.errorf("%v", err)
 		return exitUsage
 	}
 	if c.missing {
