@@ -73,7 +73,14 @@ func (v *Verbs) Agents(ctx context.Context, st store.Reader) ([]string, error) {
 	if v.S.View.Confined() {
 		return []string{v.S.View.Agent}, nil
 	}
-	res, err := st.Search(ctx, store.Query{Scope: v.base(), Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
+	return StoreAgents(ctx, st, v.base())
+}
+
+// StoreAgents lists the agents that have records in st inside base scope,
+// sorted ("" for the shared records): the agents a report covers (the
+// lens's agents, the CLI's proposals, garden and learnings).
+func StoreAgents(ctx context.Context, st store.Reader, base map[string]string) ([]string, error) {
+	res, err := st.Search(ctx, store.Query{Scope: base, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
 	if err != nil {
 		return nil, fmt.Errorf("list agents: %w", err)
 	}

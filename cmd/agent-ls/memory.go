@@ -506,7 +506,7 @@ func recordLine(r schema.MemoryRecord, now string) string {
 		target = r.Target.String()
 	}
 	if len(r.Scope) > 0 {
-		scope = "{" + formatScope(r.Scope) + "}"
+		scope = "{" + engine.FormatScope(r.Scope) + "}"
 	}
 	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, textkernel.Clip(r.Content, 100))
 	if r.InvalidAt != "" && r.InvalidAt <= now {
@@ -589,7 +589,7 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	}
 	field("id", r.ID)
 	field("kind", string(r.Kind))
-	field("scope", formatScope(r.Scope))
+	field("scope", engine.FormatScope(r.Scope))
 	if r.Target != nil {
 		field("target", fmt.Sprintf("%s (tier %s)", r.Target, schema.TierOf(*r.Target)))
 	}
@@ -1288,15 +1288,6 @@ func parseScope(s string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-func formatScope(scope map[string]string) string {
-	keys := sortedKeys(scope)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + scope[k]
-	}
-	return strings.Join(parts, ",")
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -397,20 +396,7 @@ func (c *evoCmd) agentNames(ctx context.Context, base map[string]string) ([]stri
 	if n := base[store.AgentKey]; n != "" {
 		return []string{n}, nil
 	}
-	res, err := c.st.Search(ctx, store.Query{Scope: base, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, r := range res.Records {
-		seen[r.Scope[store.AgentKey]] = true
-	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, nil
+	return engine.StoreAgents(ctx, c.st, base)
 }
 
 func (c *evoCmd) writeJSON(v any) int {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 // TestScopeAddsOnSave is issue 30's reproduction 5: `memory save --scope
@@ -30,7 +32,7 @@ func TestScopeAddsOnSave(t *testing.T) {
 	if res.Status != "saved" || res.State != "promoted" {
 		t.Fatalf("save: status %q state %q, want saved and promoted; stderr %s", res.Status, res.State, r.stderr)
 	}
-	if got := formatScope(res.Record.Scope); got != "agent=deploy-ops,project=atlas" {
+	if got := engine.FormatScope(res.Record.Scope); got != "agent=deploy-ops,project=atlas" {
 		t.Errorf("saved scope {%s}, want {agent=deploy-ops,project=atlas}: --scope adds to the workspace scope", got)
 	}
 	rr := w.cli("render", "deploy.agent.yaml")
@@ -49,7 +51,7 @@ func TestScopeAddsOnSave(t *testing.T) {
 		} `json:"record"`
 	}
 	wantCode(t, w.cliJSON(&answers, "memory", "save-batch", "--scope", "agent=deploy-ops", batch), exitOK, "save-batch")
-	if len(answers) != 1 || formatScope(answers[0].Record.Scope) != "agent=deploy-ops,project=atlas" {
+	if len(answers) != 1 || engine.FormatScope(answers[0].Record.Scope) != "agent=deploy-ops,project=atlas" {
 		t.Errorf("save-batch answers %+v, want one record in {agent=deploy-ops,project=atlas}", answers)
 	}
 	if rr := w.cli("render", "deploy.agent.yaml"); !strings.Contains(rr.stdout, "freeze window is Friday") {
@@ -144,7 +146,7 @@ func TestScopeMCPVisible(t *testing.T) {
 	if out.Status != "saved" || out.Record == nil {
 		t.Fatalf("memory_save: %+v", out)
 	}
-	if got := formatScope(out.Record.Scope); got != "agent=support-bot,project=atlas,team=billing" {
+	if got := engine.FormatScope(out.Record.Scope); got != "agent=support-bot,project=atlas,team=billing" {
 		t.Errorf("MCP saved scope {%s}, want {agent=support-bot,project=atlas,team=billing}", got)
 	}
 	data, _ := json.Marshal(out.Record.Scope)

@@ -15,6 +15,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -469,7 +470,7 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 					t.Fatalf("export line %q: %v", line, err)
 				}
 				w, ok := want[rec.ID]
-				if !ok || w.Content != rec.Content || w.CreatedAt != rec.CreatedAt || formatScope(w.Scope) != formatScope(rec.Scope) {
+				if !ok || w.Content != rec.Content || w.CreatedAt != rec.CreatedAt || engine.FormatScope(w.Scope) != engine.FormatScope(rec.Scope) {
 					t.Errorf("salvaged %+v, imported %+v", rec, w)
 				}
 				got[rec.ID] = true
