@@ -78,12 +78,14 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v", err)
 		return exitUsage
 	}
-	s, loc, code, ok := m.open(false)
-	if !ok {
-		return code
+	// Who saves is known before the store is opened, so a refused batch
+	// creates no store file.
+	loc0, err := locateStore(m.e, m.store)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
 	}
-	defer s.Close()
-	a, ok := m.actor(actor, loc)
+	a, ok := m.actor(actor, loc0)
 	if !ok {
 		return exitUsage
 	}
@@ -98,6 +100,11 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 			reqs[i].Provenance = schema.Provenance{ConversationID: conv, RunID: run}
 		}
 	}
+	s, loc, code, ok := m.open(false)
+	if !ok {
+		return code
+	}
+	defer s.Close()
 	res, err := engine.SaveBatch(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), reqs)
 	if err != nil {
 		var be *engine.BatchError

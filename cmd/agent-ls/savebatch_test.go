@@ -11,7 +11,9 @@ import (
 
 // TestMemorySaveBatch: save-batch reconciles each line like `memory save`
 // (later lines against earlier ones), answers per line, exits 1 when a
-// line was not saved, and a file with a bad line saves nothing.
+// line was not saved, and a file with a bad line saves nothing. A human's
+// lines name their own conversations (an agent's may not:
+// TestSaveBatchProvenance).
 func TestMemorySaveBatch(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "memory.db")
@@ -23,7 +25,7 @@ func TestMemorySaveBatch(t *testing.T) {
 		`{"content":"Ask for a design doc before big changes","target":"judgment.code-review.heuristics","conversation":"c2"}`,
 		`{"kind":"preference","content":"an untargeted note","tags":["a"],"expires":"7d"}`,
 	}, "\n")
-	r := runBin(t, dir, lines, memEnv, "memory", "--store", db, "--format", "json", "save-batch", "--scope", "project=web", "--actor", "agent:bot", "-")
+	r := runBin(t, dir, lines, memEnv, "memory", "--store", db, "--format", "json", "save-batch", "--scope", "project=web,agent=bot", "--actor", "human:ana", "-")
 	if r.code != exitFindings || !strings.Contains(r.stderr, "1 of 5 line(s) not saved") {
 		t.Fatalf("save-batch: exit %d, stderr %q; want 1 and one line not saved", r.code, r.stderr)
 	}
@@ -54,7 +56,7 @@ func TestMemorySaveBatch(t *testing.T) {
 	}
 	for _, rec := range l.Records {
 		if rec.Scope[store.AgentKey] != "bot" {
-			t.Errorf("record %s scope %v: an agent's saves carry its agent key", rec.ID, rec.Scope)
+			t.Errorf("record %s scope %v: the saves carry the scope's agent key", rec.ID, rec.Scope)
 		}
 	}
 	mustOK(t, mem(t, dir, db, "ledger", "--verify"), "ledger --verify")
