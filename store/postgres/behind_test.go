@@ -9,6 +9,7 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/postgres"
 	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
+	"github.com/agent-ls/agent-ls/store/storetest"
 )
 
 // Issue 31, reproduction 9: rows edited behind the ledger, with psql.
@@ -172,4 +173,31 @@ func TestNoWriteAfterAFailedVerify(t *testing.T) {
 	if _, err := openBehind(t, loc).Write(ctx, fact("another fact"), human); err != nil {
 		t.Errorf("Write after Verify passed again: %v", err)
 	}
+}
+
+// TestTamper runs the kit's cases of content edited behind the ledger,
+// with SQL on the store's schema.
+func TestTamper(t *testing.T) {
+	pgtest.URL(t)
+	exec := func(t *testing.T, s store.Store, sql string, args ...any) {
+		t.Helper()
+		pgtest.Exec(t, pgtest.WithSchema(t, pgtest.URL(t), s.(*postgres.Store).Schema()), sql, args...)
+	}
+	storetest.RunTamper(t, func(t *testing.T, opts store.Options) store.Store {
+		s, err := postgres.Open(context.Background(), pgtest.Fresh(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, storetest.Tamper{
+		DropPromotion: func(t *testing.T, s store.Store, id string) {
+			exec(t, s, `DELETE FROM agent_ls_promotions WHERE record_id = $1`, id)
+		},
+		EditContent: func(t *testing.T, s store.Store, id, from, to string) {
+			exec(t, s, `UPDATE agent_ls_records SET body = replace(body, $2, $3) WHERE id = $1`, id, from, to)
+		},
+		EditProposalState: func(t *testing.T, s store.Store, id string, state store.ProposalState) {
+			exec(t, s, `UPDATE agent_ls_proposals SET state = $2 WHERE id = $1`, id, string(state))
+		},
+	})
 }

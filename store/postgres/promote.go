@@ -274,16 +274,8 @@ func (s *Store) promotedMissing(ctx context.Context, missing []store.Stored, now
 		if rowed[id] {
 			continue // promoted since the first read: its row is there
 		}
-		st := store.NewState()
-		for _, e := range byID[id] {
-			store.ApplyEntry(&st, e)
-		}
-		rec, ok := st.Records[id]
-		if _, promoted := st.Promotions[id]; !ok || !promoted {
-			continue
-		}
-		if rec.Valid(now) && store.MatchScope(rec.Scope, filter) && keep(rec.Scope) {
-			return &store.UnvouchedError{ID: id, Detail: "the ledger promoted it, but its promotion row is missing"}
+		if store.PromotedByLedger(id, byID[id], now, filter, keep) {
+			return store.MissingPromotion(id)
 		}
 	}
 	return nil
