@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,6 +61,26 @@ func CheckVerifyMark(mark string) error {
 		return nil
 	}
 	return &VerifyFailedError{Finding: mark}
+}
+
+// VerifyRecorder is implemented by stores that keep a verification's
+// outcome (VerifyMark) for their writes to check. A Store's own Verify
+// records it; a Verify run on a View's Reader (one snapshot with other
+// reads) cannot, and the caller hands the outcome to RecordVerify after.
+type VerifyRecorder interface {
+	// RecordVerify keeps the outcome of a verification that returned
+	// err; one that failed for another reason than ErrCorrupt changes
+	// nothing.
+	RecordVerify(ctx context.Context, err error) error
+}
+
+// RecordVerify hands err, a verification's outcome, to s when it keeps
+// them (VerifyRecorder); otherwise it does nothing.
+func RecordVerify(ctx context.Context, s Store, err error) error {
+	if r, ok := s.(VerifyRecorder); ok {
+		return r.RecordVerify(ctx, err)
+	}
+	return nil
 }
 
 // ProposalRow is a proposal as a backend stores it: the key it is stored

@@ -94,15 +94,34 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 func (s *Store) Verify(ctx context.Context) error {
 	var mark string
 	err := s.verify(ctx, &mark)
-	if want, set := store.VerifyMark(err); set && want != mark && s.tx == nil && !s.shared.opts.ReadOnly {
-		// A bump of changes drops what any handle carried across
-		// transactions (carried): rows were edited behind its back.
-		_, uerr := s.shared.pool.Exec(ctx, `UPDATE agent_ls_head SET verify_failed = $1, changes = changes + 1 WHERE id = 1`, want)
-		if uerr != nil {
-			return errors.Join(err, fmt.Errorf("verify store %s: record the verification's outcome: %w", s.shared.location, s.wrap(uerr)))
+	if want, set := store.VerifyMark(err); set && want != mark && s.tx == nil {
+		if uerr := s.recordMark(ctx, want); uerr != nil {
+			return errors.Join(err, uerr)
 		}
 	}
 	return err
+}
+
+// RecordVerify implements store.VerifyRecorder, for a Verify run on a
+// View's Reader. A handle opened read-only records it too: the mark is not
+// content, and a role that may not update the head row gets an error.
+func (s *Store) RecordVerify(ctx context.Context, err error) error {
+	want, set := store.VerifyMark(err)
+	if !set {
+		return nil
+	}
+	return s.recordMark(ctx, want)
+}
+
+// recordMark persists a verification's outcome in the head row. A bump of
+// changes drops what any handle carried across transactions (carried):
+// rows were edited behind its back.
+func (s *Store) recordMark(ctx context.Context, mark string) error {
+	_, err := s.shared.pool.Exec(ctx, `UPDATE agent_ls_head SET verify_failed = $1, changes = changes + 1 WHERE id = 1 AND verify_failed <> $1`, mark)
+	if err != nil {
+		return fmt.Errorf("verify store %s: record the verification's outcome: %w", s.shared.location, s.wrap(err))
+	}
+	return nil
 }
 
 func (s *Store) verify(ctx context.Context, mark *string) error {
