@@ -97,7 +97,12 @@
 // verify at entry N"). CheckSealedJSON checks a stored entry from its bytes.
 // Reader.Vouch checks the records a render delivers against their own entries
 // (VouchRecord), at a cost proportional to what is rendered; compose calls
-// VouchFor. A Head (SEQ:HASH) pinned outside the store is checked with
+// VouchFor. Promoted refuses a record of its scope the ledger promoted whose
+// promotion row is missing (PromotedByLedger, MissingPromotion) instead of
+// leaving it out. Verify compares a proposal's selected-on fields too
+// (CompareProposalRows) and its outcome is kept (VerifyMark, RecordVerify
+// for a Verify run on a View): after a failure every write is a
+// *VerifyFailedError until a Verify passes. A Head (SEQ:HASH) pinned outside the store is checked with
 // CheckPin. Limits: every write passes CheckLimits (schema.Limits).
 //
 // # Writing a backend

@@ -88,3 +88,28 @@ func sameRecord(a, b *schema.MemoryRecord) bool {
 	}
 	return reflect.DeepEqual(a, b) || sameJSON(a, b)
 }
+
+// PromotedByLedger reports whether entries, the ledger entries about
+// record id in sequence order (MatchLedger's rule), leave it promoted and,
+// as their replay has it, valid at now and kept by the agent's view of the
+// scope filter (AgentFilter's filter and keep): a record a render of that
+// scope must deliver. A backend's Promoted checks with it the records the
+// ledger promoted that have no promotion row (MissingPromotion).
+func PromotedByLedger(id string, entries []LedgerEntry, now string, filter map[string]string, keep func(map[string]string) bool) bool {
+	st := NewState()
+	for _, e := range entries {
+		ApplyEntry(&st, e)
+	}
+	rec, ok := st.Records[id]
+	if _, promoted := st.Promotions[id]; !ok || !promoted {
+		return false
+	}
+	return rec.Valid(now) && MatchScope(rec.Scope, filter) && keep(rec.Scope)
+}
+
+// MissingPromotion is the error of a render whose store lacks the
+// promotion row of record id, which the ledger promoted (PromotedByLedger):
+// an *UnvouchedError, never a line silently dropped.
+func MissingPromotion(id string) error {
+	return &UnvouchedError{ID: id, Detail: "the ledger promoted it, but its promotion row is missing"}
+}

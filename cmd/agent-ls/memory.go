@@ -1171,6 +1171,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		if err != nil {
 			return m.storeError(err)
 		}
+		// Verify ran on the View's snapshot: the store keeps its outcome
+		// now, and no write lands after a failure until one passes.
+		if rerr := store.RecordVerify(ctx, s, verr); rerr != nil {
+			return m.storeError(rerr)
+		}
 		if verr == nil && head.pin != nil {
 			verr = store.CheckPin(entries, *head.pin)
 		}

@@ -110,6 +110,10 @@ var (
 	// 8-byte sequence number, then its hash): the anchor that lets Verify see
 	// entries cut from the end of the chain, which the chain alone cannot.
 	keyLedgerHead = []byte("ledgerHead")
+	// keyVerifyFailed is the meta entry holding the finding of the last
+	// verification that failed (absent when the last one passed): no write
+	// lands while it is there (store.VerifyFailedError).
+	keyVerifyFailed = []byte("verifyFailed")
 
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketTKey, bucketPromotions,
 		bucketPScope, bucketProposals, bucketLedger, bucketSummaries, bucketLedgerOf}
@@ -358,6 +362,13 @@ func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 			// No write is appended onto a ledger that does not verify.
 			if err := s.checkChainCached(tx); err != nil {
 				return err
+			}
+			// No write lands on a store whose last verification failed,
+			// but the one that records a verification's outcome.
+			if m := tx.Bucket(bucketMeta); m != nil && ctx.Value(markWrite{}) == nil {
+				if err := store.CheckVerifyMark(string(m.Get(keyVerifyFailed))); err != nil {
+					return fmt.Errorf("store %s: %w", s.path, err)
+				}
 			}
 			if err := s.migrate(tx); err != nil {
 				return err

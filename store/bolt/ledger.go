@@ -84,10 +84,68 @@ func (s *Store) EachLedgerOf(ctx context.Context, want func(id string) bool, fn 
 // store.ErrCorrupt. A head recorded in the file's meta bucket at every
 // append also catches entries removed from the end of the chain. The cost
 // is linear in the store.
+//
+// Its outcome is kept in the file (meta key verifyFailed, store.VerifyMark):
+// after a failure no write lands, through any handle or process, until a
+// verification passes again.
 func (s *Store) Verify(ctx context.Context) error {
+	var mark string
+	err := s.verify(ctx, &mark)
+	if want, set := store.VerifyMark(err); set && want != mark && s.tx == nil && !s.readTx && !s.opts.ReadOnly {
+		if uerr := s.recordMark(ctx, want); uerr != nil {
+			return errors.Join(err, uerr)
+		}
+	}
+	return err
+}
+
+// RecordVerify implements store.VerifyRecorder, for a Verify run on a
+// View's Reader. A handle opened read-only (a shared lock) cannot write
+// the file and records nothing.
+func (s *Store) RecordVerify(ctx context.Context, err error) error {
+	want, set := store.VerifyMark(err)
+	if !set || s.tx != nil || s.readTx || s.opts.ReadOnly {
+		return nil
+	}
+	var mark string
+	if verr := s.view(ctx, func(tx *bbolt.Tx) error {
+		if m := tx.Bucket(bucketMeta); m != nil {
+			mark = string(m.Get(keyVerifyFailed))
+		}
+		return nil
+	}); verr != nil || mark == want {
+		return nil
+	}
+	return s.recordMark(ctx, want)
+}
+
+func (s *Store) recordMark(ctx context.Context, want string) error {
+	err := s.update(context.WithValue(ctx, markWrite{}, true), func(tx *bbolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if want == "" {
+			return m.Delete(keyVerifyFailed)
+		}
+		return m.Put(keyVerifyFailed, []byte(want))
+	})
+	// A broken chain refuses this write as it refuses every other: the
+	// chain check keeps such a store from taking writes anyway.
+	if err != nil && !errors.Is(err, store.ErrCorrupt) {
+		return fmt.Errorf("verify store %s: record the verification's outcome: %w", s.path, err)
+	}
+	return nil
+}
+
+// markWrite marks the context of the write that records a verification's
+// outcome: the only write a failed verification's mark lets through.
+type markWrite struct{}
+
+func (s *Store) verify(ctx context.Context, mark *string) error {
 	var chainErr error
 	var diffs []store.Difference
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		if m := tx.Bucket(bucketMeta); m != nil {
+			*mark = string(m.Get(keyVerifyFailed))
+		}
 		// The chain and its head, from the stored bytes.
 		if err := s.checkChain(tx); err != nil {
 			var le *store.LedgerError

@@ -68,6 +68,7 @@ func (s *Store) storedState(tx *bbolt.Tx, want store.State) (store.State, []stor
 			return nil
 		})
 	}
+	var rows []store.ProposalRow
 	if b := tx.Bucket(bucketProposals); b != nil {
 		_ = b.ForEach(func(k, v []byte) error {
 			var p store.Proposal
@@ -75,14 +76,14 @@ func (s *Store) storedState(tx *bbolt.Tx, want store.State) (store.State, []stor
 				diffs = append(diffs, store.Difference{Kind: "proposal", ID: string(k), Detail: "the stored proposal does not decode"})
 				return nil
 			}
-			if p.ID != string(k) {
-				diffs = append(diffs, store.Difference{Kind: "proposal", ID: string(k), Detail: fmt.Sprintf("the proposal stored under it is %s", p.ID)})
-			}
+			// The file keeps no columns beside the body: the row is its
+			// key and the body's own fields.
+			rows = append(rows, store.ProposalRow{Key: string(k), RecordID: p.RecordID, Kind: string(p.Kind), State: string(p.State), ExpiresAt: p.ExpiresAt, Body: p})
 			st.Proposals[string(k)] = p
 			return nil
 		})
 	}
-	return st, diffs
+	return st, append(diffs, store.CompareProposalRows(want, rows)...)
 }
 
 // indexDiffs compares every index bucket with the one the replayed state

@@ -41,6 +41,9 @@ type Store struct {
 	stampable bool
 	// readOnly marks the Reader View hands to fn.
 	readOnly bool
+	// verifyFailed is the finding of the last Verify that failed (""
+	// when the last one passed): no write lands while it is set.
+	verifyFailed string
 }
 
 var (
@@ -91,6 +94,10 @@ func (s *Store) wlock(ctx context.Context) (time.Time, string, error) {
 	if err == nil && s.readOnly {
 		s.mu.Unlock()
 		return time.Time{}, "", fmt.Errorf("memstore: %w: a write in a read-only View", store.ErrForbidden)
+	}
+	if err == nil && s.verifyFailed != "" {
+		s.mu.Unlock()
+		return time.Time{}, "", fmt.Errorf("memstore: %w", store.CheckVerifyMark(s.verifyFailed))
 	}
 	return t, now, err
 }
@@ -323,6 +330,28 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 			hits = append(hits, store.Stored{Rec: store.CloneRecord(r.Rec), Seq: r.Seq})
 		}
 	}
+	// A record the ledger promoted whose row is missing is refused, never
+	// silently left out (store.PromotedByLedger).
+	byID := map[string][]store.LedgerEntry{}
+	for _, e := range s.ledger {
+		if _, rowed := s.promotions[e.RecordID]; (e.Op == store.OpPromote || e.Op == store.OpApprove) && !rowed {
+			byID[e.RecordID] = nil
+		}
+	}
+	if len(byID) > 0 {
+		for _, e := range s.ledger {
+			for id := range byID {
+				if store.MatchLedger(e, store.LedgerFilter{RecordID: id}) {
+					byID[id] = append(byID[id], e)
+				}
+			}
+		}
+		for _, id := range slices.Sorted(maps.Keys(byID)) {
+			if store.PromotedByLedger(id, byID[id], now, filter, keep) {
+				return nil, store.MissingPromotion(id)
+			}
+		}
+	}
 	return newestRecords(hits), nil
 }
 
@@ -536,7 +565,45 @@ func (s *Store) Verify(ctx context.Context) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	return store.VerifyChain(s.ledger)
+	err = s.verify()
+	if mark, set := store.VerifyMark(err); set && !s.readOnly {
+		s.verifyFailed = mark
+	}
+	return err
+}
+
+// verify checks the chain, then replays it and compares the result with
+// every stored record, promotion row and proposal (store.CompareState,
+// store.CompareProposalRows), as the file store does.
+func (s *Store) verify() error {
+	if err := store.VerifyChain(s.ledger); err != nil {
+		return err
+	}
+	got := store.NewState()
+	for id, st := range s.records {
+		got.Records[id] = st.Rec
+	}
+	maps.Copy(got.Promotions, s.promotions)
+	var rows []store.ProposalRow
+	for id, p := range s.proposals {
+		got.Proposals[id] = p
+		rows = append(rows, store.ProposalRow{Key: id, RecordID: p.RecordID, Kind: string(p.Kind), State: string(p.State), ExpiresAt: p.ExpiresAt, Body: p})
+	}
+	want := store.ReplayAll(s.ledger)
+	if diffs := append(store.CompareState(want, got), store.CompareProposalRows(want, rows)...); len(diffs) > 0 {
+		return &store.StateError{Diffs: diffs}
+	}
+	return nil
+}
+
+// EditBehindLedger runs fn on the stored records, promotion rows and
+// proposals without a ledger entry, as someone with access to a backend's
+// storage would edit its rows: for tests of what notices (Verify, Vouch,
+// Promoted; store/storetest's Tamper cases).
+func (s *Store) EditBehindLedger(fn func(records map[string]*store.Stored, promotions map[string]store.Promotion, proposals map[string]store.Proposal)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s.records, s.promotions, s.proposals)
 }
 
 // StateAt implements store.Store.

@@ -86,22 +86,60 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 }
 
 // Verify implements store.Store: the hash chain (store.VerifyChain) and the
-// head row, which also catches entries cut from the end of the chain.
+// head row, which also catches entries cut from the end of the chain; then
+// the replay against every stored record, promotion row and proposal, with
+// the columns the queries select on. Its outcome is persisted in the head
+// row (store.VerifyMark): after a failure no write lands, through any
+// handle, until a verification passes again.
 func (s *Store) Verify(ctx context.Context) error {
+	var mark string
+	err := s.verify(ctx, &mark)
+	if want, set := store.VerifyMark(err); set && want != mark && s.tx == nil {
+		if uerr := s.recordMark(ctx, want); uerr != nil {
+			return errors.Join(err, uerr)
+		}
+	}
+	return err
+}
+
+// RecordVerify implements store.VerifyRecorder, for a Verify run on a
+// View's Reader. A handle opened read-only records it too: the mark is not
+// content, and a role that may not update the head row gets an error.
+func (s *Store) RecordVerify(ctx context.Context, err error) error {
+	want, set := store.VerifyMark(err)
+	if !set {
+		return nil
+	}
+	return s.recordMark(ctx, want)
+}
+
+// recordMark persists a verification's outcome in the head row. A bump of
+// changes drops what any handle carried across transactions (carried):
+// rows were edited behind its back.
+func (s *Store) recordMark(ctx context.Context, mark string) error {
+	_, err := s.shared.pool.Exec(ctx, `UPDATE agent_ls_head SET verify_failed = $1, changes = changes + 1 WHERE id = 1 AND verify_failed <> $1`, mark)
+	if err != nil {
+		return fmt.Errorf("verify store %s: record the verification's outcome: %w", s.shared.location, s.wrap(err))
+	}
+	return nil
+}
+
+func (s *Store) verify(ctx context.Context, mark *string) error {
 	var entries []store.LedgerEntry
 	var headSeq int64
 	var headHash string
 	var got store.State
+	var rows []store.ProposalRow
 	var diffs []store.Difference
 	// One snapshot for the entries, the head and the stored state: a
 	// writer committing between the reads must not look like tampering.
 	err := s.snapshot(ctx, func(q querier) error {
 		entries = nil
 		var err error
-		if got, diffs, err = storedState(ctx, q); err != nil {
+		if got, rows, diffs, err = storedState(ctx, q); err != nil {
 			return err
 		}
-		err = q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash)
+		err = q.QueryRow(ctx, `SELECT ledger_seq, ledger_hash, verify_failed FROM agent_ls_head WHERE id = 1`).Scan(&headSeq, &headHash, mark)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// The head is where every writer serializes and what the chain
 			// ends at: without it nothing can be checked against it.
@@ -140,7 +178,8 @@ func (s *Store) Verify(ctx context.Context) error {
 	}
 	// The chain holds: what is stored must be what it describes (the rule
 	// of bolt's Verify, store.CompareState over store.ReplayAll).
-	diffs = append(store.CompareState(store.ReplayAll(entries), got), diffs...)
+	want := store.ReplayAll(entries)
+	diffs = append(append(store.CompareState(want, got), store.CompareProposalRows(want, rows)...), diffs...)
 	if len(diffs) > 0 {
 		return fmt.Errorf("verify store %s: %w", s.shared.location, &store.StateError{Diffs: diffs})
 	}
@@ -151,13 +190,13 @@ func (s *Store) Verify(ctx context.Context) error {
 // and reports as "index" differences the derived columns that do not match
 // the stored record (scope, tokens, target, validity; a promotion row's
 // copied scope), which would make queries miss or wrongly find it.
-func storedState(ctx context.Context, q querier) (store.State, []store.Difference, error) {
+func storedState(ctx context.Context, q querier) (store.State, []store.ProposalRow, []store.Difference, error) {
 	st := store.NewState()
 	var diffs []store.Difference
 	rows, err := q.Query(ctx, `SELECT r.id, r.scope::text, r.tags, r.tokens, r.target_key, r.invalid_at, r.expires_at, r.body, p.scope::text
 		FROM agent_ls_records r LEFT JOIN agent_ls_promotions p ON p.record_id = r.id`)
 	if err != nil {
-		return st, nil, err
+		return st, nil, nil, err
 	}
 	for rows.Next() {
 		var id string
@@ -166,7 +205,7 @@ func storedState(ctx context.Context, q querier) (store.State, []store.Differenc
 		var got row
 		if err := rows.Scan(&id, &scope, &got.tags, &got.tokens, &got.targetKey, &got.invalidAt, &got.expiresAt, &body, &pscope); err != nil {
 			rows.Close()
-			return st, nil, err
+			return st, nil, nil, err
 		}
 		var rec schema.MemoryRecord
 		if err := json.Unmarshal(body, &rec); err != nil {
@@ -202,7 +241,7 @@ func storedState(ctx context.Context, q querier) (store.State, []store.Differenc
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return st, nil, err
+		return st, nil, nil, err
 	}
 	err = eachBody(ctx, q, `SELECT record_id, body FROM agent_ls_promotions`, func(id string, body []byte) {
 		var p store.Promotion
@@ -213,17 +252,28 @@ func storedState(ctx context.Context, q querier) (store.State, []store.Differenc
 		st.Promotions[id] = p
 	})
 	if err != nil {
-		return st, nil, err
+		return st, nil, nil, err
 	}
-	err = eachBody(ctx, q, `SELECT id, body FROM agent_ls_proposals`, func(id string, body []byte) {
-		var p store.Proposal
-		if json.Unmarshal(body, &p) != nil {
-			diffs = append(diffs, store.Difference{Kind: "proposal", ID: id, Detail: "the stored proposal does not decode"})
-			return
+	prows, err := q.Query(ctx, `SELECT id, record_id, kind, state, expires_at, body FROM agent_ls_proposals`)
+	if err != nil {
+		return st, nil, nil, err
+	}
+	defer prows.Close()
+	var props []store.ProposalRow
+	for prows.Next() {
+		var r store.ProposalRow
+		var body []byte
+		if err := prows.Scan(&r.Key, &r.RecordID, &r.Kind, &r.State, &r.ExpiresAt, &body); err != nil {
+			return st, nil, nil, err
 		}
-		st.Proposals[id] = p
-	})
-	return st, diffs, err
+		if json.Unmarshal(body, &r.Body) != nil {
+			diffs = append(diffs, store.Difference{Kind: "proposal", ID: r.Key, Detail: "the stored proposal does not decode"})
+			continue
+		}
+		st.Proposals[r.Key] = r.Body
+		props = append(props, r)
+	}
+	return st, props, diffs, prows.Err()
 }
 
 // eachBody runs sql (selecting an id and a JSON body) and calls fn for

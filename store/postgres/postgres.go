@@ -370,8 +370,9 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 		return nil, err
 	}
 	ts := &txState{tx: tx, recs: map[string]store.Stored{}, proms: map[string]*store.Promotion{}}
-	err = tx.QueryRow(ctx, `SELECT store_id, ledger_seq, ledger_hash, changes, rec_seq, summary_seq
-		FROM agent_ls_head WHERE id = 1 FOR UPDATE`).Scan(&ts.h.storeID, &ts.h.ledgerSeq, &ts.h.ledgerHash, &ts.h.changes, &ts.h.recSeq, &ts.h.summarySeq)
+	var mark string
+	err = tx.QueryRow(ctx, `SELECT store_id, ledger_seq, ledger_hash, changes, rec_seq, summary_seq, verify_failed
+		FROM agent_ls_head WHERE id = 1 FOR UPDATE`).Scan(&ts.h.storeID, &ts.h.ledgerSeq, &ts.h.ledgerHash, &ts.h.changes, &ts.h.recSeq, &ts.h.summarySeq, &mark)
 	if err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -380,6 +381,13 @@ func (s *Store) begin(ctx context.Context) (*txState, error) {
 		return nil, err
 	}
 	ts.base = ts.h.changes
+	// No write lands on a store whose last verification failed (Verify
+	// persists the finding in the head row this read locks: no extra
+	// round trip).
+	if err := store.CheckVerifyMark(mark); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("store %s: %w", s.shared.location, err)
+	}
 	// No write is appended onto a ledger that does not verify.
 	if err := s.checkChain(ctx, ts); err != nil {
 		_ = tx.Rollback(context.WithoutCancel(ctx))

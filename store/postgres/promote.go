@@ -143,27 +143,142 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 	return p, nil
 }
 
-// Promoted implements store.Store: one query over the promotion rows whose
-// copied scope contains the filter (a GIN index), joined to their records;
-// its cost follows the promoted matches, not the store's size.
+// ledgerPromotedID and ledgerPromotes are the expressions of the
+// agent_ls_ledger_promotes index (migrations/0002_vouch.sql), which must be
+// spelled alike for the planner to use it: the record a promote or approve
+// entry names, read from the entry's own bytes.
+const (
+	ledgerPromotedID = `substring(l.body from '^\{"seq":[0-9]+,"at":"[^"]*","op":"(?:promote|approve)","recordId":"([^"]*)"')`
+	ledgerPromotes   = `l.body ~ '^\{"seq":[0-9]+,"at":"[^"]*","op":"(?:promote|approve)","recordId":"'`
+)
+
+// promotedSQL is Promoted's one statement (one snapshot): the promotion
+// rows whose copied scope contains the filter (a GIN index) joined to their
+// records (missing false), and the valid records of the scope the ledger
+// has a promote or approve entry for but that have no promotion row
+// (missing true): demoted ones, or rows deleted behind the ledger.
+var promotedSQL = `SELECT false, r.seq, r.body FROM agent_ls_promotions p JOIN agent_ls_records r ON r.id = p.record_id
+	WHERE p.scope @> $1::jsonb AND (r.invalid_at IS NULL OR r.invalid_at > $2) AND (r.expires_at IS NULL OR r.expires_at > $2)
+	UNION ALL
+	SELECT true, r.seq, r.body FROM agent_ls_records r
+	WHERE r.id IN (SELECT ` + ledgerPromotedID + ` FROM agent_ls_ledger l WHERE ` + ledgerPromotes + `)
+	AND r.scope @> $1::jsonb AND (r.invalid_at IS NULL OR r.invalid_at > $2) AND (r.expires_at IS NULL OR r.expires_at > $2)
+	AND NOT EXISTS (SELECT 1 FROM agent_ls_promotions p WHERE p.record_id = r.id)`
+
+// Promoted implements store.Store: one statement over the promotion rows
+// whose copied scope contains the filter (a GIN index), joined to their
+// records; its cost follows the promoted matches, not the store's size.
+// The same statement finds the records of the scope the ledger promoted
+// that have no promotion row; each is checked against its own ledger
+// entries (promotedMissing), and one the ledger says is still promoted is
+// a *store.UnvouchedError: a render never silently drops a line the ledger
+// vouches for.
 func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
 	_, now := s.nowTime()
 	filter, keep := store.AgentFilter(scope, agent)
-	var hits []store.Stored
+	var hits, missing []store.Stored
 	err := s.read(ctx, func(q querier) error {
-		rows, err := q.Query(ctx, `SELECT r.seq, r.body FROM agent_ls_promotions p JOIN agent_ls_records r ON r.id = p.record_id
-			WHERE p.scope @> $1::jsonb AND (r.invalid_at IS NULL OR r.invalid_at > $2) AND (r.expires_at IS NULL OR r.expires_at > $2)`,
-			scopeJSON(filter), now)
+		hits, missing = nil, nil
+		rows, err := q.Query(ctx, promotedSQL, scopeJSON(filter), now)
 		if err != nil {
 			return err
 		}
-		hits, _, err = scanStored(rows)
-		return err
+		defer rows.Close()
+		for rows.Next() {
+			var miss bool
+			var seq int64
+			var body []byte
+			if err := rows.Scan(&miss, &seq, &body); err != nil {
+				return err
+			}
+			var rec schema.MemoryRecord
+			if json.Unmarshal(body, &rec) != nil {
+				continue
+			}
+			if miss {
+				missing = append(missing, store.Stored{Rec: rec, Seq: uint64(seq)})
+			} else {
+				hits = append(hits, store.Stored{Rec: rec, Seq: uint64(seq)})
+			}
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(missing) > 0 {
+		if err := s.promotedMissing(ctx, missing, now, filter, keep); err != nil {
+			return nil, err
+		}
+	}
 	return newest(hits, now, filter, keep), nil
+}
+
+// promotedMissing checks records that have a promote or approve entry but
+// no promotion row, in one snapshot: each record's ledger entries are
+// replayed (store.ApplyEntry), and a record the replay has promoted, valid
+// at now and in the agent's view of the scope, is a *store.UnvouchedError.
+// The ledger decides, not the record row: its scope and validity are the
+// replay's.
+func (s *Store) promotedMissing(ctx context.Context, missing []store.Stored, now string, filter map[string]string, keep func(map[string]string) bool) error {
+	ids := make([]string, len(missing))
+	for i, m := range missing {
+		ids[i] = m.Rec.ID
+	}
+	byID := map[string][]store.LedgerEntry{}
+	rowed := map[string]bool{}
+	err := s.snapshot(ctx, func(q querier) error {
+		clear(byID)
+		clear(rowed)
+		rows, err := q.Query(ctx, `SELECT seq, body FROM agent_ls_ledger WHERE record_id = ANY($1) OR carried_id = ANY($1) ORDER BY seq`, ids)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var body []byte
+			if err := rows.Scan(&seq, &body); err != nil {
+				return err
+			}
+			e, ok, err := store.EntryFromJSON(body)
+			if err != nil || !ok {
+				return fmt.Errorf("store %s: %w", s.shared.location, &store.LedgerError{Seq: uint64(seq), Reason: "hash does not match its content (entry edited)"})
+			}
+			byID[e.RecordID] = append(byID[e.RecordID], e)
+			if e.Record != nil && e.Record.ID != e.RecordID {
+				byID[e.Record.ID] = append(byID[e.Record.ID], e)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		prows, err := q.Query(ctx, `SELECT record_id FROM agent_ls_promotions WHERE record_id = ANY($1)`, ids)
+		if err != nil {
+			return err
+		}
+		defer prows.Close()
+		for prows.Next() {
+			var id string
+			if err := prows.Scan(&id); err != nil {
+				return err
+			}
+			rowed[id] = true
+		}
+		return prows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if rowed[id] {
+			continue // promoted since the first read: its row is there
+		}
+		if store.PromotedByLedger(id, byID[id], now, filter, keep) {
+			return store.MissingPromotion(id)
+		}
+	}
+	return nil
 }
 
 // Candidates implements store.Store.
