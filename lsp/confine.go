@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // Workspace confinement (docs/LSP-PROTOCOL.md, "Workspace confinement"):
@@ -48,27 +49,17 @@ func (s *server) folderOf(path string) (folder string, ok bool) {
 	if folder == "" {
 		return "", false
 	}
-	// A symlink inside the folder must not lead outside it (for a file not
-	// on disk yet, its directory's).
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		if dir, derr := filepath.EvalSymlinks(filepath.Dir(path)); derr == nil {
-			real, err = filepath.Join(dir, filepath.Base(path)), nil
-		}
-	}
-	if err == nil {
-		rf, err := filepath.EvalSymlinks(folder)
-		if err != nil {
-			rf = folder
-		}
-		if !within(real, rf) {
-			return "", false
-		}
+	// A symlink inside the folder must not lead outside it, nor a ..:
+	// workspace.Within is the one rule, the command line's too.
+	if !workspace.Within(folder, path) {
+		return "", false
 	}
 	return folder, true
 }
 
-// within reports whether path is dir or lies under it (both clean).
+// within reports whether path is dir or lies under it (both clean),
+// lexically: which folder holds a path (workspace.Within then follows its
+// symbolic links).
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)

@@ -118,7 +118,7 @@ func (p *jsonParser) object(ptr string, depth int) (*node, error) {
 		keyRange := p.d.lines.rng(kstart, p.i)
 		if at, dup := first[key]; dup {
 			p.i = kstart
-			return nil, p.err(fmt.Sprintf("duplicate key %q (first on line %d)", key, at.Line+1))
+			return nil, p.err(fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(key), at.Line+1))
 		}
 		first[key] = keyRange.Start
 		p.skipWS()

@@ -104,6 +104,9 @@ func ValidateAgent(d *Document) []Problem {
 
 // agentProblems are ValidateAgent's problems from the validator's result.
 func agentProblems(d *Document, c compiled, verr error) []Problem {
+	if p, ok := notAgentFile(d); ok {
+		return []Problem{p}
+	}
 	ps := problemsOf(d, c, verr)
 	if len(ps) == 0 {
 		ps = append(ps, duplicateDomains(d)...)
@@ -443,7 +446,7 @@ func leafProblems(d *Document, e *jsonschema.ValidationError) []Problem {
 			if !ok {
 				_, r = d.Nearest(ptr)
 			}
-			out = append(out, mk(ptr, fmt.Sprintf("unknown property %q", name), r))
+			out = append(out, mk(ptr, "unknown property "+quoteKey(name), r))
 		}
 		return out
 	}
@@ -456,7 +459,7 @@ func leafProblems(d *Document, e *jsonschema.ValidationError) []Problem {
 		if !ok {
 			_, r = d.Nearest(inst)
 		}
-		return []Problem{mk(inst, fmt.Sprintf("unknown property %q", lastToken(inst)), r)}
+		return []Problem{mk(inst, "unknown property "+quoteKey(lastToken(inst)), r)}
 	}
 	return []Problem{mk(inst, leafMessage(d, e, kw), valueRange(d, inst))}
 }

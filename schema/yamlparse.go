@@ -255,7 +255,7 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool)
 			return nil, b.errNode(k, "mapping keys must be strings")
 		}
 		if first, dup := explicit[k.Value]; dup {
-			return nil, b.errNode(k, fmt.Sprintf("duplicate key %q (first on line %d)", k.Value, first.Line))
+			return nil, b.errNode(k, fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(k.Value), first.Line))
 		}
 		explicit[k.Value] = k
 	}
@@ -587,7 +587,7 @@ func (b *yamlBuilder) scalarValue(y *yaml.Node) (any, error) {
 	case "!!bool":
 		var v bool
 		if err := y.Decode(&v); err != nil {
-			return nil, b.errNode(y, fmt.Sprintf("invalid boolean %q", y.Value))
+			return nil, b.errNode(y, fmt.Sprintf("invalid boolean %s", quoteKey(y.Value)))
 		}
 		return v, nil
 	case "!!int", "!!float":
@@ -597,10 +597,10 @@ func (b *yamlBuilder) scalarValue(y *yaml.Node) (any, error) {
 		}
 		var f float64
 		if err := y.Decode(&f); err != nil {
-			return nil, b.errNode(y, fmt.Sprintf("invalid number %q", y.Value))
+			return nil, b.errNode(y, fmt.Sprintf("invalid number %s", quoteKey(y.Value)))
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, b.errNode(y, fmt.Sprintf("number %q has no JSON value", y.Value))
+			return nil, b.errNode(y, fmt.Sprintf("number %s has no JSON value", quoteKey(y.Value)))
 		}
 		return f, nil
 	default:

@@ -126,11 +126,16 @@ func Default(dir string) *Workspace {
 // (*ConfigError) is an error; with it Load also returns the workspace made
 // of the config's valid part (the defaults where the text does not parse),
 // so a surface can keep reading in a read-only mode. Nothing may act (write,
-// choose an actor) on a workspace returned with an error.
+// choose an actor) on a workspace returned with an error. A config that
+// resolves outside its directory (a symbolic link or .. leading out) is
+// not read: an *OutsideError, and no workspace.
 func Load(path string) (*Workspace, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("workspace config %s: %w", path, err)
+	}
+	if err := Confine(filepath.Dir(abs), abs); err != nil {
+		return nil, err
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
@@ -173,9 +178,20 @@ func skipDir(name string) bool {
 }
 
 // AgentFiles returns every agent file under the root, sorted, skipping .git,
-// node_modules and .agent-memory.
+// node_modules and .agent-memory, and any that resolves outside the root
+// (Within: a symbolic link leading out is never read).
 func (w *Workspace) AgentFiles() ([]string, error) {
-	return AgentFilesUnder(w.Root)
+	files, err := AgentFilesUnder(w.Root)
+	if err != nil {
+		return nil, err
+	}
+	out := files[:0]
+	for _, f := range files {
+		if Within(w.Root, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // AgentFilesUnder returns every agent file under dir, sorted, skipping .git,

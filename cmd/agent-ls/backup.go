@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -33,13 +34,16 @@ type backupResult struct {
 }
 
 // memBackup writes a consistent snapshot of the whole store to FILE (a
-// temporary file in FILE's directory, synced, then renamed over FILE), and
+// temporary file in FILE's directory, synced, then put in place), and
 // verifies the copy: it opens, its ledger's hash chain holds and every
-// record has the entry that created it.
+// record has the entry that created it. An existing FILE is refused unless
+// --force (then it is replaced); a FILE that is a symbolic link is refused
+// even with --force: a backup is never written through a link.
 func memBackup(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var actor string
 	fs.StringVar(&actor, "actor", "", "who backs up, `kind:name` (default: the workspace actor or human:$USER); humans only: a backup holds every agent's records")
+	force := fs.Bool("force", false, "replace an existing FILE (never one that is a symbolic link)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -55,12 +59,16 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 	if err != nil {
 		return m.storeError(err)
 	}
-	if _, err := os.Stat(loc.Path); !backend.IsURL(loc.Path) && errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(loc.Path); !backend.IsURL(loc.Path) && errors.Is(err, os.ErrNotExist) {
 		m.errorf("no memory store at %s: nothing to back up", loc.Path)
 		return exitFindings
 	}
 	if same, _ := sameFile(loc.Path, dst); same {
 		return usageFail(m.e.stderr, m.name, fmt.Errorf("%s is the store itself", pos[0]))
+	}
+	if err := backupDest(dst, *force); err != nil {
+		m.errorf("backup to %s: %v", pos[0], err)
+		return exitFindings
 	}
 	s, loc, code, ok := m.open(true)
 	if !ok {
@@ -80,8 +88,11 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 		write = func(w io.Writer) (int64, error) { return snap.WriteSnapshot(ctx, w) }
 	}
 	res := backupResult{Store: backend.Redact(loc.Path), File: dst}
-	if res.Bytes, err = writeAtomically(dst, write); err != nil {
+	if res.Bytes, err = writeAtomically(dst, *force, write); err != nil {
 		m.errorf("backup to %s: %v", pos[0], err)
+		if errors.Is(err, errBackupDest) {
+			return exitFindings
+		}
 		return storeExitCode(err)
 	}
 	if err := verifyCopy(ctx, m, dst, &res); err != nil {
@@ -151,9 +162,37 @@ func copySnapshot(ctx context.Context, m *memCmd, src store.Store, dir string, w
 	return io.Copy(w, f)
 }
 
+// errBackupDest is a backup destination refused: one that exists (without
+// --force) or is a symbolic link.
+var errBackupDest = errors.New("refused")
+
+// backupDest refuses a destination that is a symbolic link (dangling or
+// not), a directory or anything but a regular file, and an existing file
+// unless force.
+func backupDest(dst string, force bool) error {
+	fi, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: it is a symbolic link; a backup is never written through one (name the real path)", errBackupDest)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: it exists and is not a regular file", errBackupDest)
+	case !force:
+		return fmt.Errorf("%w: it already exists; pass --force to replace it", errBackupDest)
+	}
+	return nil
+}
+
 // writeAtomically writes dst through a temporary file in its directory:
-// synced, then renamed over dst, so dst is never a partial copy.
-func writeAtomically(dst string, write func(io.Writer) (int64, error)) (int64, error) {
+// synced, then put in place, so dst is never a partial copy. Without force
+// the file is hard-linked into place, which fails when anything (a file, a
+// symbolic link) appeared at dst meanwhile; with force it is renamed over
+// dst, which replaces a link rather than following it, after a last look
+// that dst is not one.
+func writeAtomically(dst string, force bool, write func(io.Writer) (int64, error)) (int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return 0, err
@@ -162,8 +201,8 @@ func writeAtomically(dst string, write func(io.Writer) (int64, error)) (int64, e
 	defer func() {
 		if !ok {
 			tmp.Close()
-			os.Remove(tmp.Name())
 		}
+		os.Remove(tmp.Name())
 	}()
 	n, err := write(tmp)
 	if err != nil {
@@ -175,15 +214,36 @@ func writeAtomically(dst string, write func(io.Writer) (int64, error)) (int64, e
 	if err := tmp.Close(); err != nil {
 		return 0, err
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	ok = true
+	if err := place(tmp.Name(), dst, force); err != nil {
 		return 0, err
 	}
-	ok = true
 	if d, err := os.Open(filepath.Dir(dst)); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
 	return n, nil
+}
+
+// place puts the finished temporary file at dst (see writeAtomically).
+func place(tmp, dst string, force bool) error {
+	if !force {
+		err := os.Link(tmp, dst)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, fs.ErrExist):
+			if err := backupDest(dst, false); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: it already exists; pass --force to replace it", errBackupDest)
+		}
+		// A file system without hard links: rename after a last look.
+	}
+	if err := backupDest(dst, force); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 // sameFile reports whether a and b name the same existing file.

@@ -197,6 +197,14 @@ func runLint(ctx context.Context, e *env, args []string) int {
 func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Finding, bool) {
 	e := c.e
 	path := resolve(e.cwd, file)
+	if ps, err := outsideProblem(path, file); err != nil || ps != nil {
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", pathError(err, file))
+			return nil, nil, false
+		}
+		p := ps[0]
+		return nil, []lint.Finding{{Rule: p.Rule, Severity: p.Severity, Message: p.Message, Range: p.Range}}, true
+	}
 	data, size, err := readChecked(path, file)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", pathError(err, file))

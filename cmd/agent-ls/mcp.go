@@ -67,7 +67,7 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	if !filepath.IsAbs(agentFile) {
 		agentFile = filepath.Join(e.cwd, agentFile)
 	}
-	ws, err := workspace.Find(agentFile)
+	ws, err := workspace.ForFile(agentFile) // a file resolving outside its workspace is refused
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -269,8 +269,12 @@ func (c *evoCmd) baseScope() (map[string]string, error) {
 	return s, err
 }
 
-// loadAgent reads an agent file; problems make it unusable.
+// loadAgent reads an agent file; problems make it unusable, and a file
+// resolving outside its workspace root is not read.
 func loadAgent(path string) (*schema.AgentConfig, error) {
+	if err := workspace.ConfineFile(path); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // readChecked reads a file a command checks (an agent file, the workspace
@@ -71,4 +73,26 @@ func readAllInto(buf []byte, r io.Reader) ([]byte, error) {
 			return append(out, buf...), nil
 		}
 	}
+}
+
+// ruleWorkspace is the rule of the finding that refuses a file outside its
+// workspace.
+const ruleWorkspace = "workspace"
+
+// outsideProblem is the one problem of an agent file or a workspace config
+// that resolves outside its workspace root (workspace.ConfineFile: a
+// symbolic link or .. leading out), which is then not read at all; nil for
+// a file inside it, and for a JSONL record file (record files are data a
+// human imports from anywhere, not the workspace's own files). path is the
+// file, name as the user gave it.
+func outsideProblem(path, name string) ([]schema.Problem, error) {
+	if schema.KindOf(name) == schema.FileRecords {
+		return nil, nil
+	}
+	err := workspace.ConfineFile(path)
+	var oe *workspace.OutsideError
+	if errors.As(err, &oe) {
+		return []schema.Problem{{Rule: ruleWorkspace, Severity: schema.SeverityError, Message: oe.Reason()}}, nil
+	}
+	return nil, err
 }

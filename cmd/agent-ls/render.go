@@ -118,7 +118,7 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if _, err := os.Stat(file); err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)
 	}
-	ws, err := workspace.Find(file)
+	ws, err := workspace.ForFile(file) // a file resolving outside its workspace is refused
 	if err != nil {
 		return nil, err
 	}

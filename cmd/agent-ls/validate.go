@@ -76,15 +76,25 @@ func runValidate(ctx context.Context, e *env, args []string) int {
 			continue
 		}
 		for _, f := range files {
-			data, size, err := readChecked(resolve(e.cwd, f), f)
+			problems, err := outsideProblem(resolve(e.cwd, f), f)
 			if err != nil {
 				fmt.Fprintf(e.stderr, "agent-ls validate: %v\n", pathError(err, f))
 				code = exitUsage
 				continue
 			}
-			problems := schema.TooLarge(f, size)
+			var data []byte
 			if problems == nil {
-				problems = schema.Check(f, data)
+				var size int64
+				data, size, err = readChecked(resolve(e.cwd, f), f)
+				if err != nil {
+					fmt.Fprintf(e.stderr, "agent-ls validate: %v\n", pathError(err, f))
+					code = exitUsage
+					continue
+				}
+				problems = schema.TooLarge(f, size)
+				if problems == nil {
+					problems = schema.Check(f, data)
+				}
 			}
 			var doc *schema.Document // parsed again only for a "did you mean"
 			for _, p := range problems {

@@ -52,7 +52,10 @@ func (s *Store) create(ctx context.Context, replace bool) (err error) {
 		}
 		return s.syncDir(dir)
 	}
-	f, err := os.OpenFile(s.path, os.O_RDWR|nonBlock, 0)
+	f, err := os.OpenFile(s.path, os.O_RDWR|nonBlock|noFollow, 0)
+	if isLoop(err) {
+		return notRegular(s.path, fs.ModeSymlink)
+	}
 	if err != nil {
 		return fmt.Errorf("create store %s: %w", s.path, err)
 	}

@@ -10,8 +10,16 @@ import (
 )
 
 // ErrNotRegular reports a store path that names something other than a
-// regular file (a directory, FIFO, socket or device): it is refused at once,
-// never opened for reading or writing.
+// regular file (a directory, FIFO, socket or device, or a symbolic link):
+// it is refused at once, never opened for reading or writing.
+//
+// A symbolic link is refused whatever it points at (a store, an empty
+// file, nothing), on every open, read-only too: a store is never created,
+// initialized or written through a link, so a link planted in a checkout
+// (.agent-memory/memory.db -> /anywhere) cannot make agent-ls create or
+// overwrite a file elsewhere. A store kept elsewhere is named by its real
+// path (the workspace's store:, --store). Links in the directories above
+// the store file are followed as usual.
 var ErrNotRegular = errors.New("not a regular file")
 
 // lockPoll is how often a wait for the file lock tries again (and looks at
@@ -22,6 +30,8 @@ const lockPoll = 20 * time.Millisecond
 // it.
 func describeMode(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "is a symbolic link (agent-ls never opens a store through one: name the real file)"
 	case m.IsDir():
 		return "is a directory"
 	case m&fs.ModeNamedPipe != 0:
@@ -46,9 +56,10 @@ func notRegular(path string, m fs.FileMode) error {
 // fileState looks at path without opening it: exists is false when there is
 // nothing there, empty is true for a 0-byte regular file (it holds nothing:
 // it reads as no store and is initialized as a fresh one). Anything but a
-// regular file is an error wrapping ErrNotRegular.
+// regular file, a symbolic link included (dangling or not), is an error
+// wrapping ErrNotRegular.
 func fileState(path string) (exists, empty bool, err error) {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, false, nil
 	}
@@ -69,7 +80,10 @@ func fileState(path string) (exists, empty bool, err error) {
 // same open file then succeeds at once.
 func opener(ctx context.Context, exclusive bool, timeout time.Duration) func(string, int, os.FileMode) (*os.File, error) {
 	return func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag|nonBlock, perm)
+		f, err := os.OpenFile(name, flag|nonBlock|noFollow, perm)
+		if isLoop(err) {
+			return nil, notRegular(name, fs.ModeSymlink)
+		}
 		if err != nil {
 			return nil, err
 		}

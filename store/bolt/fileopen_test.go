@@ -21,11 +21,11 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// TestNotARegularFile puts a directory, a FIFO, a socket and a device where
-// the store should be: every open (read-write and read-only) and every
-// operation of a handle opened before the swap returns at once — within the
-// lock timeout — with an error that says what the path is, and nothing is
-// created or written there.
+// TestNotARegularFile puts a directory, a FIFO, a socket and a symlink (to
+// a device) where the store should be: every open (read-write and
+// read-only) and every operation of a handle opened before the swap returns
+// at once — within the lock timeout — with an error that says what the path
+// is, and nothing is created or written there.
 func TestNotARegularFile(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	for _, tc := range []struct {
@@ -50,11 +50,11 @@ func TestNotARegularFile(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = l.Close() })
 		}, "is a socket"},
-		{"device", func(t *testing.T, path string) {
+		{"symlink to a device", func(t *testing.T, path string) {
 			if err := os.Symlink("/dev/null", path); err != nil {
 				t.Fatal(err)
 			}
-		}, "is a character device"},
+		}, "is a symbolic link"},
 	} {
 		for _, ro := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/readonly=%v", tc.name, ro), func(t *testing.T) {

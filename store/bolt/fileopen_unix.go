@@ -12,6 +12,13 @@ import (
 // other end.
 const nonBlock = syscall.O_NONBLOCK
 
+// noFollow makes an open fail (ELOOP) when the store path is a symbolic
+// link, closing the gap between fileState's look and the open.
+const noFollow = syscall.O_NOFOLLOW
+
+// isLoop reports whether err is an open refused by noFollow.
+func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
+
 // clearNonBlock puts a regular file's descriptor back in blocking mode.
 func clearNonBlock(f *os.File) error {
 	return syscall.SetNonblock(int(f.Fd()), false)

@@ -1,0 +1,96 @@
+package lsp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-ls/agent-ls/store"
+)
+
+// TestOutsideConfigLanguageServer: a .agent-ls.yaml inside the workspace
+// folder that is a symbolic link to a config outside it is never used
+// (workspace.Load refuses it, the rule the command line follows): the
+// server is read-only with a diagnostic on the config naming why, and the
+// outside config's store is never opened (issue 31, reproduction 8).
+func TestOutsideConfigLanguageServer(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	env := &testEnv{root: filepath.Join(parent, "ws")}
+	out := filepath.Join(parent, "out")
+	stolen := filepath.Join(out, "stolen.db")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "cfg.yaml"), []byte("store: "+stolen+"\nactor: human:mallory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := env.write(t, "deploy.agent.yaml", string(data))
+	cfg := filepath.Join(env.root, ".agent-ls.yaml")
+	if err := os.Symlink(filepath.Join(out, "cfg.yaml"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var opened []string
+	open := boltOpener(time.Now)
+	c := startServer(t, Options{OpenStore: func(ctx context.Context, p string) (store.Store, error) {
+		mu.Lock()
+		opened = append(opened, p)
+		mu.Unlock()
+		return open(ctx, p)
+	}})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, string(data), 1)
+	c.awaitDiagnostics(uri, 1)
+	cfgURI := pathToURI(cfg)
+	c.waitFor("the config's diagnostic", func(ns, _ []note) bool {
+		for _, d := range diagsOf(ns, cfgURI) {
+			for _, dg := range d.Diagnostics {
+				if strings.Contains(dg.Message, "resolves outside the workspace root") {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range opened {
+		if strings.HasPrefix(p, out) {
+			t.Errorf("opened the outside config's store %s", p)
+		}
+	}
+	if _, err := os.Stat(stolen); err == nil {
+		t.Error("the outside config's store was created")
+	}
+}
+
+// TestNotAnAgentFileLanguageServer: an editor's *.agent.yaml that is
+// clearly not an agent file gets one diagnostic saying so, quoting none of
+// its keys or values.
+func TestNotAnAgentFileLanguageServer(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	text := "password: hunter2\napi_token: tok123\nroot:$6$salt$hash:19000:0:99999:7:::\n"
+	path := env.write(t, "notes.agent.yaml", text)
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	d := c.awaitDiagnostics(uri, 1)
+	if len(d.Diagnostics) != 1 || !strings.Contains(d.Diagnostics[0].Message, "not an agent file") {
+		t.Fatalf("want one 'not an agent file' diagnostic, got %+v", d.Diagnostics)
+	}
+	for _, s := range []string{"hunter2", "password", "api_token", "tok123", "salt"} {
+		if strings.Contains(string(d.Raw), s) || strings.Contains(d.Diagnostics[0].Message, s) {
+			t.Errorf("the diagnostic quotes %q: %s", s, d.Diagnostics[0].Message)
+		}
+	}
+}
