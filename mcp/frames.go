@@ -221,6 +221,7 @@ type frameReader struct {
 	open    *inflight
 	pending []byte
 	err     error
+	drained bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -234,18 +235,22 @@ func (f *frameReader) Close() error {
 func (f *frameReader) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			// The end of input (or a read error) reaches the SDK once
+			// the requests it was given are answered: its reader cancels
+			// what it has not handled yet.
+			if !f.drained {
+				f.drained = true
+				if n := f.open.wait(f.o.Drain, f.closed); n > 0 {
+					f.o.Logger.Warn("end of input: requests still unanswered; closing", "requests", n, "waited", f.o.Drain)
+				}
+			}
 			return 0, f.err
 		}
 		line, err := f.line()
 		if len(line) > 0 {
 			f.pending = f.admit(line)
 		}
-		if err != nil {
-			if n := f.open.wait(f.o.Drain, f.closed); n > 0 {
-				f.o.Logger.Warn("end of input: requests still unanswered; closing", "requests", n, "waited", f.o.Drain)
-			}
-			f.err = err
-		}
+		f.err = err
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
