@@ -6,13 +6,15 @@
 // Every tool acts as agent:<name> through the evolve engine, so no tool can
 // approve, promote past a gate, delete, or reach another agent's records (a
 // foreign id answers exactly like a missing one). The store is opened per
-// call, so an editor or the CLI can use it between calls.
+// call, so an editor or the CLI can use it between calls; the calls of one
+// server wait their turn for it (engine.StoreQueue).
 package mcpserver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -44,7 +46,10 @@ type Config struct {
 	// (MetaConversationID, MetaRunID) overrides it for a long-lived server.
 	Provenance schema.Provenance
 	Open       OpenFunc
-	Now        func() time.Time
+	// Queue is the line this process's calls wait in for the store
+	// (engine.QueueFor of its location); nil is a queue of the server's own.
+	Queue *engine.StoreQueue
+	Now   func() time.Time
 	// Evaluator runs the eval gate where the engine needs one (nil: none).
 	Evaluator engine.Evaluator
 	Logger    *slog.Logger
@@ -74,6 +79,9 @@ func New(c Config) (*Server, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.Queue == nil {
+		c.Queue = engine.NewStoreQueue()
 	}
 	if c.ReadFile == nil {
 		c.ReadFile = os.ReadFile
@@ -126,6 +134,25 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.srv.Run(ctx, t)
 }
 
+// ServeStdio serves one session over newline-delimited JSON-RPC on in and
+// out (a process's stdin and stdout) through GuardFrames with o: a line
+// that is not a JSON-RPC message is answered with an error and the server
+// reads on, and every request read before the input ends is answered
+// before ServeStdio returns (within o.Drain). The end of input is a clean
+// end (nil).
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, o FrameOptions) error {
+	if o.Logger == nil {
+		o.Logger = s.cfg.Logger
+	}
+	r, w := GuardFrames(in, out, o)
+	// GuardFrames bounds the message size; the SDK's own cap is off.
+	err := s.Run(ctx, &mcp.IOTransport{Reader: r, Writer: w, MaxLineLength: -1})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
 func (s *Server) loadAgent() (*schema.AgentConfig, error) {
 	data, err := s.cfg.ReadFile(s.cfg.AgentFile)
 	if err != nil {
@@ -145,9 +172,12 @@ func (s *Server) loadAgent() (*schema.AgentConfig, error) {
 }
 
 // withStore opens the store, runs fn and closes it (engine.WithStore:
-// reads run on one snapshot).
+// reads run on one snapshot), in its turn among this process's calls
+// (Config.Queue): concurrent calls wait for each other here instead of
+// racing for the store's file lock, whose timeout is left to mean another
+// process.
 func (s *Server) withStore(ctx context.Context, readOnly bool, fn func(store.Tx) error) error {
-	return engine.WithStore(ctx, s.cfg.Open, !readOnly, fn)
+	return s.cfg.Queue.WithStore(ctx, s.cfg.Open, !readOnly, fn)
 }
 
 // engine is the evolve engine of this agent over st.

@@ -5,12 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-ls/agent-ls/engine"
 	mcpserver "github.com/agent-ls/agent-ls/mcp"
@@ -39,7 +36,10 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 			body: `Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,
 memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource
 agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past
-a gate, delete, or reach another agent's records. The store is opened per call.
+a gate, delete, or reach another agent's records. The store is opened per call
+(calls wait their turn for it). A line that is not a JSON-RPC message is answered with
+a JSON-RPC error and the server reads on; at the end of input every request read is
+answered before the server exits.
 The agent file is the argument (--agent FILE is the same).`}, fs)
 		return exitOK
 	}
@@ -87,6 +87,8 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 		Open: func(ctx context.Context, readOnly bool) (store.Store, error) {
 			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
 		},
+		// The calls of this process wait their turn for the store.
+		Queue:     engine.QueueFor(path),
 		Now:       e.now,
 		Evaluator: engine.EvaluatorFor(ws),
 		Logger:    logger,
@@ -95,10 +97,10 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	if err != nil {
 		return fail("%v", err)
 	}
-	// A message over the limit gets a JSON-RPC error and the server reads on.
-	in, out := mcpserver.GuardFrames(e.stdin, e.stdout, mcpserver.MaxMessage(ws.Config.Limits))
-	t := &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1}
-	if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	// A line that is not a JSON-RPC message (or is over the limit) gets a
+	// JSON-RPC error and the server reads on; every request read before the
+	// end of input is answered before it exits.
+	if err := srv.ServeStdio(ctx, e.stdin, e.stdout, mcpserver.FrameOptions{Max: mcpserver.MaxMessage(ws.Config.Limits)}); err != nil && !errors.Is(err, context.Canceled) {
 		return fail("%v", err)
 	}
 	return exitOK
