@@ -13,6 +13,7 @@ import (
 // (later lines against earlier ones), answers per line, exits 1 when a
 // line was not saved, and a file with a bad line saves nothing.
 func TestMemorySaveBatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "memory.db")
 	lines := strings.Join([]string{
