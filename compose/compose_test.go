@@ -120,6 +120,7 @@ func (e *env) mark() string { return schema.FormatTime(e.clk.Now()) }
 // supersedes it; replaying the ledger at the earlier time gives the earlier
 // prompt byte for byte.
 func TestScenarioSupersede(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := overlay.DefaultPolicy()
 		authored := e.instantiate("", p).Prompt.Text()
@@ -163,6 +164,7 @@ func TestScenarioSupersede(t *testing.T) {
 // Scenario 4: a guarded escalation trigger renders only after a human
 // approves it; invalidating it brings the prompt back byte-identical.
 func TestScenarioGuardedRollback(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := overlay.DefaultPolicy()
 		before := e.instantiate("", p).Prompt.Text()
@@ -211,6 +213,7 @@ func TestScenarioGuardedRollback(t *testing.T) {
 // Scenario 6: 23 facts against a 1000-character background budget: those
 // that do not fit spill to recall, exactly the reported ones.
 func TestScenarioBloat(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := overlay.DefaultPolicy()
 		p.Budgets.Background = 1000
@@ -262,6 +265,7 @@ func TestScenarioBloat(t *testing.T) {
 }
 
 func TestInstantiateSummaryAndScope(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		mine := e.write("background.teamContext.pager", "PagerDuty atlas-primary", "")
 		e.promote(mine.ID, schema.TierAuto)
@@ -298,6 +302,7 @@ func TestInstantiateSummaryAndScope(t *testing.T) {
 }
 
 func TestInstantiateErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	if _, err := compose.Instantiate(ctx, compose.Request{AgentFile: "nope.agent.yaml"}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
@@ -349,6 +354,7 @@ func fragment(p overlay.Prompt, text string) *overlay.Fragment {
 // composes the same prompt as reading the file, without reading it, and
 // leaves the given config unchanged.
 func TestInstantiateLoadedAgent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	data, err := os.ReadFile(deployAgent)
 	if err != nil {
@@ -395,6 +401,7 @@ func TestInstantiateLoadedAgent(t *testing.T) {
 // a store that cannot be read are still the errors, in that order, and the
 // records composed are the agent's.
 func TestInstantiateWithStoreErrors(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		r := e.write("background.projectContext.deploy_window", "Thursdays after 14:00 ET", "")
 		e.promote(r.ID, schema.TierAuto)

@@ -25,6 +25,7 @@ func candidateIDs(t *testing.T, b overlay.RecallBlock) []string {
 // candidates, five successive recorded instantiates show all five, newest
 // first; a replay at the time of each shows exactly what it showed.
 func TestCandidateSliceRotates(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		var all []string
 		for _, c := range []string{"one lesson", "two lesson", "three lesson", "four lesson", "five lesson"} {
@@ -82,6 +83,7 @@ func TestCandidateSliceRotates(t *testing.T) {
 // TestRecallAt (issue 21 item 4): render --at T --recall shows the recall
 // block as the store held it at T: no candidate or hit created later.
 func TestRecallAt(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		before := e.mark()
 		old := e.write("judgment.deploy.heuristics", "canary deploys first", "")
@@ -117,6 +119,7 @@ func TestRecallAt(t *testing.T) {
 // TestInstantiateRecordsConflicts (issue 21 item 7): a residual conflict
 // becomes a ledger entry the first time an instantiate sees it, once.
 func TestInstantiateRecordsConflicts(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		a := e.write("background.currentState.freeze", "Freeze starts Monday", "")
 		b := e.write("background.currentState.freeze", "Freeze starts Tuesday", "")

@@ -14,6 +14,7 @@ import (
 // recall hit, until new evidence (a corroboration after the rejection)
 // reopens it.
 func TestRejectedLeavesRecall(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := overlay.DefaultPolicy()
 		rec := e.write("judgment.deploy.escalationTriggers", "Ask before deleting any resource in prod", "")
@@ -48,6 +49,7 @@ func TestRejectedLeavesRecall(t *testing.T) {
 // time after the rejection the record is no candidate and no hit; before
 // it, and after new evidence reopened it, it is.
 func TestRejectedLeavesRecallAt(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, e *env) {
 		p := overlay.DefaultPolicy()
 		rec := e.write("judgment.deploy.escalationTriggers", "Ask before deleting any resource in prod", "")

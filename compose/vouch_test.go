@@ -21,6 +21,7 @@ import (
 // untouched) make the composition and the recall block fail naming the
 // record, instead of delivering the edited line.
 func TestRenderRefusesUnvouchedBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clk := newClock()
 	path := filepath.Join(t.TempDir(), "memory.db")

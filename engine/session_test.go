@@ -39,6 +39,7 @@ func TestResolveActor(t *testing.T) {
 		{name: "bad config, flag given", config: "actor: Agent:alpha\n", flag: "human:bo", wantErr: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			if tt.config != "" {
 				if err := os.WriteFile(filepath.Join(dir, schema.WorkspaceConfigName), []byte(tt.config), 0o600); err != nil {

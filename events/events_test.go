@@ -59,6 +59,7 @@ func history(t *testing.T, ctx context.Context, s store.Store) (id, newID string
 }
 
 func TestSince(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clock := storetest.NewClock(time.Date(2026, 11, 3, 14, 0, 0, 0, time.UTC))
 	tick := func() time.Time { clock.Advance(time.Second); return clock.Now() }
@@ -137,6 +138,7 @@ func (c chanSource) Err() error                                     { return nil
 // handle (the file is the only thing they share), woken by fsnotify; and a
 // pluggable source drives the same loop.
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		src  func(path string) (Source, func())
@@ -149,6 +151,7 @@ func TestFollow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			path := filepath.Join(t.TempDir(), "memory.db")

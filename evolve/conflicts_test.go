@@ -10,6 +10,7 @@ import (
 // once (a candidate against a promoted line, whichever side is looked at),
 // and nothing written: the lens calls it on every page load.
 func TestConflictsReadsOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	prom := f.write("Flag unchecked errors on deferred Close calls", "judgment.code-review.heuristics", "conv-1", true)
 	contra := f.write("Don't flag unchecked errors on deferred Close calls", "judgment.code-review.heuristics", "conv-2", false)

@@ -27,6 +27,7 @@ func withHeuristic(t *testing.T, h string) *schema.AgentConfig {
 
 // TestCommandEvaluator runs real child processes for every gate outcome.
 func TestCommandEvaluator(t *testing.T) {
+	t.Parallel()
 	check := []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}
 	big := filepath.Join(t.TempDir(), "big.sh")
 	if err := os.WriteFile(big, []byte("#!/bin/sh\nhead -c 2000000 /dev/zero | tr '\\0' 'a'\n"), 0o755); err != nil {
@@ -53,6 +54,7 @@ func TestCommandEvaluator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ev := NewCommandEvaluator(tt.cfg, t.TempDir())
 			out, err := ev.Evaluate(context.Background(), testAgent(t), tt.candidate)
 			if err != nil {
@@ -66,6 +68,7 @@ func TestCommandEvaluator(t *testing.T) {
 }
 
 func TestParseSuiteResult(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, why string
 		score   float64
@@ -96,6 +99,7 @@ func TestParseSuiteResult(t *testing.T) {
 // through the eval gate when the suite improves, and is blocked when it
 // regresses or the suite cannot run; the evidence carries the scores.
 func TestEvalGatedPromotion(t *testing.T) {
+	t.Parallel()
 	check := schema.EvalConfig{Command: []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}}
 	tests := []struct {
 		name, lesson string
@@ -108,6 +112,7 @@ func TestEvalGatedPromotion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, func(c *Config) { c.Evaluator = NewCommandEvaluator(tt.cfg, t.TempDir()) })
 			res := f.save(tt.lesson, "judgment.code-review.heuristics", "conv-1", agentKind)
 			if res.State != StateCandidate {
@@ -136,6 +141,7 @@ func TestEvalGatedPromotion(t *testing.T) {
 // An agent may demote an earned record when the eval suite shows the record
 // regresses it; without a regression the agent only gets a proposal.
 func TestAgentDemoteByEvalRegression(t *testing.T) {
+	t.Parallel()
 	check := schema.EvalConfig{Command: []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}}
 	f := newFixture(t, func(c *Config) { c.Evaluator = NewCommandEvaluator(check, t.TempDir()) })
 	bad := f.write("Skip the tests for docs-only changes", "judgment.code-review.heuristics", "conv-1", true)
@@ -156,6 +162,7 @@ func TestAgentDemoteByEvalRegression(t *testing.T) {
 // a shell would create appears, in the command's directory or anywhere
 // else the test looks. A program name with metacharacters is not found.
 func TestEvalCommandIsArgvNoShell(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	argsOut := filepath.Join(t.TempDir(), "args.txt")
 	script := filepath.Join(t.TempDir(), "argv.sh")

@@ -14,6 +14,7 @@ import (
 // approval, with its composition diff) and ledgers the conflict once; for
 // fragmenting promoted entries it opens a merge proposal.
 func TestGardenResolves(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	older := f.write("Release 2.0 freezes on Monday", "background.currentState.freeze", "conv-1", true)
 	f.clock.Advance(time.Minute)
@@ -70,6 +71,7 @@ func TestGardenResolves(t *testing.T) {
 // TestGardenProposalDiff: a proposal garden opens carries the composition
 // diff its approval would make.
 func TestGardenProposalDiff(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	fa := f.write("Ask for benchmarks when a change touches the hot path", "judgment.code-review.heuristics", "conv-3", true)
 	f.clock.Advance(time.Minute)
@@ -93,6 +95,7 @@ func TestGardenProposalDiff(t *testing.T) {
 // domains whose names differ only in case collide: garden notices and
 // proposes the supersede (before, it said nothing).
 func TestGardenAwarenessCollision(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	write := func(name, desc string) string {
 		payload, _ := json.Marshal(schema.AwarenessPayload{Name: name, Description: desc, AccessMethod: "the incidents API"})

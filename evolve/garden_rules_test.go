@@ -16,6 +16,7 @@ import (
 // authored config overrides (it never renders) is not stale for lint, so
 // garden proposes nothing for it either.
 func TestGardenFindingsAreLintFindings(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *Config) {
 		c.Agent.Background.CurrentState = schema.Entries{{Key: "release", Value: "Release 2.0 is in code freeze"}}
 	})
@@ -66,6 +67,7 @@ func TestGardenFindingsAreLintFindings(t *testing.T) {
 // lines and promoted records, including what neither may check (an
 // escalation trigger, another domain, a non-judgment lesson).
 func TestSaveGateAndLintAgreeOnContradictions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write("Never approve a change without tests", "judgment.code-review.escalationTriggers", "c0", true)
 	f.write("Prefer large pull requests", "judgment.deploy.heuristics", "c1", true)

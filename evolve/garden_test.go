@@ -10,6 +10,7 @@ import (
 )
 
 func TestGarden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	// Two promoted duplicates (written behind the engine's back, as
 	// concurrent learnings would be): the newer one gets a demotion proposal.
@@ -92,6 +93,7 @@ func TestGarden(t *testing.T) {
 }
 
 func TestGardenEvalRegression(t *testing.T) {
+	t.Parallel()
 	check := schema.EvalConfig{Command: []string{"sh", evalScript(t, "check-prompt.sh"), evalScript(t, "code-review-cases.txt")}}
 	f := newFixture(t, func(c *Config) { c.Evaluator = NewCommandEvaluator(check, t.TempDir()) })
 	bad := f.write("Skip the tests for docs-only changes", "judgment.code-review.heuristics", "conv-1", true)
@@ -113,6 +115,7 @@ func TestGardenEvalRegression(t *testing.T) {
 }
 
 func TestLearnings(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	start := f.clock.Now()
 	tue := f.save("Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1", agentKind)
@@ -166,6 +169,7 @@ func TestLearnings(t *testing.T) {
 }
 
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.save("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", agentKind)
 	ps := f.pending()
@@ -191,6 +195,7 @@ func TestPreview(t *testing.T) {
 }
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ a, b, want string }{
 		{"x\n", "x\n", ""},
 		{"a\nb\nc\n", "a\nB\nc\n", "--- A\n+++ B\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"},

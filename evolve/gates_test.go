@@ -14,6 +14,7 @@ import (
 // record (candidate or promoted, one conversation) directly in the store and
 // runs one engine operation.
 func TestTierOpActor(t *testing.T) {
+	t.Parallel()
 	const (
 		auto    = "background.projectContext.ci"
 		earned  = "judgment.code-review.heuristics"
@@ -58,6 +59,7 @@ func TestTierOpActor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			rec := f.write("Look for unchecked errors on deferred Close calls", tt.target, "conv-1", tt.promoted)
 			var (
@@ -113,6 +115,7 @@ func TestTierOpActor(t *testing.T) {
 }
 
 func TestLockedAndDomainRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, tc := range []struct{ target, want string }{
 		{"manual.deploy.workflows", "locked"},
@@ -137,6 +140,7 @@ func TestLockedAndDomainRefused(t *testing.T) {
 }
 
 func TestApproveRejectHumanOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res := f.save("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", agentKind)
 	if res.State != StatePending || res.ProposalID == "" {
@@ -178,6 +182,7 @@ func TestApproveRejectHumanOnly(t *testing.T) {
 }
 
 func TestExpiredProposalDoesNotPromote(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, func(c *Config) { c.Workspace.Promotion.ProposalExpiry = "1h" })
 	res := f.save("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", agentKind)
 	if res.ProposalID == "" {
@@ -205,6 +210,7 @@ func TestExpiredProposalDoesNotPromote(t *testing.T) {
 }
 
 func TestAgentInvalidateGuardedKeepsRendering(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rec := f.write("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", true)
 	o, err := f.eng.Invalidate(f.ctx, rec.ID, "seems unnecessary", agentKind)
@@ -228,6 +234,7 @@ func TestAgentInvalidateGuardedKeepsRendering(t *testing.T) {
 }
 
 func TestRecurrenceDistinctConversations(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lesson := "Check that errors from deferred Close calls are handled"
 	first := f.save(lesson, "judgment.code-review.heuristics", "conv-1", agentKind)
@@ -264,6 +271,7 @@ func TestRecurrenceDistinctConversations(t *testing.T) {
 }
 
 func TestContradictionBlocksAndNeverDecrements(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	promoted := f.write("Flag missing error checks on deferred Close calls", "judgment.code-review.heuristics", "conv-1", true)
 	// A contradicting lesson from two conversations stays blocked.
@@ -301,6 +309,7 @@ func TestContradictionBlocksAndNeverDecrements(t *testing.T) {
 }
 
 func TestContradictingEvidenceNeverDecrements(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.save("Squash commits before merging", "judgment.code-review.heuristics", "conv-1", agentKind)
 	b := f.save("Never squash commits before merging", "judgment.code-review.heuristics", "conv-2", agentKind)
@@ -329,6 +338,7 @@ func TestContradictingEvidenceNeverDecrements(t *testing.T) {
 }
 
 func TestSaveReconciliation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tue := f.save("Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1", agentKind)
 	if tue.Status != SaveSaved || tue.State != StatePromoted || tue.Tier != schema.TierAuto {
@@ -382,6 +392,7 @@ func TestSaveReconciliation(t *testing.T) {
 }
 
 func TestAgentSupersedeOfGuarded(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	old := f.write("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", true)
 	res, err := f.eng.Save(f.ctx, SaveRequest{Content: "Ask before deleting databases in prod", Target: tgt(t, "judgment.deploy.escalationTriggers"),
@@ -408,6 +419,7 @@ func TestAgentSupersedeOfGuarded(t *testing.T) {
 }
 
 func TestSaveAuthoredKeyGuidance(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res := f.save("The project is written in Rust", "background.projectContext.language", "conv-1", agentKind)
 	if res.Status != SaveSaved || !strings.Contains(res.Guidance, "authored wins") {
@@ -419,6 +431,7 @@ func TestSaveAuthoredKeyGuidance(t *testing.T) {
 }
 
 func TestForeignRecordIsNotFound(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	other := New(Config{Store: f.st, Scope: map[string]string{"user": "u1", "agent": "deploy-ops"}, Now: f.clock.Now})
 	rec := f.write("Flag unchecked errors", "judgment.code-review.heuristics", "conv-1", false)
@@ -443,6 +456,7 @@ func TestForeignRecordIsNotFound(t *testing.T) {
 }
 
 func TestSupersedeGates(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	old := f.write("Ask before deleting any resource in prod", "judgment.deploy.escalationTriggers", "conv-1", true)
 	keep := f.write("Ask before deleting any database in prod", "judgment.deploy.escalationTriggers", "conv-2", false)

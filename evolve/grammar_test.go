@@ -9,6 +9,7 @@ import (
 // TestPayloadMessageGrammar: the article agrees with the primitive (issue
 // 22 item 2: "a example", "a awareness").
 func TestPayloadMessageGrammar(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ target, want string }{
 		{"example.refunds", "an example memory needs a structured payload to promote"},
 		{"awareness", "an awareness memory needs a structured payload to promote"},

@@ -13,6 +13,7 @@ import (
 // authored config overrides is listed as dropped, not as learned; a
 // promoted record that expired leaves with an expire learning.
 func TestLearningsDroppedAndExpired(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	start := f.clock.Now()
 	// The authored config holds background.projectContext.language.
@@ -51,6 +52,7 @@ func TestLearningsDroppedAndExpired(t *testing.T) {
 // TestGardenLedgersExpiry: garden ledgers a promoted record's expiry once
 // (an expire entry naming the record), so the event stream shows it.
 func TestGardenLedgersExpiry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res, err := f.eng.Save(f.ctx, SaveRequest{Content: "Release 1.4 is in code freeze", Target: tgt(t, "background.currentState.release"),
 		ExpiresAt: schema.FormatTime(f.clock.Now().Add(time.Hour)), Provenance: schema.Provenance{ConversationID: "conv-2"}, Actor: agentKind})

@@ -12,6 +12,7 @@ import (
 // name, case-insensitively; examples are one lesson by payload (normalized
 // scenario and good answer), never by prose.
 func TestPayloadLessons(t *testing.T) {
+	t.Parallel()
 	type step struct {
 		content, payload, conv string
 		status                 string
@@ -54,6 +55,7 @@ func TestPayloadLessons(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			var ids []string
 			for i, s := range tc.steps {

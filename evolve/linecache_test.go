@@ -24,6 +24,7 @@ import (
 // to the protocol cannot mutate the store behind the reconciliation cache
 // unnoticed.
 func TestCachedViewIntercepts(t *testing.T) {
+	t.Parallel()
 	reads := map[string]bool{}
 	for m := range reflect.TypeFor[store.Reader]().Methods() {
 		reads[m.Name] = true
@@ -91,9 +92,11 @@ func mustBatch(t *testing.T, eng *Engine, reqs ...SaveRequest) []SaveResult {
 // near-duplicate, and a key held by another writer's record is a
 // conflict with that record (not with the one it invalidated).
 func TestSaveBatchCacheSeesOtherWriters(t *testing.T) {
+	t.Parallel()
 	const heur, key = "judgment.code-review.heuristics", "background.projectContext.database"
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			c := newClock()
 			mine, other := twoHandles(t, b, c)
@@ -137,9 +140,11 @@ func TestSaveBatchCacheSeesOtherWriters(t *testing.T) {
 // leaves no trace in later reconciliation: the record it wrote and rolled
 // back is never corroborated.
 func TestSaveBatchFailureLeavesNoCache(t *testing.T) {
+	t.Parallel()
 	const heur = "judgment.code-review.heuristics"
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
 			mustBatch(t, w.eng, saveReq(t, "Ask for a design doc before large changes", heur, "conv-1"))
@@ -168,8 +173,10 @@ func TestSaveBatchFailureLeavesNoCache(t *testing.T) {
 // promotions and demotions, records that expire, and a clock that
 // sometimes goes back.
 func TestSaveBatchCacheSameAsUncached(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			agent := testAgent(t)
 			scope := map[string]string{"user": "u1"}
@@ -276,9 +283,11 @@ func TestSaveBatchCacheSameAsUncached(t *testing.T) {
 // cached is reconciled against again once the clock goes back before its
 // expiry (the store's search returns it again).
 func TestSaveBatchCacheClockBack(t *testing.T) {
+	t.Parallel()
 	const heur = "judgment.code-review.heuristics"
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
 			a := saveReq(t, "Ask for a design doc before large changes", heur, "conv-1")
 			a.ExpiresAt = schema.FormatTime(w.clock.Now().Add(time.Minute))
@@ -304,9 +313,11 @@ func TestSaveBatchCacheClockBack(t *testing.T) {
 // answered as if the batches ran one after another: the same lesson saved
 // from distinct conversations yields one record and its corroborations.
 func TestSaveBatchCacheConcurrent(t *testing.T) {
+	t.Parallel()
 	const heur = "judgment.code-review.heuristics"
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
 			errs := make(chan error, 4)
 			for g := range 4 {

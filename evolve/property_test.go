@@ -38,6 +38,7 @@ var (
 //   - support counts never decrease (contradictions never decrement);
 //   - a target never holds two live near-duplicate records.
 func TestAgentsNeverPassAGate(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(rt *rapid.T) {
 		ctx := context.Background()
 		c := newClock()

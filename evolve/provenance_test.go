@@ -13,6 +13,7 @@ import (
 // promotion; a control character in a conversation id is refused (issue
 // 19, item 1).
 func TestRecurrenceCountsNormalizedConversations(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lesson := "Check the error of every deferred Close"
 	var res SaveResult

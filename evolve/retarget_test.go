@@ -16,6 +16,7 @@ import (
 // target already holds corroborates that record; bad requests are answers
 // or errors as Save gives them.
 func TestRetarget(t *testing.T) {
+	t.Parallel()
 	const lesson = "Ask for a benchmark when a change touches the hot path"
 	tests := []struct {
 		name     string
@@ -39,6 +40,7 @@ func TestRetarget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			old := f.write(lesson, "judgment.review-old.heuristics", "conv-1", false)
 			for _, c := range tt.supports {

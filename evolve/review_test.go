@@ -13,6 +13,7 @@ import (
 // human's demote approves a pending demotion proposal asking the same; an
 // agent cannot re-propose a rejected record on the same evidence.
 func TestHumanDecisionClosesItsReview(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res := f.save("Ask before merging on a Friday", "judgment.code-review.escalationTriggers", "c1", agentKind)
 	if res.ProposalID == "" {

@@ -141,6 +141,7 @@ func reviewerScript(t *testing.T, w *batchWorld) []SaveRequest {
 // TestSaveBatchSameAsSaves: SaveBatch answers, stores and ledgers exactly
 // what a loop of Save does on the same inputs, on both backends.
 func TestSaveBatchSameAsSaves(t *testing.T) {
+	t.Parallel()
 	type script struct {
 		name  string
 		agent func(t *testing.T) *schema.AgentConfig
@@ -161,6 +162,7 @@ func TestSaveBatchSameAsSaves(t *testing.T) {
 	for _, b := range backends {
 		for _, sc := range scripts {
 			t.Run(b.name+"/"+sc.name, func(t *testing.T) {
+				t.Parallel()
 				ctx := context.Background()
 				one := newBatchWorld(t, b, sc.agent(t), sc.scope)
 				reqs := sc.reqs(t, one)
@@ -223,8 +225,10 @@ func TestSaveBatchSameAsSaves(t *testing.T) {
 // TestSaveBatchAllOrNothing: an invalid request fails the whole batch and
 // leaves the store as it was, including the saves before it in the batch.
 func TestSaveBatchAllOrNothing(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})
 			if _, err := w.eng.Save(ctx, SaveRequest{Content: "before", Actor: agentKind}); err != nil {
@@ -261,8 +265,10 @@ func (c *countingEvaluator) Evaluate(context.Context, *schema.AgentConfig, *sche
 // once); SaveBatch, which holds the writer lock, never runs it and opens the
 // demotion proposal instead.
 func TestSaveBatchRunsNoEval(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			for _, batched := range []bool{false, true} {
 				w := newBatchWorld(t, b, testAgent(t), map[string]string{"user": "u1"})

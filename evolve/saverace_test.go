@@ -19,6 +19,7 @@ import (
 // transaction, so each round ends as one record with a support per
 // conversation, never two records.
 func TestSaveRaceSharedStore(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Fresh(t)
 	ctx := context.Background()
 	const handles, rounds = 4, 5

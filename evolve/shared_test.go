@@ -31,7 +31,9 @@ func (f *fixture) writeShared(content, target, conv string, promote bool) schema
 // corroboration reaching the bar, each become a pending human proposal;
 // nothing another agent sees changes until a human approves.
 func TestAgentChangesOnlyItsOwn(t *testing.T) {
+	t.Parallel()
 	t.Run("invalidate and demote", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		fact := f.writeShared("The staging cluster is in eu-west-1", "background.projectContext.staging", "c0", true)
 		o, err := f.eng.Invalidate(f.ctx, fact.ID, "moved", agentKind)
@@ -53,6 +55,7 @@ func TestAgentChangesOnlyItsOwn(t *testing.T) {
 		}
 	})
 	t.Run("supersede", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		fact := f.writeShared("The staging cluster is in eu-west-1", "background.projectContext.staging", "c0", true)
 		res, err := f.eng.Save(f.ctx, SaveRequest{Content: "The staging cluster is in us-east-2", Target: tgt(t, "background.projectContext.staging"),
@@ -75,6 +78,7 @@ func TestAgentChangesOnlyItsOwn(t *testing.T) {
 		}
 	})
 	t.Run("promote and corroborate", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		cand := f.writeShared("Ask for a benchmark when a change touches the hot path", "judgment.code-review.heuristics", "c0", false)
 		if o, err := f.eng.Promote(f.ctx, cand.ID, agentKind); err != nil || o.Status == StatusPromoted {
@@ -97,6 +101,7 @@ func TestAgentChangesOnlyItsOwn(t *testing.T) {
 		}
 	})
 	t.Run("own records stay direct", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t)
 		own := f.save("The staging cluster is in eu-west-1", "background.projectContext.staging", "c0", agentKind)
 		if own.State != StatePromoted {
@@ -114,6 +119,7 @@ func TestAgentChangesOnlyItsOwn(t *testing.T) {
 // approval would leave supersededBy empty): the save is a conflict naming
 // it; once decided, the supersede's own proposal sets supersededBy.
 func TestSupersedeAfterInvalidate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	g := f.write("Flag every unchecked error", "judgment.code-review.escalationTriggers", "c0", true)
 	o, err := f.eng.Invalidate(f.ctx, g.ID, "too noisy", agentKind)

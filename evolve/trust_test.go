@@ -14,6 +14,7 @@ import (
 // report only this agent's and shared records: none of the other agent's
 // ids, proposals or content appear, while its own do.
 func TestReadsNeverShowAnotherAgent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	other := New(Config{Store: f.st, Scope: map[string]string{"user": "u1", "agent": "deploy-ops"}, Now: f.clock.Now})
 	otherAgent := store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}

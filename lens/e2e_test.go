@@ -21,6 +21,7 @@ import (
 // CI=true a missing prerequisite (node, /usr/bin/chromium, the npm
 // packages: make deps installs them) fails the test; elsewhere it skips.
 func TestBrowser(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("browser end-to-end test (-short)")
 	}

@@ -141,6 +141,7 @@ func do(t *testing.T, ts *httptest.Server, req *http.Request) (int, string, http
 }
 
 func TestTokenRequired(t *testing.T) {
+	t.Parallel()
 	ts, _, _ := lensServer(t, human, nil)
 	c := cookieFor(t, ts)
 	for _, tc := range []struct {
@@ -187,6 +188,7 @@ func TestTokenRequired(t *testing.T) {
 }
 
 func TestContentIsEscaped(t *testing.T) {
+	t.Parallel()
 	ts, _, _ := lensServer(t, human, nil)
 	c := cookieFor(t, ts)
 	for _, path := range []string{"/", "/agent?name=deploy-ops", "/record/r1", "/timeline?name=deploy-ops"} {
@@ -208,6 +210,7 @@ func TestContentIsEscaped(t *testing.T) {
 // TestTimeline: entries newest first, each linking to the composition at
 // its time; a conflict entry names both records and the slot.
 func TestTimeline(t *testing.T) {
+	t.Parallel()
 	ts, _, _ := lensServer(t, human, nil)
 	c := cookieFor(t, ts)
 	req, _ := http.NewRequest("GET", ts.URL+"/timeline?name=deploy-ops", nil)
@@ -240,6 +243,7 @@ func post(ts *httptest.Server, c *http.Cookie, path string, form url.Values, hea
 }
 
 func TestStateChangesNeedTokenAndSameOrigin(t *testing.T) {
+	t.Parallel()
 	ts, _, fb := lensServer(t, human, nil)
 	c := cookieFor(t, ts)
 	good := url.Values{"token": {"secret-token"}, "id": {"p1"}, "back": {"/"}}
@@ -298,6 +302,7 @@ func TestStateChangesNeedTokenAndSameOrigin(t *testing.T) {
 }
 
 func TestReadOnlyForAgentActor(t *testing.T) {
+	t.Parallel()
 	ts, _, fb := lensServer(t, store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}, nil)
 	c := cookieFor(t, ts)
 	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
@@ -318,6 +323,7 @@ func TestReadOnlyForAgentActor(t *testing.T) {
 }
 
 func TestListenLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		addr string
 		ok   bool
@@ -359,6 +365,7 @@ func (c chanEvents) Follow(ctx context.Context, fn func(events.Event)) error {
 }
 
 func TestServerSentEvents(t *testing.T) {
+	t.Parallel()
 	ch := make(chanEvents)
 	ts, s, _ := lensServer(t, human, ch)
 	c := cookieFor(t, ts)
@@ -426,6 +433,7 @@ func (w *wakeSource) Err() error { return nil }
 // the store held before is no event), a wake-up without a new ledger entry
 // is none either, and each new entry is one typed event.
 func TestStoreEvents(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var clockMu sync.Mutex
@@ -502,6 +510,7 @@ func (f *flakySource) fail() {
 // TestStoreEventsResume: a Follow started again after its source failed
 // delivers what was written in between, and nothing it delivered before.
 func TestStoreEventsResume(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(store.Options{})
 	write := func(content string) {

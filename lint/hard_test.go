@@ -12,6 +12,7 @@ import (
 // downgraded or suppressed; a config that tries is a config error naming
 // its line; the limit stays configurable.
 func TestCeilingIsHard(t *testing.T) {
+	t.Parallel()
 	cfgCases := []struct {
 		name, yaml string
 		line       int // 1-based line of the config error; 0: none
@@ -24,6 +25,7 @@ func TestCeilingIsHard(t *testing.T) {
 	}
 	for _, tc := range cfgCases {
 		t.Run("config "+tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, ps, err := schema.ParseWorkspaceConfig(".agent-ls.yaml", []byte(tc.yaml))
 			if err != nil {
 				t.Fatal(err)

@@ -93,8 +93,10 @@ func fixtures(t *testing.T) []string {
 // findings land on the exact expected line:col, the positive one has the
 // rule's finding and the negative one does not.
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	for _, p := range fixtures(t) {
 		t.Run(strings.TrimPrefix(p, "../testdata/lint/"), func(t *testing.T) {
+			t.Parallel()
 			fx := loadFixture(t, p)
 			got := lint.Run(fx.in)
 			if g, w := strings.Join(brief(got), "\n"), strings.Join(fx.want, "\n"); g != w {
@@ -132,6 +134,7 @@ func messages(fs []lint.Finding) []string {
 
 // TestEveryRuleHasFixtures: each documented rule has both fixtures.
 func TestEveryRuleHasFixtures(t *testing.T) {
+	t.Parallel()
 	for _, r := range lint.Rules() {
 		if r.Doc == "" || strings.Contains(r.Doc, "\n") {
 			t.Errorf("%s: doc %q, want one line", r.ID, r.Doc)
@@ -163,6 +166,7 @@ func only(fs []lint.Finding, rule string) []lint.Finding {
 }
 
 func TestMessagesAndFixes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rule     string
 		contains []string
@@ -186,6 +190,7 @@ func TestMessagesAndFixes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
+			t.Parallel()
 			fs := only(lint.Run(fixtureInput(t, tt.rule, "positive")), tt.rule)
 			if len(fs) != 1 {
 				t.Fatalf("%d findings, want 1: %v", len(fs), messages(fs))
@@ -208,6 +213,7 @@ func TestMessagesAndFixes(t *testing.T) {
 }
 
 func TestRuleOverrides(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		setting string
 		want    []string
@@ -230,6 +236,7 @@ func TestRuleOverrides(t *testing.T) {
 }
 
 func TestSuppression(t *testing.T) {
+	t.Parallel()
 	base := fixtureInput(t, lint.RuleAuthoredWins, "positive")
 	src := string(base.Doc.Source())
 	tests := []struct {
@@ -256,6 +263,7 @@ func TestSuppression(t *testing.T) {
 }
 
 func TestSchemaOnlyAndNil(t *testing.T) {
+	t.Parallel()
 	if got := lint.Run(lint.Input{}); got != nil {
 		t.Errorf("nil doc: %v", got)
 	}
@@ -276,6 +284,7 @@ func TestSchemaOnlyAndNil(t *testing.T) {
 
 // TestDeterministic: the same input gives the same findings, sorted.
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	for _, p := range fixtures(t) {
 		in := loadFixture(t, p).in
 		a, _ := json.Marshal(lint.Run(in))
@@ -289,6 +298,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
+	t.Parallel()
 	fs := lint.Run(fixtureInput(t, lint.RuleMemoryConflict, "positive"))
 	ps := lint.Problems(fs)
 	if len(ps) != len(fs) || ps[0].Rule != fs[0].Rule || ps[0].Range != fs[0].Range || ps[0].Message != fs[0].Message {
@@ -297,6 +307,7 @@ func TestProblems(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	h := lint.HealthOf(fixtureInput(t, lint.RuleBudgetSpill, "positive"))
 	bg := h.Primitives[0]
 	if bg.Primitive != "background" || bg.Records != 1 || bg.Budget != 60 || bg.Chars == 0 {
@@ -326,8 +337,10 @@ func TestHealth(t *testing.T) {
 // TestDone: a run whose Done is closed stops before the rules (its
 // findings are dropped by the caller); an open Done changes nothing.
 func TestDone(t *testing.T) {
+	t.Parallel()
 	for _, rule := range []string{lint.RuleContradiction, lint.RuleNearDuplicate, lint.RuleAuthoredWins} {
 		t.Run(rule, func(t *testing.T) {
+			t.Parallel()
 			in := fixtureInput(t, rule, "positive")
 			want := brief(lint.Run(in))
 			if len(only(lint.Run(in), rule)) == 0 {
@@ -353,6 +366,7 @@ func TestDone(t *testing.T) {
 // n(n-1)/2 findings); a pair keeps its pair message; a message names at most
 // ten records and counts the rest, the related information lists them all.
 func TestNearDuplicateGroups(t *testing.T) {
+	t.Parallel()
 	in := fixtureInput(t, lint.RuleNearDuplicate, "positive")
 	base := in.Facts.Candidates[0]
 	cand := func(id, content, day string) schema.MemoryRecord {
@@ -390,6 +404,7 @@ func TestNearDuplicateGroups(t *testing.T) {
 // TestBudgetSpillListsTenIDs: a spill of many memories names ten of them in
 // the message and the count of the rest; the related information has all.
 func TestBudgetSpillListsTenIDs(t *testing.T) {
+	t.Parallel()
 	in := fixtureInput(t, lint.RuleBudgetSpill, "positive")
 	base := in.Facts.Promoted[0]
 	in.Facts.Promoted = nil
@@ -418,6 +433,7 @@ func TestBudgetSpillListsTenIDs(t *testing.T) {
 // finding each; more are one finding counting them by state, naming ten
 // and listing all in its related information.
 func TestCandidateProgressGroups(t *testing.T) {
+	t.Parallel()
 	in := fixtureInput(t, lint.RuleCandidateProgress, "positive")
 	base := in.Facts.Candidates[0]
 	mk := func(n int, prefix string) []schema.MemoryRecord {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestOrphans(t *testing.T) {
+	t.Parallel()
 	counts := map[string]int{"support-bot": 3, "suport-bot": 2, "": 4, "zzz": 1}
 	names := []string{"support-bot", "triage-bot"}
 	got := lint.Orphans(counts, names, schema.WorkspaceConfig{})

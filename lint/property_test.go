@@ -16,6 +16,7 @@ import (
 // without panicking, deterministically, with every finding inside the file
 // and carrying a known rule and severity.
 func TestRunNeverPanics(t *testing.T) {
+	t.Parallel()
 	base := fixtureInput(t, lint.RuleCandidateProgress, "negative")
 	known := map[string]bool{}
 	for _, r := range lint.Rules() {

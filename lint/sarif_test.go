@@ -33,6 +33,7 @@ func sarifSchema(t *testing.T) *jsonschema.Schema {
 }
 
 func TestSARIFValidates(t *testing.T) {
+	t.Parallel()
 	s := sarifSchema(t)
 	var all []lint.FileFinding
 	for _, p := range fixtures(t) {

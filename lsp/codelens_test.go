@@ -16,6 +16,7 @@ import (
 // the store and checks the lens above each section they compile into: its
 // title, its line and the command it opens.
 func TestCodeLenses(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {

@@ -44,6 +44,7 @@ mission:
 // TestCompletion asks the real server for completions at a cursor and checks
 // the labels offered (and some that must not be), with details.
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	c.initialize(env.root, nil, false)
@@ -162,6 +163,7 @@ func labels(items []protocol.CompletionItem) []string {
 // TestHoverKeyDescription: hovering an authored key shows the schema's
 // description, which says what it means and how it renders.
 func TestHoverKeyDescription(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	c.initialize(env.root, nil, false)
@@ -216,6 +218,7 @@ func BenchmarkCompletion(b *testing.B) {
 // TestJSONSnippetsAreValid: every JSON snippet, its placeholders at their
 // defaults, is a JSON object whose keys the schema allows on the item.
 func TestJSONSnippetsAreValid(t *testing.T) {
+	t.Parallel()
 	placeholder := regexp.MustCompile(`\$\{\d+:([^}]*)\}`)
 	items := map[string]string{
 		"/roleTemplate/judgments": "/roleTemplate/judgments/0", "examples": "/roleTemplate/judgments/0/examples/0",

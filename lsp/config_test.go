@@ -14,6 +14,7 @@ import (
 // the config file) unless initializationOptions override it; bad options
 // are an InvalidParams error of initialize.
 func TestWorkspaceConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		config   string
@@ -27,6 +28,7 @@ func TestWorkspaceConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			if tt.config != "" {
 				env.write(t, ".agent-ls.yaml", tt.config)
@@ -52,6 +54,7 @@ func TestWorkspaceConfig(t *testing.T) {
 		})
 	}
 	t.Run("bad config file", func(t *testing.T) {
+		t.Parallel()
 		env := newTestEnv(t)
 		env.write(t, ".agent-ls.yaml", "store: mem/agents.db\nbudgetz: {}\n")
 		c := startServer(t, Options{NoWatch: true})
@@ -69,6 +72,7 @@ func TestWorkspaceConfig(t *testing.T) {
 		})
 	})
 	t.Run("bad init options", func(t *testing.T) {
+		t.Parallel()
 		env := newTestEnv(t)
 		c := startServer(t, Options{NoWatch: true})
 		err := c.callErr("initialize", map[string]any{"capabilities": map[string]any{},
@@ -83,6 +87,7 @@ func TestWorkspaceConfig(t *testing.T) {
 // TestConfigReload: editing .agent-ls.yaml (seen by the directory watcher)
 // re-resolves the workspace: the status names the new store path.
 func TestConfigReload(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{})
 	c.initialize(env.root, nil, false)

@@ -45,6 +45,7 @@ func openAndAwait(t *testing.T, c *testClient, path string, text string) rawDiag
 // package, exactly the diagnostics its .want file lists (the same lines
 // `agent-ls validate` prints), and [] for every valid agent.
 func TestDiagnosticsFixtures(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	c.initialize(env.root, nil, false)
@@ -104,12 +105,14 @@ func TestDiagnosticsFixtures(t *testing.T) {
 // holds versions of one agent file (sent as didOpen then didChange, in name
 // order) and a want-N section with the diagnostics expected at version N.
 func TestDiagnosticsTxtar(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/diagnostics/*.txtar")
 	if len(files) == 0 {
 		t.Fatal("no txtar fixtures")
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
 			ar, err := txtar.ParseFile(f)
 			if err != nil {
 				t.Fatal(err)
@@ -161,6 +164,7 @@ func TestDiagnosticsTxtar(t *testing.T) {
 // is diagnosed: v1's slow findings must never be published after v2, and
 // its run is cancelled.
 func TestDiagnosticsNeverStale(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	release := make(chan struct{})
 	started := make(chan struct{}) // v1's lint is running
@@ -237,6 +241,7 @@ func TestDiagnosticsNeverStale(t *testing.T) {
 // TestLintSeam merges lint findings with schema problems, drops findings on
 // suppressed lines, and reports lint errors without losing the schema pass.
 func TestLintSeam(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -265,6 +270,7 @@ func TestLintSeam(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			c := startServer(t, Options{NoWatch: true, Lint: tt.lint})
 			c.initialize(env.root, nil, false)
@@ -298,6 +304,7 @@ func TestLintSeam(t *testing.T) {
 // with a schema error that still decodes is linted again as before (no
 // agent), and the early lint of it is never published.
 func TestEarlyLintOnlyForValidatedAgent(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	withBolt(t, env, func(store.Store) {})
 	time.Sleep(racyWindow) // the store file must be stable for the cached path

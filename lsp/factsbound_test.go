@@ -9,8 +9,10 @@ import (
 // linted last, at most maxFactsEntries of them (each holds an agent's
 // records and their analyses), the least recently used dropped first.
 func TestFactsCacheBound(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{1, maxFactsEntries, maxFactsEntries + 1, 10} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
 			c := &factsCache{}
 			for i := 0; i < n; i++ {
 				c.put(&factsEntry{key: factsKey{path: "/ws/.agent-memory/memory.db", agent: fmt.Sprintf("agent-%d", i)}})

@@ -30,6 +30,7 @@ func (c *readCountingStore) Promoted(ctx context.Context, scope map[string]strin
 // the records, or a file written within racyWindow reads them again; a
 // proposal that expired since the read drops out of the cached facts.
 func TestFactsCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
@@ -125,6 +126,7 @@ func TestFactsCache(t *testing.T) {
 // store (the findings come from the cached facts); a write to the store
 // opens it again and the findings follow the store.
 func TestLintSkipsUnchangedStore(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {

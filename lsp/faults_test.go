@@ -65,6 +65,7 @@ func warningsWith(c *testClient, text string) int {
 // place (none while it is gone or corrupt). The deletion and the corrupt
 // file each give exactly one warning; a healthy replacement gives none.
 func TestStoreGoneAndReplaced(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -210,6 +211,7 @@ func countOf(c *testClient, uri protocol.DocumentURI, state StoreState) int {
 // tree before a write) and nothing is written; reads of intact pages may
 // then answer, so they are only required not to write.
 func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
+	t.Parallel()
 	damages := []struct {
 		name      string
 		damage    func(t *testing.T, path string)
@@ -238,6 +240,7 @@ func TestCorruptStoreCommandsWriteNothing(t *testing.T) {
 	text := string(src)
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			path := env.write(t, "deploy.agent.yaml", text)
 			fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
@@ -561,6 +564,7 @@ func stateOf(t *testing.T, env *testEnv, agents ...string) storeState {
 // opening spy-ops's own file as agent:deploy-ops shows none of it either and
 // its requests are refused. There is no delete command.
 func TestAgentActorThroughLSP(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -833,6 +837,7 @@ func callsOf(c *testClient, method string) []json.RawMessage {
 // record of another agent (by its id) gets "not found", the editor is
 // asked for no edit, and the record stays valid.
 func TestAdoptAnotherAgentsRecord(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -875,6 +880,7 @@ func TestAdoptAnotherAgentsRecord(t *testing.T) {
 // is never read, nor the outside one on a watched-file change of it (its
 // unknown key would warn): the only store ever opened is the workspace's.
 func TestWorkspaceConfinement(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	env := &testEnv{root: filepath.Join(parent, "ws")}
 	env.storePath = filepath.Join(env.root, ".agent-memory", "memory.db")
@@ -1059,6 +1065,7 @@ func TestWorkspaceConfinement(t *testing.T) {
 // file nor its directory is created (a failed command leaves no empty store
 // behind for later commands to find).
 func TestMissingStoreCommandsCreateNothing(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // an item replaces (» « mark it in the text), the keys written around the
 // cursor, and the comma a key needs after a value.
 func TestJSONScanContext(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, text string
 		ok         bool
@@ -58,6 +59,7 @@ func TestJSONScanContext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			text, pos := cursorText(t, tt.text)
 			cc, ok := jsonScanContext([]byte(text), pos)
 			if ok != tt.ok {

@@ -84,6 +84,7 @@ type pipeConn struct {
 // promoted, and each candidate is promoted exactly when the ledger has its
 // promote entry.
 func TestSIGKILLServer(t *testing.T) {
+	t.Parallel()
 	kills := 10
 	if v := os.Getenv(lspKillsEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -372,6 +373,7 @@ func TestLockChild(t *testing.T) {
 // adopt asks the editor for no edit, and the file is unchanged; once the
 // other process lets go, the same promote succeeds.
 func TestLockedStoreCommands(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {

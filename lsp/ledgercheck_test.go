@@ -18,6 +18,7 @@ import (
 // entry), keeps its read-only services, and refuses to approve a pending
 // proposal with codeReadOnly saying the ledger does not verify.
 func TestLedgerBrokenReadOnly(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestLedgerBrokenReadOnly(t *testing.T) {
 // limits.content (set after it was saved) cannot be moved, and the answer
 // names the limit.
 func TestLimitsThroughLSP(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // and reports a run stopped by it as the context's error (the server drops
 // it), so a pass over a big store ends when the server exits.
 func TestLintEngineCancelled(t *testing.T) {
+	t.Parallel()
 	const text = `roleTemplate:
   name: support-bot
   persona:
@@ -38,6 +39,7 @@ mission:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tt.cancel {

@@ -86,6 +86,7 @@ import (
 )
 
 func TestMarkers(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("testdata", "markers", "*.txtar"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no marker fixtures (%v)", err)

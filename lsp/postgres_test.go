@@ -149,6 +149,7 @@ func (p *tcpProxy) down() {
 // hidden), keeps answering, and reports it "connected" again by itself
 // once the server is back.
 func TestPostgresUnreachableAndBack(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	st, err := backend.Open(context.Background(), loc, store.Options{})
 	if err != nil {
@@ -208,6 +209,7 @@ func TestPostgresUnreachableAndBack(t *testing.T) {
 // privileges could) is not shown by the editor's inlay hints, as render
 // refuses it: the hints are vouched against the ledger.
 func TestTamperedRecordNotHinted(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	env := newTestEnv(t)
 	env.write(t, ".agent-ls.yaml", "store: "+strconv.Quote(loc)+"\n")
@@ -243,6 +245,7 @@ func TestTamperedRecordNotHinted(t *testing.T) {
 // opened as a URL, not as a path under the root: a record promoted there
 // shows in the open file's hints.
 func TestPostgresStorePathOption(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	env := newTestEnv(t)
 	env.write(t, ".agent-ls.yaml", "store: .agent-memory/memory.db\n")

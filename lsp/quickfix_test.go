@@ -37,6 +37,7 @@ func applyEdits(t *testing.T, text string, edits []protocol.TextEdit) string {
 // each published schema diagnostic, applies the quick fix's workspace edit
 // and checks that the problem is gone and the result says what was meant.
 func TestQuickFixes(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	c.initialize(env.root, nil, false)
@@ -106,6 +107,7 @@ func TestQuickFixes(t *testing.T) {
 // TestUnknownDomainQuickFix: a stored memory targeting a judgment domain the
 // agent no longer has gets a lint diagnostic whose quick fix adds that judgment.
 func TestUnknownDomainQuickFix(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -162,6 +164,7 @@ func TestUnknownDomainQuickFix(t *testing.T) {
 // through the engine as the configured actor (a new record superseding the
 // old, in the ledger) and the unknown-domain diagnostic goes away.
 func TestRetargetQuickFix(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // pending proposal is refused with codeReadOnly instead of acting as
 // human:unknown or human:$USER (issue 19, item 5).
 func TestConfigReadOnly(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,7 @@ func TestConfigReadOnly(t *testing.T) {
 		{"syntax error", "actor: agent:alpha\nscope: [unclosed\n", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			cfgPath := env.write(t, ".agent-ls.yaml", tt.config)
 			path := env.write(t, "deploy.agent.yaml", text)
@@ -98,6 +100,7 @@ func TestConfigReadOnly(t *testing.T) {
 // disabled actions gets them disabled with the reason, another does not
 // get them; the quick fixes that only edit the file stay.
 func TestReadOnlyCodeActions(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +117,7 @@ func TestReadOnlyCodeActions(t *testing.T) {
 		{"read-only, no disabledSupport", "actor: Agent:alpha\n", false, "absent"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			env.write(t, ".agent-ls.yaml", tt.config)
 			path := env.write(t, "deploy.agent.yaml", text)

@@ -145,6 +145,7 @@ func (c *testClient) awaitRefresh(after int) {
 // promoted line whose hover tells its history; the composed prompt and the
 // learnings show it.
 func TestGuardedApprovalFromEditor(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -346,8 +347,10 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 // list through workspace/applyEdit and retires the record; a refused edit
 // leaves the record alone.
 func TestAdoptLearnedLine(t *testing.T) {
+	t.Parallel()
 	for _, applied := range []bool{true, false} {
 		t.Run(map[bool]string{true: "applied", false: "refused"}[applied], func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 			if err != nil {
@@ -394,6 +397,7 @@ func TestAdoptLearnedLine(t *testing.T) {
 // locked with one warning, diagnostics still come (schema-only), and the
 // next change after the lock is released reconnects.
 func TestLockedStoreDegrades(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -452,6 +456,7 @@ func TestLockedStoreDegrades(t *testing.T) {
 // hint on the nearest parent key; when an edit adds the section, the hint
 // moves to it.
 func TestHintsFollowEdits(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	v1 := "roleTemplate:\n  name: deploy-ops\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\nbackground:\n  conventions:\n    tags: vN\n"
 	v2 := v1 + "  teamContext:\n    on_call: ops\n"
@@ -490,6 +495,7 @@ func TestHintsFollowEdits(t *testing.T) {
 // TestCorruptStoreDegrades: a store file that is not a database is
 // reported as corrupt with one warning; diagnostics keep coming.
 func TestCorruptStoreDegrades(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
 		t.Fatal(err)
@@ -543,6 +549,7 @@ func TestCorruptStoreDegrades(t *testing.T) {
 // demote, invalidate and adopt, each titled with its effect; running
 // demote takes the line out of the hints.
 func TestCodeActionsForMemoryLines(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/code-review.agent.yaml")
 	if err != nil {
@@ -605,6 +612,7 @@ func TestCodeActionsForMemoryLines(t *testing.T) {
 // promoted and the older as shadowed; "keep" code actions resolve it as a
 // supersede, after which only the kept one remains.
 func TestResolveConflict(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -688,6 +696,7 @@ func TestResolveConflict(t *testing.T) {
 // 3.17). Resolving data that is not a hint's, or a record no longer
 // composed, answers a precise error.
 func TestInlayHintTooltips(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -781,6 +790,7 @@ func TestInlayHintTooltips(t *testing.T) {
 // inline even for a resolving client; resolving it answers it unchanged);
 // the section's hover counts every line and tells the first maxHoverLines.
 func TestInlayHintsBoundedPerLine(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {
@@ -830,6 +840,7 @@ func TestInlayHintsBoundedPerLine(t *testing.T) {
 // TestComposedTextBounded: a composed section in a hover lists at most its
 // bound of items and says how many more there are.
 func TestComposedTextBounded(t *testing.T) {
+	t.Parallel()
 	var list []any
 	for i := 0; i < 7; i++ {
 		list = append(list, fmt.Sprintf("item %d", i))

@@ -17,6 +17,7 @@ import (
 // encoding byte for byte, for number and string ids and a nil result;
 // errors and other messages keep the library's encoding.
 func TestEncodeMessage(t *testing.T) {
+	t.Parallel()
 	ok := func(id jsonrpc2.ID, result any) *jsonrpc2.Response {
 		r, err := jsonrpc2.NewResponse(id, result, nil)
 		if err != nil {
@@ -60,6 +61,7 @@ func (*nopCloser) Close() error { return nil }
 // through the library's replier; an error, another result type or a
 // cancelled context go to the library's replier or fail as it would.
 func TestEncodedReplies(t *testing.T) {
+	t.Parallel()
 	// As a handler makes it: encoding/json, which escapes HTML characters
 	// as the library does.
 	data, err := json.Marshal([]map[string]any{{"name": "a <b> & \u2028", "kind": 5, "children": []any{}}})

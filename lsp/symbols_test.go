@@ -53,6 +53,7 @@ func golden(t *testing.T, name, got string) {
 // TestDocumentSymbolsGolden asks the real server over the wire for the
 // outline of each fixture agent and compares it with its golden file.
 func TestDocumentSymbolsGolden(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	res := c.initialize(env.root, nil, false)
@@ -83,6 +84,7 @@ func TestDocumentSymbolsGolden(t *testing.T) {
 // TestDocumentSymbolsUnparsable answers an empty outline (not an error) for
 // text that does not parse.
 func TestDocumentSymbolsUnparsable(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true})
 	c.initialize(env.root, nil, false)

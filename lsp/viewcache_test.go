@@ -18,6 +18,7 @@ import (
 // composition (no store operation); a write by another process, an edit
 // and a store whose time was just set compose again.
 func TestViewCache(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
 	if err != nil {

@@ -53,6 +53,7 @@ func countHistory(ctx context.Context, r store.Reader, passed *atomic.Int64, ids
 // its candidates with the cached store data (one copy of each record,
 // without its scope map, equal targets shared), and its history holds its records' entries only.
 func TestViewRetainsItsAgentOnly(t *testing.T) {
+	t.Parallel()
 	const others = 400
 	ctx := context.Background()
 	env := newTestEnv(t)

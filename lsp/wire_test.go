@@ -50,11 +50,13 @@ func rawOpen(r *rawConn, path, text string) {
 // real client sends) cancels the request, which answers RequestCancelled;
 // a string id works too (library defect 2).
 func TestWireCancelNumericID(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, id, cancelID string }{
 		{"number", `7`, `7`},
 		{"string", `"req-7"`, `"req-7"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
 				t.Fatal(err)
@@ -93,6 +95,7 @@ func TestWireCancelNumericID(t *testing.T) {
 // methods MethodNotFound, bad params InvalidParams; the server keeps
 // serving after each.
 func TestWireMalformed(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	r := startRaw(t, Options{NoWatch: true})
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}`)
@@ -155,6 +158,7 @@ func errCode(m map[string]any) float64 {
 // TestWirePanicRecovered: a panic inside a handler is answered with
 // InternalError and logged to the client; later requests still work.
 func TestWirePanicRecovered(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	if err := os.MkdirAll(filepath.Dir(env.storePath), 0o755); err != nil {
 		t.Fatal(err)
@@ -191,6 +195,7 @@ func TestWirePanicRecovered(t *testing.T) {
 // TestWireApplyEditResult: workspace/applyEdit answered {"applied": true}
 // decodes (library defect 1), and {"applied": false} is reported as such.
 func TestWireApplyEditResult(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		answer any
@@ -200,6 +205,7 @@ func TestWireApplyEditResult(t *testing.T) {
 		{"refused", map[string]any{"applied": false, "failureReason": "read-only"}, ApplyEditResult{Applied: false, FailureReason: "read-only"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			srv := make(chan *server, 1)
 			c := startServer(t, Options{NoWatch: true, testHook: func(s *server) { srv <- s }})
@@ -223,6 +229,7 @@ func TestWireApplyEditResult(t *testing.T) {
 // TestWireDiagnosticsNeverNull: clean files publish "diagnostics":[] on
 // the wire, and closing a file clears it with [].
 func TestWireDiagnosticsNeverNull(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	r := startRaw(t, Options{NoWatch: true})
 	rawInit(r, env.root)
@@ -257,6 +264,7 @@ func TestWireDiagnosticsNeverNull(t *testing.T) {
 // capability of the wrong type elsewhere is ignored, not a failed
 // initialize; params that are not capabilities stay strict.
 func TestWireLuaEmptyTables(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, params string
 		ok           bool
@@ -267,6 +275,7 @@ func TestWireLuaEmptyTables(t *testing.T) {
 		{"processId mistyped", `"processId":"x","capabilities":{}`, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := newTestEnv(t)
 			r := startRaw(t, Options{NoWatch: true})
 			r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"` + string(pathToURI(env.root)) + `",` + tt.params + `}}`)
@@ -299,6 +308,7 @@ func TestWireLuaEmptyTables(t *testing.T) {
 // that name (found by FuzzWire) is ignored, and requests after it are
 // served, not refused as "shutting down".
 func TestWireShutdownNotification(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	r := startRaw(t, Options{NoWatch: true})
 	rawInit(r, env.root)

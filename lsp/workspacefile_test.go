@@ -13,6 +13,7 @@ import (
 // renames it, completion of its keys and enum values (never the agent's),
 // hover with the key's description, and no outline.
 func TestWorkspaceConfigFile(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	c := startServer(t, Options{NoWatch: true, Lint: LintEngine()})
 	c.initialize(env.root, nil, false)

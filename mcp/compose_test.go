@@ -16,6 +16,7 @@ import (
 // query the matching memories; composing now records its overlay summary
 // as an instantiate, and a compose at a past time records nothing.
 func TestComposeRecall(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var cand, fact string
 	f.withStore(func(st store.Store) {

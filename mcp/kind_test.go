@@ -12,6 +12,7 @@ import (
 // TestSaveKindDefaultsToFact: memory_save's kind is optional and defaults
 // to fact, as on the command line (issue 22 item 10).
 func TestSaveKindDefaultsToFact(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tools, err := f.client.ListTools(context.Background(), nil)
 	if err != nil {

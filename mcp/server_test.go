@@ -192,6 +192,7 @@ func hasFragment(c ComposeOutput, substr, id string) bool {
 }
 
 func TestToolsAndResourceListed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	tools, err := f.client.ListTools(ctx, nil)
@@ -220,6 +221,7 @@ func TestToolsAndResourceListed(t *testing.T) {
 }
 
 func TestSaveFactRendersWithItsID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var out SaveOutput
 	f.call(ToolSave, map[string]any{"kind": "fact", "content": "Deploys freeze on Fridays after 15:00 CET",
@@ -253,6 +255,7 @@ func TestSaveFactRendersWithItsID(t *testing.T) {
 }
 
 func TestSaveTargetForms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		target any
@@ -267,6 +270,7 @@ func TestSaveTargetForms(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			args := map[string]any{"kind": "fact", "content": "Lesson number " + string(rune('a'+i)) + " about refunds", "target": tt.target}
 			res := f.callRaw(ToolSave, args)
@@ -292,6 +296,7 @@ func TestSaveTargetForms(t *testing.T) {
 }
 
 func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lesson := "Offer an exchange before a refund when the size is wrong"
 	var first, second, again SaveOutput
@@ -359,6 +364,7 @@ func TestEarnedHeuristicFromTwoConversations(t *testing.T) {
 }
 
 func TestSaveRefusalsAndConflicts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	foreign, _ := f.seedOthers()
 	var fact SaveOutput
@@ -419,6 +425,7 @@ func TestSaveRefusalsAndConflicts(t *testing.T) {
 }
 
 func TestInvalidInputIsAToolError(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		tool string
@@ -456,6 +463,7 @@ func TestInvalidInputIsAToolError(t *testing.T) {
 }
 
 func TestSearchAndListSeeOnlyThisAgentsView(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	foreign, shared := f.seedOthers()
 	var own SaveOutput
@@ -498,6 +506,7 @@ func TestSearchAndListSeeOnlyThisAgentsView(t *testing.T) {
 }
 
 func TestInvalidate(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	foreign, shared := f.seedOthers()
 	ctx := context.Background()
@@ -581,6 +590,7 @@ func TestInvalidate(t *testing.T) {
 }
 
 func TestComposeAt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	before := f.composed()
 	at := schema.FormatTime(f.clock.now())
@@ -597,6 +607,7 @@ func TestComposeAt(t *testing.T) {
 }
 
 func TestNewRejectsBadAgentFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.agent.yaml")
 	if err := os.WriteFile(bad, []byte("roleTemplate: [\n"), 0o644); err != nil {
@@ -613,6 +624,7 @@ func TestNewRejectsBadAgentFile(t *testing.T) {
 }
 
 func TestStoreAndAgentFileFailuresAreToolErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "agents", "support.agent.yaml"))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // guarded record only opens a proposal and it keeps rendering; no proposal
 // gets approved and nothing is deleted.
 func TestAgentNeverPassesAGateOrReadsAnotherAgent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	human := store.Actor{Kind: store.ActorHuman, Name: "dana"}
@@ -140,6 +141,7 @@ func TestAgentNeverPassesAGateOrReadsAnotherAgent(t *testing.T) {
 // so the lesson stays a candidate of one conversation. The runtime's _meta
 // is the only per-request source, and it is validated.
 func TestModelCannotNameItsProvenance(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	lesson := map[string]any{"kind": "fact", "content": "Offer an exchange before a refund when the size is wrong", "target": "judgment.refunds.heuristics"}
 	var first SaveOutput

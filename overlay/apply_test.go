@@ -21,6 +21,7 @@ func shadowedW() want                 { return want{status: StatusShadowed, reas
 func budgets(b schema.Budgets) Policy { return Policy{Budgets: b} }
 
 func TestApplyRules(t *testing.T) {
+	t.Parallel()
 	noRecovery := `{"roleTemplate": {"name": "x", "persona": {"identity": "x"}, "judgments": [{"domain": "d"}]}, "mission": {"objective": "o"}}`
 	tests := []struct {
 		name      string
@@ -369,6 +370,7 @@ func TestApplyRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cfgJSON := tt.cfg
 			if cfgJSON == "" {
 				cfgJSON = baseJSON
@@ -409,6 +411,7 @@ func TestApplyRules(t *testing.T) {
 }
 
 func TestApplyNilConfig(t *testing.T) {
+	t.Parallel()
 	c, rep := Apply(nil, []schema.MemoryRecord{rec(t, "A", ts(1, 1), "background.teamContext.k", "v")}, Policy{})
 	if c == nil || rep.Records[0].Status != StatusApplied {
 		t.Fatalf("nil config: %+v", rep)
@@ -416,6 +419,7 @@ func TestApplyNilConfig(t *testing.T) {
 }
 
 func TestPolicyFrom(t *testing.T) {
+	t.Parallel()
 	p := PolicyFrom(schema.WorkspaceConfig{Budgets: schema.Budgets{Background: 1000}, Recall: 10})
 	if p.Budgets.Background != 1000 || p.Budgets.Judgment != schema.DefaultBudgets.Judgment ||
 		p.Ceiling != schema.DefaultCeiling || p.RecallBudget != 10 || p.CandidateSlice != schema.DefaultCandidateSlice {

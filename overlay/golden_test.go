@@ -25,6 +25,7 @@ type fixture struct {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	agents, err := filepath.Glob("../testdata/agents/*.agent.*")
 	if err != nil || len(agents) == 0 {
 		t.Fatalf("no testdata agents (%v)", err)
@@ -32,6 +33,7 @@ func TestGolden(t *testing.T) {
 	for _, file := range agents {
 		stem := strings.Split(filepath.Base(file), ".")[0]
 		t.Run(stem, func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)

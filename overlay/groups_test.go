@@ -43,6 +43,7 @@ func collidingRecords(t *testing.T) []schema.MemoryRecord {
 // hash (which makes no collision here); merging colliding groups would
 // shadow records of other keys and drop distinct lines.
 func TestResolveGroupsHashCollisions(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	recs := collidingRecords(t)
 	p := DefaultPolicy()
@@ -75,6 +76,7 @@ func TestResolveGroupsHashCollisions(t *testing.T) {
 // search holds (spillLinear), every spilled id is listed under its
 // container's pointer, in canonical order, and nowhere else.
 func TestSpillListsManyContainers(t *testing.T) {
+	t.Parallel()
 	var js []string
 	for d := range 12 {
 		js = append(js, fmt.Sprintf(`{"domain":"d%02d"}`, d))
@@ -111,6 +113,7 @@ func TestSpillListsManyContainers(t *testing.T) {
 
 // TestSpillListsNone: nothing spilled, no Spilled map.
 func TestSpillListsNone(t *testing.T) {
+	t.Parallel()
 	_, rep := Apply(base(t), collidingRecords(t), DefaultPolicy())
 	if rep.Attribution.Spilled != nil {
 		t.Errorf("Spilled = %v, want nil", rep.Attribution.Spilled)
@@ -121,6 +124,7 @@ func TestSpillListsNone(t *testing.T) {
 // (authoredLinear), an authored key still wins over a memory, whether it
 // is the section's first or last entry, and a key it lacks is applied.
 func TestAuthoredWinsLargeSection(t *testing.T) {
+	t.Parallel()
 	var entries []string
 	n := 3 * authoredLinear
 	for i := range n {

@@ -88,6 +88,7 @@ func snapshot(t *rapid.T, cfg *schema.AgentConfig, recs []schema.MemoryRecord, p
 }
 
 func TestPropPermutationInvariant(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	rapid.Check(t, func(t *rapid.T) {
 		recs := genRecords(t)
@@ -101,6 +102,7 @@ func TestPropPermutationInvariant(t *testing.T) {
 }
 
 func TestPropNoMutation(t *testing.T) {
+	t.Parallel()
 	tt := t
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := base(tt)
@@ -169,6 +171,7 @@ func scribble(c *schema.AgentConfig) {
 }
 
 func TestPropNoRecordsIsAuthored(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	rapid.Check(t, func(t *rapid.T) {
 		// Only records that can never apply: the composition must not move.
@@ -192,6 +195,7 @@ func TestPropNoRecordsIsAuthored(t *testing.T) {
 }
 
 func TestNoRecordsRendersAuthoredExactly(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	c, rep := Apply(cfg, nil, DefaultPolicy())
 	if !reflect.DeepEqual(c, cfg) || len(rep.Records) != 0 {
@@ -204,6 +208,7 @@ func TestNoRecordsRendersAuthoredExactly(t *testing.T) {
 }
 
 func TestPropAuthoredAlwaysPresent(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	authored := Render(cfg, Attribution{})
 	rapid.Check(t, func(t *rapid.T) {
@@ -228,6 +233,7 @@ func TestPropAuthoredAlwaysPresent(t *testing.T) {
 }
 
 func TestPropReportAccounts(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	rapid.Check(t, func(t *rapid.T) {
 		recs := genRecords(t)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRecall(t *testing.T) {
+	t.Parallel()
 	cand := func(id string, day int, supportDay int) schema.MemoryRecord {
 		r := rec(t, id, ts(day, 9), "judgment.refunds.heuristics", "candidate "+id)
 		if supportDay > 0 {
@@ -54,6 +55,7 @@ func TestRecall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			b := Recall(tt.candidates, tt.spilled, tt.hits, tt.policy)
 			var ids, reasons []string
 			for _, e := range b.Entries {
@@ -67,6 +69,7 @@ func TestRecall(t *testing.T) {
 }
 
 func TestRecallText(t *testing.T) {
+	t.Parallel()
 	b := Recall(nil, []schema.MemoryRecord{rec(t, "A", ts(2, 1), "", "alpha"), rec(t, "B", ts(1, 1), "", "a much longer record")}, nil, Policy{RecallBudget: 6})
 	want := "## Recalled Memory\n- alpha\n… [recall budget reached — 1 more record(s) omitted]\n"
 	if got := b.Text(); got != want {

@@ -17,6 +17,7 @@ const smallJSON = `{
 }`
 
 func TestRenderExact(t *testing.T) {
+	t.Parallel()
 	recs := []schema.MemoryRecord{
 		rec(t, "M1", ts(2, 9), "judgment.code-review.heuristics", "Check error wrapping"),
 		rec(t, "M2", ts(2, 10), "background.currentState.freeze", "Release freeze until Friday"),
@@ -111,6 +112,7 @@ Review pull requests
 }
 
 func TestRenderJSONShape(t *testing.T) {
+	t.Parallel()
 	c, rep := Apply(base(t), []schema.MemoryRecord{rec(t, "A", ts(3, 9), "background.projectContext.k", "v")}, Policy{})
 	b, err := json.Marshal(Render(c, rep.Attribution))
 	if err != nil {
@@ -128,6 +130,7 @@ func TestRenderJSONShape(t *testing.T) {
 }
 
 func TestRenderRecoveryLinesKeepAuthoredBlocks(t *testing.T) {
+	t.Parallel()
 	cfg := base(t)
 	cfg.RoleTemplate.Recovery.Prompt = "Line A\nLine B"
 	c, rep := Apply(cfg, []schema.MemoryRecord{rec(t, "R", ts(3, 9), "recovery", "Learned C")}, Policy{})
@@ -156,6 +159,7 @@ func TestRenderRecoveryLinesKeepAuthoredBlocks(t *testing.T) {
 }
 
 func TestTitleCaseAndFormatValue(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"code-review": "Code Review", "refunds": "Refunds", "deploy_ops now": "Deploy Ops Now", "": "", "élan": "Élan"} {
 		if got := TitleCase(in); got != want {
 			t.Errorf("TitleCase(%q) = %q, want %q", in, got, want)
@@ -180,6 +184,7 @@ func TestTitleCaseAndFormatValue(t *testing.T) {
 }
 
 func TestMarkerTexts(t *testing.T) {
+	t.Parallel()
 	if got := MarkerText(1); got != "… [memory budget reached — 1 learned entry moved to recall]" {
 		t.Errorf("MarkerText(1) = %q", got)
 	}
@@ -192,6 +197,7 @@ func TestMarkerTexts(t *testing.T) {
 }
 
 func TestRenderSpillMarkers(t *testing.T) {
+	t.Parallel()
 	noRecovery := `{"roleTemplate": {"name": "x", "persona": {"identity": "x"}, "judgments": [{"domain": "d"}]},
 	 "mission": {"objective": "o"}, "capabilities": ["ship"]}`
 	big := strings.Repeat("y", 30)
@@ -209,6 +215,7 @@ func TestRenderSpillMarkers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := rec(t, "S", ts(1, 1), tt.target, big)
 			c, rep := Apply(mustConfig(t, noRecovery), []schema.MemoryRecord{r}, budgets(schema.Budgets{Background: 5, Judgment: 5, Recovery: 5, Manual: 5}))
 			if got := rep.IDs(StatusSpilled); !slices.Equal(got, []string{"S"}) {

@@ -82,6 +82,7 @@ func yamlFixtures(t testing.TB) map[string][]byte {
 // or changed into YAML punctuation), each parsed through the cache that
 // parsed the previous one.
 func TestParseCacheSameAsWhole(t *testing.T) {
+	t.Parallel()
 	split := 0
 	for name, src := range yamlFixtures(t) {
 		for _, size := range []int{1, 2, 3, 7, 64} {
@@ -129,6 +130,7 @@ func TestParseCacheSameAsWhole(t *testing.T) {
 // the cache of the previous one, always parse to what the whole parse
 // gives.
 func TestParseCacheRandomEdits(t *testing.T) {
+	t.Parallel()
 	fixtures := yamlFixtures(t)
 	var names []string
 	for name := range fixtures {
@@ -158,6 +160,7 @@ func TestParseCacheRandomEdits(t *testing.T) {
 // invalid, LoadAgentStaged's wait returns what LoadAgent returns, and the
 // early agent, when wait returns one, is that same agent.
 func TestLoadAgentStagedSameAsLoadAgent(t *testing.T) {
+	t.Parallel()
 	var files []string
 	for _, dir := range []string{"../testdata/agents", "../testdata/invalid", "../testdata/lint"} {
 		err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {

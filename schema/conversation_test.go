@@ -3,6 +3,7 @@ package schema
 import "testing"
 
 func TestNormalizeConversationID(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in, want string
 		bad      bool
@@ -38,6 +39,7 @@ func TestNormalizeConversationID(t *testing.T) {
 }
 
 func TestDistinctConversationsNormalized(t *testing.T) {
+	t.Parallel()
 	r := MemoryRecord{Provenance: Provenance{ConversationID: "c1"}, Supports: []Support{{ConversationID: "C1"}, {ConversationID: "c1 "}, {ConversationID: "c2"}}}
 	if n := r.DistinctConversations(); n != 2 {
 		t.Errorf("DistinctConversations = %d, want 2", n)

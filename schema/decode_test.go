@@ -32,6 +32,7 @@ func decodeViaJSON(t *testing.T, d *Document) (*AgentConfig, error) {
 // benchmark file and documents using merge keys, aliases, nulls and
 // generic values.
 func TestDecodeAgentMatchesJSON(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{"bench.agent.yaml": benchAgentFile()}
 	paths, err := filepath.Glob("../testdata/agents/*")
 	if err != nil {
@@ -69,6 +70,7 @@ func TestDecodeAgentMatchesJSON(t *testing.T) {
 	}, "\n") + "\n")
 	for name, data := range files {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			d, err := ParseDocument(name, data)
 			if err != nil {
 				t.Fatal(err)
@@ -91,6 +93,7 @@ func TestDecodeAgentMatchesJSON(t *testing.T) {
 // TestDecodeAgentErrors: wrong types and unknown fields are errors naming
 // the pointer, as the JSON decoding rejected them.
 func TestDecodeAgentErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ src, want string }{
 		{"roleTemplate: {name: 3}\n", "/roleTemplate/name: cannot decode number into string"},
 		{"roleTemplate: {nope: 1}\n", `/roleTemplate: unknown field "nope"`},
@@ -115,6 +118,7 @@ func TestDecodeAgentErrors(t *testing.T) {
 // TestDecodeAgentCopies: the config does not share generic values with the
 // document, so changing one leaves the other alone.
 func TestDecodeAgentCopies(t *testing.T) {
+	t.Parallel()
 	d, err := ParseDocument("c.agent.yaml", []byte("background: {projectContext: {m: {a: 1}}}\nmission: {objective: o, outputSchema: {x: [1]}}\n"))
 	if err != nil {
 		t.Fatal(err)

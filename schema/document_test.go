@@ -59,6 +59,7 @@ merged:
 `
 
 func TestRangesYAML(t *testing.T) {
+	t.Parallel()
 	d := mustParse(t, "x.agent.yaml", rangesYAML)
 	tests := []struct {
 		ptr, key, val string
@@ -118,6 +119,7 @@ func TestRangesYAML(t *testing.T) {
 }
 
 func TestRangesJSON(t *testing.T) {
+	t.Parallel()
 	src := "{\n  \"a\": [1, {\"b\": null}],\n\t\"c~/d\": \"é\\n\",\n  \"e\": {}\n}\n"
 	d := mustParse(t, "x.agent.json", src)
 	tests := []struct{ ptr, key, val, rng string }{
@@ -147,6 +149,7 @@ func TestRangesJSON(t *testing.T) {
 // TestPositionsUTF16: characters count UTF-16 code units, offsets bytes,
 // after a BOM and across CRLF line ends.
 func TestPositionsUTF16(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, file, src, ptr string
 		start                Position
@@ -159,6 +162,7 @@ func TestPositionsUTF16(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := mustParse(t, tt.file, tt.src)
 			v, ok := d.ValueRange(tt.ptr)
 			if !ok {
@@ -172,6 +176,7 @@ func TestPositionsUTF16(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, file, src, want string
 	}{
@@ -206,6 +211,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := ParseDocument(tt.file, []byte(tt.src))
 			var pe *ParseError
 			if !errors.As(err, &pe) {
@@ -220,6 +226,7 @@ func TestParseErrors(t *testing.T) {
 
 // TestLimits: hostile input is refused with a clear error and bounded work.
 func TestLimits(t *testing.T) {
+	t.Parallel()
 	laughs := []string{`a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]`}
 	for c := 'b'; c <= 'i'; c++ {
 		laughs = append(laughs, fmt.Sprintf("%c: &%c [%s]", c, c, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*%c,", c-1), 9), ",")))
@@ -236,6 +243,7 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			done := make(chan error, 1)
 			go func() {
 				_, err := ParseDocument(tt.file, []byte(tt.src))
@@ -259,6 +267,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestEmptyDocuments(t *testing.T) {
+	t.Parallel()
 	for _, src := range []string{"", "# only a comment\n", "---\n"} {
 		d := mustParse(t, "a.yaml", src)
 		if d.Value() != nil || len(d.Children("")) != 0 {
@@ -268,6 +277,7 @@ func TestEmptyDocuments(t *testing.T) {
 }
 
 func TestLocate(t *testing.T) {
+	t.Parallel()
 	src := "roleTemplate:\n  name: x\n  judgments:\n    - domain: refunds\n      heuristics: [a, b]\nalias: &a {q: 1}\nagain: *a\n"
 	d := mustParse(t, "a.yaml", src)
 	tests := []struct {
@@ -300,6 +310,7 @@ func TestLocate(t *testing.T) {
 }
 
 func TestNearest(t *testing.T) {
+	t.Parallel()
 	d := mustParse(t, "a.yaml", "# head\nroleTemplate:\n  name: x\nmission: {}\n")
 	tests := []struct{ ptr, want, text string }{
 		{"/roleTemplate/name", "/roleTemplate/name", "name"},
@@ -317,6 +328,7 @@ func TestNearest(t *testing.T) {
 }
 
 func TestSuppressions(t *testing.T) {
+	t.Parallel()
 	src := `roleTemplate:
   # agent-ls: ignore BG-DUP keep both on purpose
   name: x # agent-ls: ignore NAME-STYLE,OTHER legacy name
@@ -353,6 +365,7 @@ func TestSuppressions(t *testing.T) {
 }
 
 func TestDocumentJSONKeepsOrder(t *testing.T) {
+	t.Parallel()
 	d := mustParse(t, "a.yaml", "z: 1\na: [x, {q: 2, b: null}]\nm: true\n")
 	got, ok := d.JSON("")
 	if !ok || string(got) != `{"z":1,"a":["x",{"q":2,"b":null}],"m":true}` {
@@ -361,6 +374,7 @@ func TestDocumentJSONKeepsOrder(t *testing.T) {
 }
 
 func TestPointers(t *testing.T) {
+	t.Parallel()
 	if got := JoinPointer("/a", "b/c", 0, "~x"); got != "/a/b~1c/0/~0x" {
 		t.Errorf("JoinPointer = %q", got)
 	}
@@ -376,6 +390,7 @@ func TestPointers(t *testing.T) {
 }
 
 func TestIsAgentFile(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"support.agent.yaml": true, "x/y/code.agent.yml": true, "a.agent.json": true, "A.AGENT.YAML": true,
 		".agent.yaml": false, "agent.yaml": false, "support.yaml": false, "a.agent.yaml.bak": false, ".agent-ls.yaml": false,
@@ -470,6 +485,7 @@ func BenchmarkLoadAgent(b *testing.B) {
 // TestConcurrentReads: a parsed Document is read-only, so the language
 // server may query it from several goroutines (run with -race).
 func TestConcurrentReads(t *testing.T) {
+	t.Parallel()
 	d := mustParse(t, "a.agent.yaml", rangesYAML)
 	done := make(chan struct{})
 	for g := 0; g < 4; g++ {

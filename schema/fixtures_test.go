@@ -21,6 +21,7 @@ func formatProblem(p Problem) string {
 // TestInvalidFixtures checks every file of testdata/invalid against its
 // golden NAME.want: the exact problems with their exact ranges.
 func TestInvalidFixtures(t *testing.T) {
+	t.Parallel()
 	var files []string
 	err := filepath.WalkDir("../testdata/invalid", func(p string, de os.DirEntry, err error) error {
 		if err != nil {
@@ -41,6 +42,7 @@ func TestInvalidFixtures(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimPrefix(filepath.ToSlash(f), "../testdata/invalid/"), func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

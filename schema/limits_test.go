@@ -3,6 +3,7 @@ package schema
 import "testing"
 
 func TestCheckRecord(t *testing.T) {
+	t.Parallel()
 	ok := func() MemoryRecord {
 		return MemoryRecord{ID: "r1", Content: "Refunds über 100 € need\ta manager.\n", Scope: map[string]string{"project": "p", "team": "t"}, Tags: []string{"a", "b"},
 			Supports: []Support{{ConversationID: "c1", RunID: "run"}}}
@@ -27,6 +28,7 @@ func TestCheckRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := ok()
 			tt.edit(&r)
 			err := Limits{}.CheckRecord(&r)

@@ -3,6 +3,7 @@ package schema
 import "testing"
 
 func TestNearestName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		key   string
 		names []string

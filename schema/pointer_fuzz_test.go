@@ -221,6 +221,7 @@ func (r *refPositions) pos(off int) Position {
 // byte or one character, in YAML and in JSON — so the fuzz target would
 // catch an off-by-one in the parser.
 func TestPointerRangeCheckCatchesOffByOne(t *testing.T) {
+	t.Parallel()
 	docs := map[string]string{
 		"x.yaml": "a: 1\nbb:\n  - cc: dd\n    ee: [f, g]\nh: 'q'\n",
 		"x.json": `{"a": 1, "bb": [{"cc": "dd", "ee": ["f", "g"]}], "h": "q"}`,
@@ -244,6 +245,7 @@ func TestPointerRangeCheckCatchesOffByOne(t *testing.T) {
 		}
 		for _, s := range shifts {
 			t.Run(name+"/"+s.name, func(t *testing.T) {
+				t.Parallel()
 				// Every member holding a multi-character key and value is
 				// moved in one fresh parse each, and each must be caught.
 				probe := mustParse(t, name, src)
@@ -268,6 +270,7 @@ func TestPointerRangeCheckCatchesOffByOne(t *testing.T) {
 // TestRangeFixes pins the parser defects FuzzPointerRanges found (their
 // inputs are also in testdata/fuzz/FuzzPointerRanges/).
 func TestRangeFixes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, src string
 		at        Position // a position on a key or value
@@ -285,6 +288,7 @@ func TestRangeFixes(t *testing.T) {
 		{"a bare pair in a flow sequence is its own item key", "k: [a: 1]\n", Position{Line: 0, Character: 7}, "/k/0/a", "/k/0", "a: 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := mustParse(t, "x.yaml", tc.src)
 			if got := d.PointerAt(tc.at); got != tc.wantPtr {
 				t.Errorf("PointerAt(%+v) = %q, want %q", tc.at, got, tc.wantPtr)

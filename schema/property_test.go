@@ -47,6 +47,7 @@ func genValue(depth int, runes []rune) *rapid.Generator[any] {
 // parses back to itself, and in JSON every node's value range holds exactly
 // that node's text.
 func TestParsePreservesValues(t *testing.T) {
+	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		v := genValue(3, []rune("ab é🚀\"\\:#-\n\t'{}[],&*!|>")).Draw(t, "value")
 		indent := rapid.SampledFrom([]string{"", " ", "\t"}).Draw(t, "indent")

@@ -11,6 +11,7 @@ import (
 // TestAgentFixturesRoundTrip: every testdata agent parses, validates cleanly,
 // decodes, and re-encodes to JSON equal (as generic values) to its source.
 func TestAgentFixturesRoundTrip(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../testdata/agents/*")
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +23,7 @@ func TestAgentFixturesRoundTrip(t *testing.T) {
 		}
 		n++
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestDescribeAgent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ptr, contains string
 	}{
@@ -37,6 +38,7 @@ func TestDescribeAgent(t *testing.T) {
 }
 
 func TestAgentProperties(t *testing.T) {
+	t.Parallel()
 	var names []string
 	req := map[string]bool{}
 	for _, p := range AgentProperties("/roleTemplate/judgments/0") {
@@ -66,6 +68,7 @@ func TestAgentProperties(t *testing.T) {
 // TestWorkspaceSchemaDoc: the workspace config's schema answers the same
 // questions as the agent's (editor completion and hover in .agent-ls.yaml).
 func TestWorkspaceSchemaDoc(t *testing.T) {
+	t.Parallel()
 	sd := SchemaDocFor(FileWorkspace)
 	var names []string
 	for _, p := range sd.Properties("") {

@@ -22,6 +22,7 @@ const validHead = "roleTemplate:\n  name: x\n  persona: {identity: y}\nmission: 
 // problems: missing property on the parent's key, unknown property on its own
 // key, wrong value on the value.
 func TestValidateAgentMessages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, src, want string
 	}{
@@ -56,6 +57,7 @@ func TestValidateAgentMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			name := "a.agent.yaml"
 			if strings.HasPrefix(tt.src, "{") {
 				name = "a.agent.json"
@@ -69,6 +71,7 @@ func TestValidateAgentMessages(t *testing.T) {
 }
 
 func TestLoadAgent(t *testing.T) {
+	t.Parallel()
 	d, cfg, ps, err := LoadAgent("a.agent.yaml", []byte(validHead+"background:\n  projectContext:\n    zeta: 1\n    alpha: two\n    mid: [x]\n"))
 	if err != nil || len(ps) != 0 || cfg == nil || d == nil {
 		t.Fatalf("LoadAgent: %v %v %v", cfg, ps, err)
@@ -89,6 +92,7 @@ func TestLoadAgent(t *testing.T) {
 }
 
 func TestValidateRecordJSON(t *testing.T) {
+	t.Parallel()
 	base := map[string]any{
 		"id": "01JBX0W3A2M9Q8R7S6T5V4W3X2", "scope": map[string]any{"agent": "deploy-ops"}, "kind": "fact",
 		"content": "Deploys go out Tuesdays after 14:00 ET", "createdAt": "2026-11-03T14:05:00.000Z", "updatedAt": "2026-11-03T14:05:00.000Z",
@@ -149,6 +153,7 @@ func TestValidateRecordJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := ValidateRecordJSON(tt.data)
 			got := ""
 			if err != nil {
@@ -162,6 +167,7 @@ func TestValidateRecordJSON(t *testing.T) {
 }
 
 func TestParseWorkspaceConfig(t *testing.T) {
+	t.Parallel()
 	full := `store: .agent-memory/memory.db
 scope: {project: atlas}
 actor: human:ana
@@ -199,6 +205,7 @@ staleAfter: 7d
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, ps, err := ParseWorkspaceConfig(".agent-ls.yaml", []byte(tt.src))
 			if err != nil {
 				t.Fatal(err)
@@ -216,6 +223,7 @@ staleAfter: 7d
 // TestSchemaFiles: the committed schemas compile, are draft 2020-12, and
 // document every property (the editor's hover shows these descriptions).
 func TestSchemaFiles(t *testing.T) {
+	t.Parallel()
 	for name, src := range map[string][]byte{"agent": AgentSchema, "record": RecordSchema, "workspace": WorkspaceSchema} {
 		var s map[string]any
 		if err := json.Unmarshal(src, &s); err != nil {

@@ -3,6 +3,7 @@ package schema
 import "testing"
 
 func TestCountAndArticle(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int
 		word string

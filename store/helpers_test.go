@@ -10,6 +10,7 @@ import (
 )
 
 func TestTokenize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string
@@ -50,6 +51,7 @@ func ids(recs []schema.MemoryRecord) []string {
 }
 
 func TestRank(t *testing.T) {
+	t.Parallel()
 	const t1, t2, now = "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-02-01T00:00:00.000Z"
 	cands := []Stored{
 		{rec("a", t1, "prefers dark mode in the editor"), 1},
@@ -83,6 +85,7 @@ func TestRank(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := ids(Rank(cands, tt.q, now)); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
@@ -102,6 +105,7 @@ func chain(n int) []LedgerEntry {
 }
 
 func TestVerifyChain(t *testing.T) {
+	t.Parallel()
 	edited := chain(4)
 	edited[2].Reason = "tampered"
 	removed := chain(4)
@@ -127,6 +131,7 @@ func TestVerifyChain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := VerifyChain(tt.entries)
 			if tt.badSeq == 0 {
 				if err != nil {
@@ -146,6 +151,7 @@ func TestVerifyChain(t *testing.T) {
 }
 
 func TestHashStableAcrossJSON(t *testing.T) {
+	t.Parallel()
 	r := rec("a", "2026-01-01T00:00:00.000Z", "x <b> & y")
 	r.Payload = json.RawMessage(`{ "b": 1,  "a": [1, 2] }`)
 	r.Scope = map[string]string{"z": "1", "a": "2"}
@@ -167,6 +173,7 @@ func TestHashStableAcrossJSON(t *testing.T) {
 }
 
 func TestReplayState(t *testing.T) {
+	t.Parallel()
 	const (
 		t1 = "2026-01-01T00:00:00.000Z"
 		t2 = "2026-01-02T00:00:00.000Z"
@@ -212,6 +219,7 @@ func TestReplayState(t *testing.T) {
 }
 
 func TestValidateWrite(t *testing.T) {
+	t.Parallel()
 	ok := WriteRequest{Kind: schema.KindFact, Content: "x", Scope: map[string]string{"a": "b"}}
 	mod := func(f func(*WriteRequest)) WriteRequest { r := ok; f(&r); return r }
 	tests := []struct {
@@ -246,6 +254,7 @@ func TestValidateWrite(t *testing.T) {
 }
 
 func TestApplySupport(t *testing.T) {
+	t.Parallel()
 	r := rec("a", "2026-01-01T00:00:00.000Z", "x")
 	r.Provenance.ConversationID = "c1"
 	steps := []struct {
@@ -266,6 +275,7 @@ func TestApplySupport(t *testing.T) {
 // are exactly json.Marshal of the entry SealEntry seals, for entries of
 // every shape the backends store.
 func TestSealEntryJSON(t *testing.T) {
+	t.Parallel()
 	r := rec("a", "2026-01-01T00:00:00.000Z", `quotes " and \ and "hash":"" inside`)
 	r.Payload = json.RawMessage(`{ "b": 1,  "a": [1, 2] }`)
 	p := Proposal{ID: "p", Kind: ProposePromote, RecordID: "a", State: ProposalPending}

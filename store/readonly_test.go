@@ -14,6 +14,7 @@ import (
 // a read on store.ReadOnly's Tx: each must fail with ErrForbidden and leave
 // the store as it was.
 func TestReadOnlyRefusesEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ms := memstore.New(store.Options{})
 	defer ms.Close()

@@ -29,6 +29,7 @@ var legacyLexical = map[string]string{
 // the kernel folds the same way (upper case too), so indexes built with the
 // old tokenizer still match queries tokenized by the kernel.
 func TestFoldMatchesLegacyTable(t *testing.T) {
+	t.Parallel()
 	for name, table := range map[string]map[string]string{"store": legacyStore, "lexical": legacyLexical} {
 		for base, rs := range table {
 			for _, r := range rs {
@@ -41,6 +42,7 @@ func TestFoldMatchesLegacyTable(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want []string

@@ -26,6 +26,7 @@ func env(user string) func(string) string {
 // falls back to $USER, even when the workspace was loaded without
 // validation.
 func TestResolveActorConfigNamesActor(t *testing.T) {
+	t.Parallel()
 	ws := &workspace.Workspace{Config: schema.WorkspaceConfig{Actor: "agent-alpha"}}
 	if a, _, err := ResolveActor("", ws, env("ana")); err == nil {
 		t.Fatalf("ResolveActor = %s, want an error", a)
@@ -38,6 +39,7 @@ func rec(scope map[string]string) *schema.MemoryRecord {
 
 // TestView: the one visibility rule, base scope included.
 func TestView(t *testing.T) {
+	t.Parallel()
 	alpha := store.Actor{Kind: store.ActorAgent, Name: "alpha"}
 	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
 	base := map[string]string{"user": "u1", "agent": "ignored"}
@@ -62,6 +64,7 @@ func TestView(t *testing.T) {
 
 // TestDecide: the one table of what an actor may change.
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	alpha := store.Actor{Kind: store.ActorAgent, Name: "alpha"}
 	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
 	garden := store.Actor{Kind: store.ActorSystem, Name: "garden"}
@@ -100,6 +103,7 @@ func TestDecide(t *testing.T) {
 // TestViewGetNoLeak: another agent's record and a missing id give the
 // same error text.
 func TestViewGetNoLeak(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "memory.db")
 	ctx := context.Background()
@@ -127,6 +131,7 @@ func TestViewGetNoLeak(t *testing.T) {
 // TestResolveActorBrokenWorkspace: the read-only workspace Load returns
 // with its error never yields an actor, even with a flag.
 func TestResolveActorBrokenWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, schema.WorkspaceConfigName)
 	if err := os.WriteFile(p, []byte("actor: agent:alpha\nbogus: 1\n"), 0o600); err != nil {

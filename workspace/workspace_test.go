@@ -32,6 +32,7 @@ func agentYAML(name string) string {
 }
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{
 		".agent-ls.yaml":               "store: data/mem.db\nscope: {project: atlas}\nactor: human:ana\nceiling: 5000\n",
 		"agents/ops/deploy.agent.yaml": agentYAML("deploy-ops"),
@@ -54,6 +55,7 @@ func TestFind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			w, err := Find(tt.start)
 			if err != nil {
 				t.Fatal(err)
@@ -79,6 +81,7 @@ func TestFind(t *testing.T) {
 }
 
 func TestFindErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, config string
 		want         string // error text after the config path
@@ -91,6 +94,7 @@ func TestFindErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			root := writeTree(t, map[string]string{".agent-ls.yaml": tt.config, "x/y.agent.yaml": agentYAML("y")})
 			_, err := Find(filepath.Join(root, "x/y.agent.yaml"))
 			if err == nil {
@@ -113,6 +117,7 @@ func TestFindErrors(t *testing.T) {
 }
 
 func TestAgentFilesAndFindAgent(t *testing.T) {
+	t.Parallel()
 	root := writeTree(t, map[string]string{
 		".agent-ls.yaml":              "",
 		"a.agent.yaml":                agentYAML("alpha"),

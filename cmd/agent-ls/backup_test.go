@@ -13,6 +13,7 @@ import (
 // other processes save: every copy opens and its ledger verifies; once the
 // writers stop, a copy renders exactly as the store does (issue 22).
 func TestBackupWhileWriting(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	save := func(i, j int) binResult {
 		return w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops",

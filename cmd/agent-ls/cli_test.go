@@ -28,11 +28,13 @@ func commandPaths() [][]string {
 // exit 0, one example and flags in the --flag style of the usage lines
 // (issue 22 items 2 and 3).
 func TestHelpEveryCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	singleDash := regexp.MustCompile(`(?m)^\s+-[a-z]`)
 	for _, path := range commandPaths() {
 		name := strings.Join(path, " ")
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			viaHelp := runBin(t, dir, "", nil, append([]string{"help"}, path...)...)
 			viaFlag := runBin(t, dir, "", nil, append(append([]string{}, path...), "--help")...)
 			if viaHelp.code != 0 || viaFlag.code != 0 {
@@ -62,6 +64,7 @@ func TestHelpEveryCommand(t *testing.T) {
 // TestUnknownFlagOneMessage: every command answers an unknown flag the
 // same way, before or after its arguments.
 func TestUnknownFlagOneMessage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, path := range commandPaths() {
 		name := strings.Join(path, " ")
@@ -79,6 +82,7 @@ func TestUnknownFlagOneMessage(t *testing.T) {
 // TestLintFlagsAfterPaths: lint takes its flags after the paths too
 // (issue 22 item 1: --format sarif after a file printed text and failed).
 func TestLintFlagsAfterPaths(t *testing.T) {
+	t.Parallel()
 	dir := lintWorkspace(t, "schema", "positive", true)
 	r := runBin(t, dir, "", nil, "lint", "support.agent.yaml", "--format", "sarif")
 	var log struct {
@@ -115,6 +119,7 @@ func TestLintFlagsAfterPaths(t *testing.T) {
 // TestErrorsSaidOnce: a missing record or a bad target is named once, in
 // the one not-found wording (issue 22 item 2).
 func TestErrorsSaidOnce(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
@@ -149,6 +154,7 @@ func TestErrorsSaidOnce(t *testing.T) {
 // TestUnknownCommandSuggests: a misspelled command or subcommand gets the
 // nearest name.
 func TestUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		args []string
@@ -167,6 +173,7 @@ func TestUnknownCommandSuggests(t *testing.T) {
 // TestAgentFilePositional: every command about one agent takes the agent
 // file as an argument, the same as --agent (issue 22 item 5).
 func TestAgentFilePositional(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
 		t.Fatalf("save: %d %s", r.code, r.stderr)
@@ -195,6 +202,7 @@ func TestAgentFilePositional(t *testing.T) {
 // and without --store, and a save that creates one says where (issue 22
 // item 7).
 func TestNoStoreSaysSo(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	def := filepath.Join(w.dir, ".agent-memory", "memory.db")
 	other := filepath.Join(w.dir, "nonexist.db")
@@ -298,6 +306,7 @@ func TestOrphanAgents(t *testing.T) {
 // agents, proposals prints the real composition diff and garden credits
 // the pending review to its agent only (issue 22 item 8).
 func TestProposalsWithSharedRecords(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	s := w.cli("memory", "save", "--actor", "agent:deploy-ops", "--target", "judgment.deploy.constraints", "never deploy on Fridays")
 	if s.code != 0 {
@@ -335,6 +344,7 @@ func TestProposalsWithSharedRecords(t *testing.T) {
 // agent file by its name, and suggest the key a misspelt one meant (issue
 // 22 item 9).
 func TestValidateNamesAndKeys(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "agents", "support.agent.yaml"))
 	if err != nil {
@@ -370,6 +380,7 @@ func TestValidateNamesAndKeys(t *testing.T) {
 // the listing with --format text; list's columns line up (issue 22 item
 // 10).
 func TestExportFormatsAndListColumns(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	for _, args := range [][]string{
 		{"memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"},

@@ -16,6 +16,7 @@ import (
 // process prints, as JSON lines, the events of writes other processes make,
 // without content; `memory events` without --follow prints the same history.
 func TestMemoryEventsFollow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "memory.db")
 	follower := exec.Command(agentLSBin, "memory", "--store", db, "events", "--follow", "--format", "json", "--actor", "human:ana")

@@ -124,6 +124,7 @@ type learningsOut struct {
 
 // Reference scenario 2: earned by recurrence (N=2).
 func TestScenarioEarnedByRecurrence(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	eng := w.engine("code-reviewer", nil)
 	lesson := "Flag deferred Close calls whose error is silently dropped"
@@ -167,6 +168,7 @@ func TestScenarioEarnedByRecurrence(t *testing.T) {
 
 // Reference scenario 3: earned by eval — the suite goes from 7/9 to 9/9.
 func TestScenarioEarnedByEval(t *testing.T) {
+	t.Parallel()
 	script, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "eval", "check-prompt.sh"))
 	cases, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "eval", "deploy-cases.txt"))
 	w := newEvoWorkspace(t, "eval:\n  command: [sh, "+script+", "+cases+"]\n  timeout: 30s\n")
@@ -193,6 +195,7 @@ func TestScenarioEarnedByEval(t *testing.T) {
 // Reference scenario 5: a contradicting heuristic is blocked, gardening
 // reports the conflict, and a supersede resolves it.
 func TestScenarioContradiction(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	eng := w.engine("code-reviewer", nil)
 	earned := "Ask for a benchmark when a change touches the request hot path"
@@ -239,6 +242,7 @@ func TestScenarioContradiction(t *testing.T) {
 
 // Reference scenario 7: one bad lesson stays a candidate forever.
 func TestScenarioOneBadLesson(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	eng := w.engine("code-reviewer", nil)
 	bad := "Retry flaky tests until they pass before reviewing"
@@ -271,6 +275,7 @@ func TestScenarioOneBadLesson(t *testing.T) {
 // Guarded tier through the CLI: proposal with diff, agent approve refused,
 // human approve, agent demote opens a proposal, reject closes it.
 func TestGuardedThroughCLI(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	eng := w.engine("deploy-ops", nil)
 	trigger := "Ask before deleting any resource in prod"
@@ -324,6 +329,7 @@ func TestGuardedThroughCLI(t *testing.T) {
 }
 
 func TestEvolveCommandUsage(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	w.save(w.engine("code-reviewer", nil), "Prefer small diffs", "judgment.code-review.heuristics", "conv-1", "")
 	for _, c := range []string{"promote", "demote", "proposals", "approve", "reject", "garden", "learnings"} {
@@ -357,6 +363,7 @@ func TestEvolveCommandUsage(t *testing.T) {
 // newEngine finds the agent file in the workspace by the scope's agent key,
 // so memory save through it gets the domain check.
 func TestNewEngine(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	st, err := bolt.Open(w.db, store.Options{})
 	if err != nil {
@@ -382,6 +389,7 @@ func TestNewEngine(t *testing.T) {
 // Without a store file, queries answer empty and gates answer "no store";
 // none of them creates the file.
 func TestEvolveWithoutStore(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	for _, c := range []struct {
 		args []string
@@ -410,6 +418,7 @@ func TestEvolveWithoutStore(t *testing.T) {
 // The same flows through nothing but the built binary: memory save (through
 // evolve), render, promote, proposals, approve, memory invalidate.
 func TestEvolutionAllThroughCLI(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	render := func(file string) string {
 		t.Helper()
@@ -472,6 +481,7 @@ func TestEvolutionAllThroughCLI(t *testing.T) {
 // stranded on a removed judgment domain to an existing one (the editor's
 // quick fix), with its evidence; refusals exit 1, bad targets 2.
 func TestRetargetThroughCLI(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	eng := w.engine("deploy-ops", nil)
 	lesson := "Page the database owner when replication lag passes a minute"

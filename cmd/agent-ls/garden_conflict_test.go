@@ -12,6 +12,7 @@ import (
 // garden opens the supersede proposal, and `memory events` shows both as
 // typed events.
 func TestGardenResolvesConflictThroughCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	agent := filepath.Join(dir, "deploy.agent.yaml")
 	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "agents", "deploy.agent.yaml"))

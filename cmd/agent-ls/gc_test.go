@@ -10,6 +10,7 @@ import (
 )
 
 func TestBatchGC(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -27,6 +28,7 @@ func TestBatchGC(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := batchGC(tt.args, func(k string) string { return tt.env[k] })
 			if got != tt.want {
 				t.Errorf("batchGC(%q) = %v, want %v", tt.args, got, tt.want)

@@ -89,6 +89,7 @@ func TestHugeLine(t *testing.T) {
 // never ends) is read to the limit plus one byte and refused, not read
 // forever.
 func TestReadCheckedUnsized(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}

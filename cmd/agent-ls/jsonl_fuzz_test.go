@@ -111,6 +111,7 @@ func FuzzReadJSONL(f *testing.F) {
 // error naming its line (not a bare "token too long" read error), and
 // nothing is returned.
 func TestReadJSONLLongLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		body string
@@ -120,6 +121,7 @@ func TestReadJSONLLongLine(t *testing.T) {
 		{"third line", jsonlGood + "\n\n" + `{"content":"` + strings.Repeat("y", maxImportLine) + `"}`, "in.jsonl:3: invalid request: line longer than the 8 MiB limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			recs, lines, err := readJSONL("in.jsonl", strings.NewReader(tc.body))
 			if err == nil || err.Error() != tc.want || !errors.Is(err, store.ErrInvalid) {
 				t.Fatalf("err = %v, want %q (ErrInvalid)", err, tc.want)

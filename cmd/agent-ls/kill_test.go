@@ -34,6 +34,7 @@ import (
 // records are all still there. The test fails if no kill landed before the
 // import committed.
 func TestSIGKILLImport(t *testing.T) {
+	t.Parallel()
 	const (
 		rounds  = 10
 		perFile = 1500
@@ -173,6 +174,7 @@ func TestSIGKILLImport(t *testing.T) {
 const killWaitDelay = 10 * time.Second
 
 func TestSIGKILLMCPServer(t *testing.T) {
+	t.Parallel()
 	const rounds, perRound = 6, 16
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)

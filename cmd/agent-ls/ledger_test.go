@@ -52,6 +52,7 @@ func editLedgerEntry(t *testing.T, db string, seq uint64) {
 // and learnings refuse (exit 2); after an edit of a record's content alone (records
 // bucket), verify lists the difference with the record's id (exit 1).
 func TestLedgerThroughCLI(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	var ids []string
 	for i := range 3 {
@@ -126,6 +127,7 @@ func TestLedgerThroughCLI(t *testing.T) {
 // TestStoreNotARegularFileCLI: a FIFO, a socket or a directory as the
 // store makes a command fail at once (exit 2) saying what it is.
 func TestStoreNotARegularFileCLI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		make func(t *testing.T, path string)
@@ -150,6 +152,7 @@ func TestStoreNotARegularFileCLI(t *testing.T) {
 		}, "is a socket"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := newEvoWorkspace(t, "store: odd.db\n")
 			tc.make(t, filepath.Join(w.dir, "odd.db"))
 			for _, args := range [][]string{{"memory", "list"}, {"memory", "save", "--content", "x", "--scope", "project=atlas,agent=deploy-ops"}, {"render", "deploy.agent.yaml"}} {
@@ -169,6 +172,7 @@ func TestStoreNotARegularFileCLI(t *testing.T) {
 // TestSIGTERMEndsALockWait: a command waiting for a lock another process
 // holds ends with exit 2 on SIGTERM, long before its lock timeout.
 func TestSIGTERMEndsALockWait(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	mustOK(t, w.cli("memory", "save", "--content", "first", "--scope", "project=atlas,agent=deploy-ops"), "save")
 	holder, err := bbolt.Open(w.db, 0o600, nil) // holds the writer lock
@@ -218,6 +222,7 @@ func TestSIGTERMEndsALockWait(t *testing.T) {
 // content with a NUL byte, are refused with a precise error; a JSONL
 // import opening with a byte order mark is accepted.
 func TestLimitsThroughCLI(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "limits:\n  content: 100\n")
 	r := w.cli("memory", "save", "--content", strings.Repeat("a", 101), "--scope", "project=atlas,agent=deploy-ops")
 	if r.code == 0 || !strings.Contains(r.stderr, "more than the limit of 100 (limits.content") {
@@ -245,6 +250,7 @@ func TestLimitsThroughCLI(t *testing.T) {
 // reads is answered with a JSON-RPC error and the server keeps serving; a
 // target object with an unknown key is refused.
 func TestMCPLimits(t *testing.T) {
+	t.Parallel()
 	dir, agentFile := mcpWorkspace(t)
 	cs := mcpSession(t, dir, agentFile)
 	ctx := context.Background()

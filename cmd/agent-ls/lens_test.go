@@ -128,6 +128,7 @@ type shownOut struct {
 }
 
 func TestLensLandingAndDecisions(t *testing.T) {
+	t.Parallel()
 	f := newLensFixture(t, "")
 	ts, c, token := f.lens(t)
 
@@ -227,6 +228,7 @@ func TestLensLandingAndDecisions(t *testing.T) {
 }
 
 func TestLensReadOnlyForAgentActor(t *testing.T) {
+	t.Parallel()
 	f := newLensFixture(t, "actor: agent:deploy-ops\n")
 	// Another agent's record and proposal: not in deploy-ops's view.
 	var other struct {
@@ -267,6 +269,7 @@ func TestLensReadOnlyForAgentActor(t *testing.T) {
 // TestLensCommand runs agent-ls lens as a child: the URL is the first line,
 // a non-loopback --addr is refused (exit 2), SIGTERM ends it with exit 0.
 func TestLensCommand(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	r := w.cli("lens", "--addr", "0.0.0.0:0")
 	wantCode(t, r, exitUsage, "lens --addr 0.0.0.0:0")
@@ -315,6 +318,7 @@ func TestLensCommand(t *testing.T) {
 // TestLensPostgres: the lens over a PostgreSQL store (--store URL) shows a
 // proposal the CLI opened there and approves it through the gates.
 func TestLensPostgres(t *testing.T) {
+	t.Parallel()
 	u := pgtest.Fresh(t)
 	w := newEvoWorkspace(t, "")
 	var saved struct {
@@ -424,6 +428,7 @@ func waitEvent(t *testing.T, lines <-chan string, typ string) {
 // (no store, no store directory) still pushes the first save another
 // process makes to an open page.
 func TestLensLiveBeforeStoreExists(t *testing.T) {
+	t.Parallel()
 	w := newEvoWorkspace(t, "")
 	lines := liveLens(t, w.dir, storeFlags{lockTimeout: 5 * time.Second})
 	wantCode(t, w.cli("memory", "save", "--scope", "project=atlas,agent=deploy-ops", "--actor", "agent:deploy-ops",
@@ -434,6 +439,7 @@ func TestLensLiveBeforeStoreExists(t *testing.T) {
 // TestLensLivePostgres: over a PostgreSQL store the page learns of another
 // process's save through LISTEN/NOTIFY (backend.Source).
 func TestLensLivePostgres(t *testing.T) {
+	t.Parallel()
 	u := pgtest.Fresh(t)
 	w := newEvoWorkspace(t, "")
 	wantCode(t, w.cli("memory", "save", "--store", u, "--scope", "project=atlas,agent=deploy-ops", "--content", "first"), exitOK, "save")

@@ -90,6 +90,7 @@ func lintWorkspace(t *testing.T, rule, kind string, noStore bool) string {
 }
 
 func TestLintExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, rule, kind string
 		noStore          bool
@@ -120,6 +121,7 @@ func TestLintExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := lintWorkspace(t, tt.rule, tt.kind, tt.noStore)
 			args := append([]string{"lint"}, tt.args...)
 			if tt.args == nil {
@@ -150,6 +152,7 @@ func TestLintExitCodes(t *testing.T) {
 // TestLintRepoTestdata lints the repository's own fixtures (with an empty
 // store, so the result does not depend on a developer's memory).
 func TestLintRepoTestdata(t *testing.T) {
+	t.Parallel()
 	none := filepath.Join(t.TempDir(), "none.db")
 	r := runBin(t, repoRoot, "", nil, "lint", "--store", none, "testdata/agents")
 	if r.code != exitOK || r.stdout != "" || r.stderr != "agent-ls lint: no memory store at "+none+": the authored agent only\n" {
@@ -165,6 +168,7 @@ func TestLintRepoTestdata(t *testing.T) {
 }
 
 func TestLintSARIFAndJSON(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata/lint/sarif-schema-2.1.0.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +219,9 @@ func TestLintSARIFAndJSON(t *testing.T) {
 }
 
 func TestLintDegradedStore(t *testing.T) {
+	t.Parallel()
 	t.Run("locked", func(t *testing.T) {
+		t.Parallel()
 		dir := lintWorkspace(t, "memory-conflict", "positive", false)
 		db, err := bbolt.Open(filepath.Join(dir, schema.DefaultStorePath), 0o600, nil)
 		if err != nil {
@@ -237,6 +243,7 @@ func TestLintDegradedStore(t *testing.T) {
 		}
 	})
 	t.Run("corrupt", func(t *testing.T) {
+		t.Parallel()
 		dir := lintWorkspace(t, "memory-conflict", "positive", false)
 		if err := os.WriteFile(filepath.Join(dir, schema.DefaultStorePath), bytes.Repeat([]byte("garbage!"), 1024), 0o600); err != nil {
 			t.Fatal(err)
@@ -249,6 +256,7 @@ func TestLintDegradedStore(t *testing.T) {
 }
 
 func TestLintListRulesAndReport(t *testing.T) {
+	t.Parallel()
 	dir := lintWorkspace(t, "budget-spill", "positive", false)
 	r := runBin(t, dir, "", nil, "lint", "--list-rules", "--format", "json")
 	var rules []struct{ ID, Doc, DefaultSeverity string }
@@ -290,6 +298,7 @@ func TestLintListRulesAndReport(t *testing.T) {
 // TestLintReportNamesConflicts (issue 21 item 7): --report names the
 // records of each conflict, in text and JSON, not only their count.
 func TestLintReportNamesConflicts(t *testing.T) {
+	t.Parallel()
 	dir := lintWorkspace(t, "memory-conflict", "positive", false)
 	r := runBin(t, dir, "", nil, "lint", "--report", "support.agent.yaml")
 	if !strings.Contains(r.stdout, "1 conflict;") || !strings.Contains(r.stdout, "m2 renders (newest), m1 is shadowed") {

@@ -82,6 +82,7 @@ func mcpSave(t *testing.T, cs *mcp.ClientSession, args map[string]any) mcpserver
 }
 
 func TestMCPUsage(t *testing.T) {
+	t.Parallel()
 	dir, _ := mcpWorkspace(t)
 	tests := []struct {
 		args []string
@@ -107,6 +108,7 @@ func TestMCPUsage(t *testing.T) {
 // built `agent-ls mcp` over stdio; the built `agent-ls render` and an
 // `agent-ls serve` session then show what the agent learned, with its ids.
 func TestMCPEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir, agentFile := mcpWorkspace(t)
 	fact := "Deploys to the shop freeze on Fridays after 15:00 CET"
 	lesson := "Offer an exchange before a refund when the size is wrong"

@@ -14,6 +14,7 @@ import (
 // memory limit (64 MiB) when GOMEMLIMIT is unset, and under GOMEMLIMIT's
 // value when it is set (the runtime's own reading, logged at debug level).
 func TestServeMemoryLimit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, env, want string
 	}{
@@ -21,6 +22,7 @@ func TestServeMemoryLimit(t *testing.T) {
 		{"GOMEMLIMIT", "200MiB", "bytes=209715200 source=GOMEMLIMIT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, agentLSBin, "serve", "--no-watch", "--log-level", "debug")

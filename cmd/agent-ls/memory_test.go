@@ -67,6 +67,7 @@ func recIDs(recs []schema.MemoryRecord) string {
 }
 
 func TestMemoryLifecycle(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	deploy := saveJSON(t, dir, db, "--scope", "project=web,agent=bot", "--target", "background.projectContext.deploy_window",
@@ -180,6 +181,7 @@ func TestMemoryLifecycle(t *testing.T) {
 }
 
 func TestMemoryErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	rec := saveJSON(t, dir, db, "--content", "a fact")
@@ -224,6 +226,7 @@ func TestMemoryErrors(t *testing.T) {
 }
 
 func TestMemoryHelp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := runBin(t, dir, "", nil, "memory", "--help")
 	if r.code != 0 || !strings.Contains(r.stdout, "Usage: agent-ls memory") {
@@ -241,6 +244,7 @@ func TestMemoryHelp(t *testing.T) {
 }
 
 func TestMemoryImportExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
 	a := saveJSON(t, dir, src, "--scope", "project=web", "--content", "first", "--conversation", "c1")
@@ -274,6 +278,7 @@ func TestMemoryImportExport(t *testing.T) {
 }
 
 func TestMemoryImportBadLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := `{"id":"01JB0000000000000000000001","scope":{},"kind":"fact","content":"fine","provenance":{},"createdAt":"2026-10-01T10:00:00.000Z","updatedAt":"2026-10-01T10:00:00.000Z"}`
 	good2 := strings.Replace(good, "01", "02", 1)
@@ -289,6 +294,7 @@ func TestMemoryImportBadLines(t *testing.T) {
 		{"two values", good + " {}", ":1: invalid request: more than one JSON value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			file := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
 			if err := os.WriteFile(file, []byte(tc.body), 0o600); err != nil {
 				t.Fatal(err)
@@ -308,6 +314,7 @@ func TestMemoryImportBadLines(t *testing.T) {
 // TestMemoryTamperedLedger edits a ledger entry with raw bbolt: --verify
 // exits 1 naming it.
 func TestMemoryTamperedLedger(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	for i := range 3 {
@@ -340,6 +347,7 @@ func TestMemoryTamperedLedger(t *testing.T) {
 }
 
 func TestMemoryLockedAndCorrupt(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	saveJSON(t, dir, db, "--content", "before")
@@ -371,6 +379,7 @@ func TestMemoryLockedAndCorrupt(t *testing.T) {
 // TestMemoryWorkspaceStore: without --store the store comes from the nearest
 // .agent-ls.yaml (its store: and actor:), or the default path under cwd.
 func TestMemoryWorkspaceStore(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	sub := filepath.Join(root, "agents", "support")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -414,6 +423,7 @@ func TestMemoryWorkspaceStore(t *testing.T) {
 // engine: tiers apply at save, a second value for a background key is a
 // conflict, and an agent cannot retire a guarded learning.
 func TestMemorySaveReconciles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "mem.db")
 	r := mustOK(t, mem(t, dir, db, "--format", "json", "save", "--scope", "project=web", "--target", "background.projectContext.deploy_window", "Deploys go out Tuesdays"), "save")

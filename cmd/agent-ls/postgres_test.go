@@ -54,6 +54,7 @@ func cliOK(t *testing.T, dir string, args ...string) string {
 // ledger's verify); an unreachable server is exit 2 within the connect
 // timeout, and the password appears nowhere in the output.
 func TestPostgresWorkspaceCLI(t *testing.T) {
+	t.Parallel()
 	dir, _ := pgWorkspace(t)
 	if out := cliOK(t, dir, "memory", "init"); !strings.Contains(out, "ready (schema version") {
 		t.Errorf("memory init: %q", out)
@@ -92,6 +93,7 @@ func TestPostgresWorkspaceCLI(t *testing.T) {
 // conversation: the store ends with exactly seven records, the lesson once
 // with five supports, and a ledger that verifies.
 func TestPostgresConcurrentSaves(t *testing.T) {
+	t.Parallel()
 	dir, _ := pgWorkspace(t)
 	cliOK(t, dir, "memory", "init")
 	const procs = 6
@@ -161,6 +163,7 @@ func TestPostgresConcurrentSaves(t *testing.T) {
 // and back; each destination verifies and renders the agent byte for byte
 // as the source; a non-empty destination is refused with exit 1.
 func TestMigrateBothWays(t *testing.T) {
+	t.Parallel()
 	w := newCompWorkspace(t)
 	w.seed(func(ctx context.Context, s store.Store) {
 		w.save(ctx, s, "background.projectContext.deploy_window", "Deploys go out Tuesdays after 14:00 ET", "c1", "", true)
@@ -189,6 +192,7 @@ func TestMigrateBothWays(t *testing.T) {
 // conversations (two server processes) is corroborated and promoted, the
 // composed prompt shows both and the ledger verifies.
 func TestMCPPostgres(t *testing.T) {
+	t.Parallel()
 	dir, agentFile := mcpWorkspace(t)
 	url := pgtest.Fresh(t)
 	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: "+strconv.Quote(url)+"\nscope:\n  project: atlas\n"), 0o644); err != nil {
@@ -219,6 +223,7 @@ func TestMCPPostgres(t *testing.T) {
 // TestMemoryEventsFollowPostgres: `memory events --follow` on a postgres://
 // store prints another process's write within a second of its commit.
 func TestMemoryEventsFollowPostgres(t *testing.T) {
+	t.Parallel()
 	dir, url := pgWorkspace(t)
 	cliOK(t, dir, "memory", "init")
 	if r := runBin(t, dir, "", memEnv, "memory", "events", "--follow", "--poll", "5ms"); r.code != exitUsage || !strings.Contains(r.stderr, "at least 100ms") {
@@ -275,6 +280,7 @@ func TestMemoryEventsFollowPostgres(t *testing.T) {
 // once: one record with four supports, every save answered with its id, a
 // ledger that verifies.
 func TestMCPPostgresConcurrentLesson(t *testing.T) {
+	t.Parallel()
 	dir, agentFile := mcpWorkspace(t)
 	url := pgtest.Fresh(t)
 	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: "+strconv.Quote(url)+"\nscope:\n  project: atlas\n"), 0o644); err != nil {

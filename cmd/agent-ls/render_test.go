@@ -97,6 +97,7 @@ func (w *compWorkspace) ok(args ...string) string {
 }
 
 func TestCompositionCommands(t *testing.T) {
+	t.Parallel()
 	w := newCompWorkspace(t)
 	// No store yet: the authored prompt, and nothing is created.
 	authored, err := os.ReadFile("../../testdata/overlay/golden/deploy.authored.txt")
@@ -265,6 +266,7 @@ func TestCompositionCommands(t *testing.T) {
 }
 
 func TestCompositionCommandErrors(t *testing.T) {
+	t.Parallel()
 	w := newCompWorkspace(t)
 	for _, tt := range []struct {
 		args   []string
@@ -324,6 +326,7 @@ func changed(diff string, sign byte) int {
 // TestDemo runs `make demo`'s script against the built binary: the scripted
 // history must compose into the annotated prompt and the report.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
 	}

@@ -15,6 +15,7 @@ import (
 // lines name their own conversations (an agent's may not:
 // TestSaveBatchProvenance).
 func TestMemorySaveBatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "memory.db")
 	lines := strings.Join([]string{

@@ -79,11 +79,13 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 // stdout well-formed frames, and, with the framing intact, answer the
 // final shutdown.
 func TestServeGarbage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	uri := (&url.URL{Scheme: "file", Path: dir}).String()
 	msgs := garbageMessages(uri)
 	for seed := uint64(1); seed <= 40; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			rng := rand.New(rand.NewPCG(seed, 11))
 			var in bytes.Buffer
 			in.Write(lspFrame([]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"processId":null,"rootUri":"` + uri + `","capabilities":{}}}`)))

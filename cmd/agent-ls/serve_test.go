@@ -23,6 +23,7 @@ import (
 // once, so this is now mostly a hang guard of the exit path, and
 // lsp.TestLintEngineCancelled pins the cancellation itself).
 func TestServeExitsWhileLinting(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a store of 11,000 records")
 	}
@@ -96,6 +97,7 @@ func TestServeExitsWhileLinting(t *testing.T) {
 // and an unwritable path is reported on stderr without changing the exit
 // status.
 func TestServeMemProfile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, path string

@@ -12,6 +12,7 @@ import (
 // ones (persona included, and manual workflows) are refused saying
 // "locked" and the table's reason, never "unknown primitive".
 func TestTierTableAgrees(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestTierTableAgrees(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {
+			t.Parallel()
 			if !strings.Contains(rows[tc.tier], tc.mention) {
 				t.Errorf("README tier table row %q does not name %s", rows[tc.tier], tc.mention)
 			}

@@ -96,8 +96,10 @@ func bState(t *testing.T, db string) string {
 // output, B's id answers "not found" like a missing one, and B's stored
 // state is byte-identical afterwards.
 func TestAgentActorThroughCLI(t *testing.T) {
+	t.Parallel()
 	for _, source := range []string{"flag", "config"} {
 		t.Run(source, func(t *testing.T) {
+			t.Parallel()
 			extra := ""
 			if source == "config" {
 				extra = "actor: agent:deploy-ops\n"
@@ -261,6 +263,7 @@ func checkAgentLedger(t *testing.T, w *evoWorkspace, s trustSeed) {
 // removed (in the middle or the newest), or two are swapped (reordered),
 // in text and JSON.
 func TestLedgerVerifyThroughCLI(t *testing.T) {
+	t.Parallel()
 	seq := func(n uint64) []byte { return []byte{0, 0, 0, 0, 0, 0, 0, byte(n)} }
 	tests := []struct {
 		name   string
@@ -283,6 +286,7 @@ func TestLedgerVerifyThroughCLI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			db := filepath.Join(dir, "mem.db")
 			for i := range 4 {
@@ -360,6 +364,7 @@ func corruptStore(t *testing.T, dir string, n int) (string, map[string]schema.Me
 // check's error naming the damaged page, and reads may answer from the
 // intact pages.
 func TestCorruptStoreThroughCLI(t *testing.T) {
+	t.Parallel()
 	ps := os.Getpagesize()
 	damages := []struct {
 		name   string
@@ -431,6 +436,7 @@ func TestCorruptStoreThroughCLI(t *testing.T) {
 	}
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			w := newEvoWorkspace(t, "store: mem.db\n")
 			db, want := corruptStore(t, w.dir, 300)
 			orig, err := os.ReadFile(db)

@@ -87,10 +87,13 @@ type matrixRun struct {
 }
 
 func TestTrustMatrix(t *testing.T) {
+	t.Parallel()
 	for _, a := range append(trustAttacks(), seamAttacks()...) {
 		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
 			for _, surf := range surfaces {
 				t.Run(surf, func(t *testing.T) {
+					t.Parallel()
 					w := newEvoWorkspace(t, a.config)
 					var s matrixSeed
 					if a.seed != nil {

@@ -34,6 +34,7 @@ func expectedOutput(t *testing.T, file string) string {
 }
 
 func TestValidateClean(t *testing.T) {
+	t.Parallel()
 	agents, err := filepath.Glob(filepath.Join(repoRoot, "testdata/agents/*.agent.yaml"))
 	if err != nil || len(agents) < 3 {
 		t.Fatalf("agent fixtures: %v %v", agents, err)
@@ -64,6 +65,7 @@ func TestValidateClean(t *testing.T) {
 }
 
 func TestValidateInvalidFixtures(t *testing.T) {
+	t.Parallel()
 	var files []string
 	err := filepath.WalkDir(filepath.Join(repoRoot, "testdata/invalid"), func(p string, de os.DirEntry, err error) error {
 		if err != nil {
@@ -79,6 +81,7 @@ func TestValidateInvalidFixtures(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
+			t.Parallel()
 			r := runBin(t, repoRoot, "", nil, "validate", f)
 			if r.code != exitFindings {
 				t.Errorf("exit %d, want %d (stderr %q)", r.code, exitFindings, r.stderr)
@@ -95,6 +98,7 @@ func TestValidateInvalidFixtures(t *testing.T) {
 }
 
 func TestValidateJSON(t *testing.T) {
+	t.Parallel()
 	r := runBin(t, repoRoot, "", nil, "validate", "--format", "json", "testdata/invalid/missing-required.agent.yaml")
 	if r.code != exitFindings {
 		t.Fatalf("exit %d, want 1: %s", r.code, r.stderr)
@@ -119,6 +123,7 @@ func TestValidateJSON(t *testing.T) {
 }
 
 func TestValidateUsageAndIOErrors(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	tests := []struct {
 		name   string
@@ -140,6 +145,7 @@ func TestValidateUsageAndIOErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runBin(t, repoRoot, "", nil, tt.args...)
 			if r.code != tt.code {
 				t.Errorf("exit %d, want %d", r.code, tt.code)

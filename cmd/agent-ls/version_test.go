@@ -10,6 +10,7 @@ import (
 )
 
 func TestBuildVersionOf(t *testing.T) {
+	t.Parallel()
 	settings := func(kv ...string) []debug.BuildSetting {
 		var out []debug.BuildSetting
 		for i := 0; i < len(kv); i += 2 {
@@ -37,6 +38,7 @@ func TestBuildVersionOf(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := buildVersionOf(tc.bi).String(); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -48,6 +50,7 @@ func TestBuildVersionOf(t *testing.T) {
 // directory at the module root, as a CI clone has) it names the checkout's
 // revision, +dirty when the tree has changes.
 func TestVersionRevision(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

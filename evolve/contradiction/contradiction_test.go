@@ -18,6 +18,7 @@ func target(t *testing.T, s string) *schema.MemoryTarget {
 }
 
 func TestOpposes(t *testing.T) {
+	t.Parallel()
 	lesson := target(t, "judgment.refunds.heuristics")
 	tests := []struct {
 		name   string
@@ -37,6 +38,7 @@ func TestOpposes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := Opposes(tt.lesson, tt.id, &tt.p); got != tt.want {
 				t.Errorf("Opposes = %v, want %v", got, tt.want)
 			}
@@ -45,6 +47,7 @@ func TestOpposes(t *testing.T) {
 }
 
 func TestAuthored(t *testing.T) {
+	t.Parallel()
 	cfg := &schema.AgentConfig{}
 	cfg.RoleTemplate.Judgments = []schema.Judgment{
 		{Domain: "billing", Heuristics: []string{"x"}},

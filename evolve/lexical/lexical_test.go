@@ -11,6 +11,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want []string
@@ -33,6 +34,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestSimilarityBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want float64
@@ -55,6 +57,7 @@ func TestSimilarityBounds(t *testing.T) {
 
 // Paraphrase pairs that must and must not count as the same lesson.
 func TestNearDuplicate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want bool
@@ -95,6 +98,7 @@ func TestNearDuplicate(t *testing.T) {
 }
 
 func TestContradicts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b   string
 		want   bool
@@ -171,6 +175,7 @@ func keySet(m map[string]int8) map[string]bool {
 // TestInterner: an Interner's Texts compare exactly as Analyze's, and a
 // word two texts share is stored once.
 func TestInterner(t *testing.T) {
+	t.Parallel()
 	texts := []string{
 		"Never deploy on Fridays without a rollback plan",
 		"Always deploy on Fridays with a rollback plan",
@@ -216,6 +221,7 @@ func TestInterner(t *testing.T) {
 // way store search does (one text kernel): a word spelled with accents the
 // search tokenizer folds is the same word here.
 func TestFoldsAsSearch(t *testing.T) {
+	t.Parallel()
 	for _, pair := range [][2]string{
 		{"Tȟe ǘpdate ḱeeps ṕods", "the update keeps pods"},
 		{"Deploy ǰobs ẑero-downtime ǎt ṁidnight", "deploy jobs zero-downtime at midnight"},

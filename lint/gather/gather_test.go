@@ -12,6 +12,7 @@ import (
 )
 
 func TestFacts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	st := memstore.New(store.Options{Now: func() time.Time { return now }})

@@ -79,6 +79,7 @@ func fileSum(t *testing.T, path string) [32]byte {
 }
 
 func TestOpenCreatesFileAndParents(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "ws", ".agent-memory", "memory.db")
 	s := openTest(t, path, store.Options{})
 	if s.Path() != path {
@@ -106,6 +107,7 @@ func TestOpenCreatesFileAndParents(t *testing.T) {
 }
 
 func TestReadOnlyMissingFileReadsEmpty(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "none", "memory.db")
 	s := openTest(t, path, store.Options{ReadOnly: true})
 	ctx := context.Background()
@@ -125,6 +127,7 @@ func TestReadOnlyMissingFileReadsEmpty(t *testing.T) {
 }
 
 func TestClosedStore(t *testing.T) {
+	t.Parallel()
 	s := openTest(t, filepath.Join(t.TempDir(), "m.db"), store.Options{})
 	s.Close()
 	if _, err := s.Search(context.Background(), store.Query{}); !errors.Is(err, store.ErrClosed) {
@@ -138,6 +141,7 @@ func TestClosedStore(t *testing.T) {
 // TestTamperedLedger edits the stored JSON of one ledger entry with raw bbolt
 // and expects Verify to name that entry.
 func TestTamperedLedger(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		edit func(e map[string]any)
@@ -147,6 +151,7 @@ func TestTamperedLedger(t *testing.T) {
 		{"at", func(e map[string]any) { e["at"] = "2020-01-01T00:00:00.000Z" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "m.db")
 			s := openTest(t, path, store.Options{Now: newClock().Now})
 			ctx := context.Background()
@@ -192,6 +197,7 @@ func TestTamperedLedger(t *testing.T) {
 }
 
 func TestDeletedLedgerEntry(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openTest(t, path, store.Options{})
 	for i := range 3 {
@@ -216,6 +222,7 @@ func TestDeletedLedgerEntry(t *testing.T) {
 // newest entry with a resealed one. A file without a head (written before it
 // existed) verifies and gets one at its next append.
 func TestLedgerHeadCatchesTruncation(t *testing.T) {
+	t.Parallel()
 	tamper := func(t *testing.T, path string, fn func(tx *bbolt.Tx) error) {
 		t.Helper()
 		db, err := bbolt.Open(path, 0o600, nil)
@@ -270,6 +277,7 @@ func TestLedgerHeadCatchesTruncation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			path, s := setup(t)
 			tamper(t, path, tt.fn)
 			var le *store.LedgerError
@@ -280,6 +288,7 @@ func TestLedgerHeadCatchesTruncation(t *testing.T) {
 		})
 	}
 	t.Run("no head yet", func(t *testing.T) {
+		t.Parallel()
 		path, s := setup(t)
 		tamper(t, path, func(tx *bbolt.Tx) error { return tx.Bucket(bucketMeta).Delete(keyLedgerHead) })
 		if err := s.Verify(context.Background()); err != nil {
@@ -326,6 +335,7 @@ func writeV0(t *testing.T, path string, recs []schema.MemoryRecord, garbage map[
 }
 
 func TestMigrateFromVersion0(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "old.db")
 	target := schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: "projectContext", Key: "deploy_window"}
 	old := []schema.MemoryRecord{
@@ -396,6 +406,7 @@ func TestMigrateFromVersion0(t *testing.T) {
 }
 
 func TestNewerVersionRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new.db")
 	openTest(t, path, store.Options{})
 	db, err := bbolt.Open(path, 0o600, nil)
@@ -438,6 +449,7 @@ func ids(recs []schema.MemoryRecord) []string {
 }
 
 func TestCorruptFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -481,6 +493,7 @@ func TestCorruptFiles(t *testing.T) {
 	} {
 		for _, ro := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/readonly=%v", tc.name, ro), func(t *testing.T) {
+				t.Parallel()
 				path, recs := goodDB(t, 60)
 				tc.corrupt(t, path)
 				before := fileSum(t, path)
@@ -522,6 +535,7 @@ func TestCorruptFiles(t *testing.T) {
 // TestUndecodableRecordSkipped damages one record's JSON in place: listings
 // skip and count it, Export salvages the others.
 func TestUndecodableRecordSkipped(t *testing.T) {
+	t.Parallel()
 	path, recs := goodDB(t, 5)
 	bad := recs[2].ID
 	db, err := bbolt.Open(path, 0o600, nil)
@@ -558,6 +572,7 @@ func TestUndecodableRecordSkipped(t *testing.T) {
 }
 
 func TestSummaryRetention(t *testing.T) {
+	t.Parallel()
 	s := openTest(t, filepath.Join(t.TempDir(), "m.db"), store.Options{SummaryRetention: 3})
 	ctx := context.Background()
 	for i := range 5 {
@@ -592,6 +607,7 @@ func TestSummaryRetention(t *testing.T) {
 // demote, delete and approval, and that a filter pair picks the right
 // prefix (no "a=b" vs "a=bc" bleed).
 func TestPromotedIndex(t *testing.T) {
+	t.Parallel()
 	s := openTest(t, filepath.Join(t.TempDir(), "m.db"), store.Options{Now: newClock().Now})
 	ctx := context.Background()
 	auto := store.PromoteRequest{Tier: schema.TierAuto, Actor: human}
@@ -644,6 +660,7 @@ func TestPromotedIndex(t *testing.T) {
 // TestExportSalvagesTruncatedFile: a read-only Export of a file cut short
 // hands over the records it can still read and reports the damage.
 func TestExportSalvagesTruncatedFile(t *testing.T) {
+	t.Parallel()
 	path, recs := goodDB(t, 200)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -682,6 +699,7 @@ func TestExportSalvagesTruncatedFile(t *testing.T) {
 // TestSalvagePicksLatestVersion: copy-on-write leaves stale versions of a
 // record in freed pages; a salvage returns the newest.
 func TestSalvagePicksLatestVersion(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	clock := newClock()
 	s := openTest(t, path, store.Options{Now: clock.Now})
@@ -713,6 +731,7 @@ func TestSalvagePicksLatestVersion(t *testing.T) {
 // copy, then the corroboration), exactly as the store held it, and does not
 // bring back a record whose delete entry it found.
 func TestSalvageFromLedgerCopies(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	clock := newClock()
 	s := openTest(t, path, store.Options{Now: clock.Now})
@@ -768,6 +787,7 @@ func TestSalvageFromLedgerCopies(t *testing.T) {
 // target searches included, and opening it read-write builds the index
 // and records version 2, after which target searches find the same records.
 func TestMigrateFromVersion1(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	ctx := context.Background()
 	s := openTest(t, path, store.Options{Now: newClock().Now})
@@ -857,6 +877,7 @@ func contentsOf(recs []schema.MemoryRecord) []string {
 // of a large ledger with the context's error soon after it is cancelled,
 // instead of reading to the end.
 func TestLedgerScansStopWhenCancelled(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openTest(t, path, store.Options{})
 	var reqs []store.WriteRequest
@@ -876,6 +897,7 @@ func TestLedgerScansStopWhenCancelled(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			seen := 0

@@ -13,6 +13,7 @@ import (
 // order, on the sequential path (few records) and the parallel one, damaged
 // values flagged at their own index.
 func TestDecodeAll(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		n       int
 		damaged []int
@@ -25,6 +26,7 @@ func TestDecodeAll(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.n), func(t *testing.T) {
+			t.Parallel()
 			raw := make([]rawRecord, tt.n)
 			for i := range raw {
 				id := fmt.Sprintf("r%04d", i)

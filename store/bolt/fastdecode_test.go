@@ -71,14 +71,19 @@ var recordShapes = []string{
 }
 
 func TestUnmarshalRecordShapes(t *testing.T) {
+	t.Parallel()
 	for _, s := range recordShapes {
-		t.Run(s, func(t *testing.T) { sameAsJSON(t, []byte(s)) })
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			sameAsJSON(t, []byte(s))
+		})
 	}
 }
 
 // TestUnmarshalRecordDirect: json.Marshal's output of a record takes the
 // direct path (no fallback), and the shapes meant for json.Unmarshal do not.
 func TestUnmarshalRecordDirect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		data   string
 		direct bool
@@ -102,6 +107,7 @@ func TestUnmarshalRecordDirect(t *testing.T) {
 // TestUnmarshalRecordMarshaled: any record json.Marshal writes decodes as
 // json.Unmarshal decodes it.
 func TestUnmarshalRecordMarshaled(t *testing.T) {
+	t.Parallel()
 	str := rapid.StringOf(rapid.RuneFrom([]rune("aé日 \"\\\n\t<>&\u2028~"))).AsAny()
 	rapid.Check(t, func(rt *rapid.T) {
 		s := func(name string) string { return str.Draw(rt, name).(string) }

@@ -99,6 +99,7 @@ func TestNotARegularFile(t *testing.T) {
 // before creation was atomic) reads as an empty store and a read-write open
 // initializes it; it never fails with a write on a read-only descriptor.
 func TestEmptyFileIsAFreshStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
@@ -123,6 +124,7 @@ func TestEmptyFileIsAFreshStore(t *testing.T) {
 // TestLockWaitEndsWithContext: a writer waiting for a lock another process
 // holds gives up when its context ends, long before a long lock timeout.
 func TestLockWaitEndsWithContext(t *testing.T) {
+	t.Parallel()
 	path, _ := goodDB(t, 1)
 	holder, err := bbolt.Open(path, 0o600, nil) // holds the exclusive lock
 	if err != nil {
@@ -151,6 +153,7 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 // operation panics or reports the runtime's own message; reads either work
 // or fail with store.ErrCorrupt.
 func TestBitFlipsNameAPage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path, _ := goodDB(t, 80)
 	good, err := os.ReadFile(path)
@@ -191,6 +194,7 @@ func TestBitFlipsNameAPage(t *testing.T) {
 // every store path afterwards is absent or a store that opens, takes a
 // write and verifies; none is a 0-byte or partial file.
 func TestSIGKILLAtCreation(t *testing.T) {
+	t.Parallel()
 	kills := envInt(t, killsEnv, defaultKills)
 	root := t.TempDir()
 	r := rand.New(rand.NewSource(time.Now().UnixNano()))

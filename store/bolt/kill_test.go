@@ -250,13 +250,19 @@ func envInt(t *testing.T, name string, def int) int {
 // verifies, every batch is entirely present or entirely absent, the records,
 // promotion rows and proposals are exactly what the ledger says, and every
 // step the child saw succeed is there (checkAfterKill).
-func TestSIGKILLWriter(t *testing.T) { sigkillWriter(t, false) }
+func TestSIGKILLWriter(t *testing.T) {
+	t.Parallel()
+	sigkillWriter(t, false)
+}
 
 // TestSIGKILLBatchWriter is TestSIGKILLWriter with each batch's steps in one
 // Store.Batch: besides every check of TestSIGKILLWriter, a batch in the
 // file has all its steps (checkBatchSteps), and some kills land inside a
 // batch (after its "begin" line).
-func TestSIGKILLBatchWriter(t *testing.T) { sigkillWriter(t, true) }
+func TestSIGKILLBatchWriter(t *testing.T) {
+	t.Parallel()
+	sigkillWriter(t, true)
+}
 
 func sigkillWriter(t *testing.T, inBatch bool) {
 	kills := envInt(t, killsEnv, defaultKills)
@@ -577,6 +583,7 @@ const v0Records = 1500
 // delay halves whenever a kill lands after the migration committed, so most
 // kills land inside it.
 func TestSIGKILLDuringMigration(t *testing.T) {
+	t.Parallel()
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))

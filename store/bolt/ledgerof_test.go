@@ -19,6 +19,7 @@ import (
 // entry's own record or the record it carries), in order; an entry that
 // is not JSON is still a corruption error.
 func TestEachLedgerOf(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
 	clock := newClock()

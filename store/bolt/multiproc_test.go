@@ -129,6 +129,7 @@ func helperCmd(t *testing.T, role string) *exec.Cmd {
 // TestMultiProcess runs child processes that write and corroborate one
 // database file concurrently, each opening and closing it per operation.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	s := openTest(t, path, store.Options{})
 	ctx := context.Background()
@@ -208,6 +209,7 @@ func TestMultiProcess(t *testing.T) {
 // with ErrLocked after the lock timeout instead of hanging; once it lets go
 // they succeed.
 func TestLockedByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "held.db")
 	s := openTest(t, path, store.Options{LockTimeout: 100 * time.Millisecond})
 	ctx := context.Background()

@@ -143,12 +143,14 @@ func pageDamages(fx pageFixture) []struct {
 // TestCheckPages runs the checker on an intact file and on each damage:
 // the error names the damaged page.
 func TestCheckPages(t *testing.T) {
+	t.Parallel()
 	fx := newPageFixture(t)
 	if err := checkPages(bytes.NewReader(fx.data), int64(len(fx.data))); err != nil {
 		t.Fatalf("intact file: %v", err)
 	}
 	for _, tc := range pageDamages(fx) {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			data := bytes.Clone(fx.data)
 			tc.damage(data)
 			err := checkPages(bytes.NewReader(data), int64(len(data)))
@@ -233,9 +235,11 @@ func damageLater(t *testing.T, path string, data []byte) {
 // opened before the damage, every writing operation does, and the file is
 // not changed. On the intact file every operation succeeds.
 func TestDamagedPagesRefuseWrites(t *testing.T) {
+	t.Parallel()
 	fx := newPageFixture(t)
 	ctx := context.Background()
 	t.Run("intact", func(t *testing.T) {
+		t.Parallel()
 		path := filepath.Join(t.TempDir(), "m.db")
 		if err := os.WriteFile(path, fx.data, 0o600); err != nil {
 			t.Fatal(err)
@@ -249,6 +253,7 @@ func TestDamagedPagesRefuseWrites(t *testing.T) {
 	})
 	for _, tc := range pageDamages(fx) {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "m.db")
 			if err := os.WriteFile(path, fx.data, 0o600); err != nil {
 				t.Fatal(err)
@@ -291,6 +296,7 @@ func TestDamagedPagesRefuseWrites(t *testing.T) {
 // within the timestamp granularity: the meta pages change) and checks again
 // once the file was changed later.
 func TestCheckAfterOtherWriter(t *testing.T) {
+	t.Parallel()
 	fx := newPageFixture(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -418,6 +424,7 @@ func fixMetaChecksums(data []byte) {
 // 1 to 60 random bytes changed and its meta pages resealed; the checker
 // returns on every one (a panic fails the test) and finds damage in some.
 func TestCheckPagesMutations(t *testing.T) {
+	t.Parallel()
 	path, _ := goodDB(t, 30)
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -120,6 +120,7 @@ func soakDuration(t *testing.T) time.Duration {
 // support and one ledger entry, the conversation all children share counts
 // once, the ledger holds exactly one entry per mutation and verifies.
 func TestSoakConcurrentProcesses(t *testing.T) {
+	t.Parallel()
 	dur := soakDuration(t)
 	path := filepath.Join(t.TempDir(), "soak.db")
 	s := openTest(t, path, store.Options{LockTimeout: 30 * time.Second})

@@ -143,6 +143,7 @@ func keyID(bucket string, k []byte) string {
 // render reads (Promoted and Candidates, vouched for) either fails naming
 // a record or is exactly what the untouched store renders.
 func TestTamperEveryBucket(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	orig := openTest(t, fx.path, store.Options{ReadOnly: true, Now: newClock().Now})
@@ -217,6 +218,7 @@ func TestTamperEveryBucket(t *testing.T) {
 	}
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
 			cp := tamper(t, fx.path, e.fn)
 			s, err := Open(cp, store.Options{ReadOnly: true, Now: newClock().Now})
 			if err == nil {
@@ -288,6 +290,7 @@ func subsetOf(got, want []schema.MemoryRecord) bool {
 // the earned candidate, with no ledger entry: Verify names it, and a render
 // refuses it (the reproduction 2).
 func TestForgedPromotion(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	cp := tamper(t, fx.path, func(tx *bbolt.Tx) error {
@@ -319,6 +322,7 @@ func TestForgedPromotion(t *testing.T) {
 // content edit in the records bucket and the promoted-scope index (not the
 // ledger) is refused by Verify and by the render.
 func TestEditedContentRendersNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	cp := tamper(t, fx.path, func(tx *bbolt.Tx) error {
@@ -355,6 +359,7 @@ func TestEditedContentRendersNothing(t *testing.T) {
 // "ledger does not verify at entry N", the file is left as it was, and a
 // replay at a time after the edit is refused too.
 func TestNoWritesOnABrokenChain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	const bad = 6
@@ -400,6 +405,7 @@ func TestNoWritesOnABrokenChain(t *testing.T) {
 // with the file keeping its identity as far as the handle can tell (the
 // tail check, not the cached whole-chain check, finds it).
 func TestTailCheckedOnEveryAppend(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	s := openTest(t, fx.path, store.Options{Now: newClock().Now})
@@ -424,6 +430,7 @@ func TestTailCheckedOnEveryAppend(t *testing.T) {
 // and a chain rewritten from an entry on (re-sealed, so it verifies link by
 // link) both fail against a head pinned before.
 func TestPinnedHead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	s := openTest(t, fx.path, store.Options{ReadOnly: true})

@@ -17,6 +17,7 @@ import (
 // otherwise. A row changed behind the store's back, without a commit
 // through the head, shows which: the carried record answers, not the row.
 func TestCarriedRecords(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	ctx := context.Background()
 	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}

@@ -20,6 +20,7 @@ import (
 // appended. Legitimate appends by another handle and an entry stored in
 // another JSON layout that still hashes right are accepted.
 func TestNoWritesOnABrokenChain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
 	fact := func(i int) []store.WriteRequest {
@@ -82,6 +83,7 @@ func TestNoWritesOnABrokenChain(t *testing.T) {
 		{"entries swapped, new handle", `UPDATE agent_ls_ledger a SET body = b.body FROM agent_ls_ledger b WHERE (a.seq, b.seq) IN ((2, 3), (3, 2))`, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			loc, h := setup(t)
 			pgtest.Exec(t, loc, tc.tamper)
 			s := h
@@ -96,6 +98,7 @@ func TestNoWritesOnABrokenChain(t *testing.T) {
 		})
 	}
 	t.Run("another handle's appends are accepted", func(t *testing.T) {
+		t.Parallel()
 		loc, h := setup(t)
 		other := open(t, loc)
 		for i := range 3 {
@@ -111,6 +114,7 @@ func TestNoWritesOnABrokenChain(t *testing.T) {
 		}
 	})
 	t.Run("an entry in another layout that hashes right is accepted", func(t *testing.T) {
+		t.Parallel()
 		loc, _ := setup(t)
 		pgtest.Exec(t, loc, `UPDATE agent_ls_ledger SET body = body::jsonb::text WHERE seq = 2`)
 		s := open(t, loc)

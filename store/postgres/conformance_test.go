@@ -13,6 +13,7 @@ import (
 // TestConformance runs the store protocol's conformance kit against a
 // fresh schema of the test server per store.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	pgtest.URL(t)
 	storetest.Run(t, func(t *testing.T, opts store.Options) store.Store {
 		s, err := postgres.Open(context.Background(), pgtest.Fresh(t), opts)

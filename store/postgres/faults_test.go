@@ -61,6 +61,7 @@ func TestConnectionCutMidBatch(t *testing.T) {
 // TestUnreachableServer: a URL nothing answers fails within the connect
 // timeout, and the error names the URL without its password.
 func TestUnreachableServer(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	_, err := postgres.Open(context.Background(), "postgres://agent:s3cr3t-pw@127.0.0.1:1/agentls?sslmode=disable", store.Options{LockTimeout: time.Second})
 	if err == nil {
@@ -79,6 +80,7 @@ func TestUnreachableServer(t *testing.T) {
 // parameter) when there is one, else within the lock timeout; the error
 // names the bound that applied.
 func TestConnectTimeoutFromURL(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,7 @@ func TestConnectTimeoutFromURL(t *testing.T) {
 // with its own connections, as separate processes) all succeed and the
 // migrations are applied once.
 func TestConcurrentFirstOpens(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	const n = 6
 	errs := make(chan error, n)
@@ -149,6 +152,7 @@ func TestConcurrentFirstOpens(t *testing.T) {
 // record, a derived column that no longer matches its record, a promotion
 // row no ledger entry made, the ledger's last entry removed or edited.
 func TestVerifyFindsTampering(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, sql string
@@ -162,6 +166,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"head row deleted", `DELETE FROM agent_ls_head`, "head row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			loc := pgtest.Fresh(t)
 			s, err := postgres.Open(ctx, loc, store.Options{})
 			if err != nil {

@@ -29,6 +29,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON agent_ls_records, agent_ls_promotions, a
 // does, cannot create the tables itself (a precise error naming memory
 // init), and cannot rewrite the ledger.
 func TestRuntimeRoleGrants(t *testing.T) {
+	t.Parallel()
 	admin := pgtest.Fresh(t)
 	ctx := context.Background()
 	b := make([]byte, 4)

@@ -50,6 +50,7 @@ func writeFromChild(t *testing.T, loc, content string) {
 // (a pooler in transaction mode), and again after its connection was
 // killed (it reconnects with backoff).
 func TestListenerWakesOnAnotherProcessWrite(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts postgres.ListenOptions
@@ -60,6 +61,7 @@ func TestListenerWakesOnAnotherProcessWrite(t *testing.T) {
 		{"reconnects after its connection is killed", postgres.ListenOptions{Poll: -1, MaxBackoff: 200 * time.Millisecond}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			loc := pgtest.Fresh(t)
 			s, err := postgres.Open(context.Background(), loc, store.Options{})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 // queue is described as the kinds of its entries in order (R records, P
 // promotions, L ledger, X a plain statement).
 func TestRowGroups(t *testing.T) {
+	t.Parallel()
 	rec := func(ts *txState, id string) {
 		if err := ts.queueRecord(id, 1, row{scope: []byte("{}"), tags: []string{}, tokens: []string{}, body: []byte("{}")}, "fact"); err != nil {
 			t.Fatal(err)
@@ -61,6 +62,7 @@ func TestRowGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ts := &txState{}
 			tt.ops(ts)
 			if got := describe(ts.pending); got != tt.want {
@@ -69,6 +71,7 @@ func TestRowGroups(t *testing.T) {
 		})
 	}
 	t.Run("a group holds at most maxGroupRows rows", func(t *testing.T) {
+		t.Parallel()
 		ts := &txState{}
 		for i := range 2*maxGroupRows + 1 {
 			led(ts, fmt.Sprint(i))
@@ -78,6 +81,7 @@ func TestRowGroups(t *testing.T) {
 		}
 	})
 	t.Run("after a reset (the queue was sent) rows open new groups", func(t *testing.T) {
+		t.Parallel()
 		ts := &txState{}
 		led(ts, "a")
 		ts.pending = ts.pending[:0]

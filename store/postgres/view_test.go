@@ -14,6 +14,7 @@ import (
 // that takes no lock, so another process's write commits while the View
 // runs and the View's later reads still see the state it started from.
 func TestViewSnapshotAcrossHandles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	loc := pgtest.Fresh(t)
 	open := func() *postgres.Store {

@@ -16,6 +16,7 @@ import (
 // promotion row added with no ledger entry, are refused naming the record,
 // and Verify lists both.
 func TestVouch(t *testing.T) {
+	t.Parallel()
 	loc := pgtest.Fresh(t)
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, loc, store.Options{})

@@ -129,6 +129,7 @@ func run(t *testing.T, cmd *exec.Cmd) string {
 
 // TestNodeClient runs client.test.js (vscode-jsonrpc) against the binary.
 func TestNodeClient(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	require(t, err == nil, "node")
 	_, err = os.Stat("node_modules/vscode-languageserver-protocol/package.json")
@@ -144,6 +145,7 @@ func TestNodeClient(t *testing.T) {
 
 // TestNeovim runs nvim_test.lua in headless Neovim 0.7+ with no user config.
 func TestNeovim(t *testing.T) {
+	t.Parallel()
 	nvim, err := exec.LookPath("nvim")
 	require(t, err == nil, "nvim (apt-get install neovim)")
 	root := workspace(t)
@@ -162,6 +164,7 @@ func TestNeovim(t *testing.T) {
 // TestServeStdio: the binary ends cleanly on stdin EOF with nothing on
 // stdout, exits 1 on exit without shutdown, and prints help with exit 0.
 func TestServeStdio(t *testing.T) {
+	t.Parallel()
 	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
 	tests := []struct {
 		name       string
@@ -182,6 +185,7 @@ func TestServeStdio(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			cmd := exec.Command(binary, tt.args...)
 			cmd.Dir = t.TempDir()
 			cmd.Stdin = strings.NewReader(tt.stdin)

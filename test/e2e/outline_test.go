@@ -90,6 +90,7 @@ func lineDiff(want, got string) string {
 
 // TestOutlineText: the golden rendering keeps nesting, kinds and ranges.
 func TestOutlineText(t *testing.T) {
+	t.Parallel()
 	raw := `[{"name":"roleTemplate","kind":2,"range":{"start":{"line":0,"character":0},"end":{"line":9,"character":0}},
 	"selectionRange":{"start":{"line":0,"character":0},"end":{"line":0,"character":12}},
 	"children":[{"name":"deploy","detail":"judgment","kind":8,"range":{"start":{"line":3,"character":4},"end":{"line":5,"character":0}},

@@ -53,6 +53,7 @@ func goList(t *testing.T, patterns ...string) []string {
 // over the rest) and no random fuzzing (its result would depend on luck;
 // the seed corpora run as ordinary tests).
 func TestMakeTestRunsEachPackageOnce(t *testing.T) {
+	t.Parallel()
 	// The test rule runs its phases (inside scripts/pg.sh's cluster, which
 	// make -n would start: so its recipe is read, and the phases dry-run).
 	mk, err := os.ReadFile(filepath.Join(root(t), "Makefile"))

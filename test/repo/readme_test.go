@@ -117,6 +117,7 @@ func matchExcerpt(t *testing.T, excerpt []string, output string) {
 // real output of scripts/demo.sh, line by line in order (ids and "…"
 // elisions aside), so the two cannot drift.
 func TestReadmeDemoExcerpt(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
@@ -134,6 +135,7 @@ func TestReadmeDemoExcerpt(t *testing.T) {
 // runtime" example, against the built binary and checks its output is the
 // README's.
 func TestRuntimeExample(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("go", "run", "./examples/runtime", "-agent-ls", agentLS(t), "-dir", t.TempDir())
 	cmd.Dir = root(t)
 	out, err := cmd.CombinedOutput()
