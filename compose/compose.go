@@ -8,12 +8,12 @@ package compose
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // Request says what to instantiate.
@@ -42,7 +42,7 @@ type Request struct {
 	// conflict it sees for the first time in the ledger. It is ignored with
 	// At: a replay is not an instantiate.
 	Summarize bool
-	// ReadFile reads the agent file; nil is os.ReadFile.
+	// ReadFile reads the agent file; nil is workspace.ReadFile (regular files only).
 	ReadFile func(string) ([]byte, error)
 	// Agent, when set, is the already loaded (parsed, validated and decoded)
 	// authored agent of AgentFile: it is used as is and the file is neither
@@ -95,7 +95,7 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 	if cfg == nil {
 		read := req.ReadFile
 		if read == nil {
-			read = os.ReadFile
+			read = workspace.ReadFile
 		}
 		data, err := read(req.AgentFile)
 		if err != nil {

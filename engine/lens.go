@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // Verbs are the product's review verbs over a session's store, each
@@ -119,7 +120,7 @@ func (v *Verbs) AgentOf(st store.Tx, name string) (*Agent, error) {
 func (v *Verbs) agentIn(st store.Tx, name string, base map[string]string) (*Agent, error) {
 	var cfg *schema.AgentConfig
 	if file := v.agentFile(name); file != "" {
-		data, err := os.ReadFile(file)
+		data, err := workspace.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("agent file: %w", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
@@ -151,7 +150,7 @@ func (sp SaveSpec) authored() (*schema.AgentConfig, error) {
 	case sp.Agent != nil:
 		return sp.Agent, nil
 	case sp.AgentFile != "":
-		data, err := os.ReadFile(sp.AgentFile)
+		data, err := workspace.ReadFile(sp.AgentFile)
 		if err != nil {
 			return nil, fmt.Errorf("agent file: %w", err)
 		}
@@ -173,7 +172,7 @@ func findAgent(ws *workspace.Workspace, name string) (*schema.AgentConfig, error
 	if err != nil || path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := workspace.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)
 	}

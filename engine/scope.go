@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"sort"
 	"strings"
 
@@ -131,7 +130,7 @@ func AgentNames(ws *workspace.Workspace) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := workspace.ReadFile(f)
 		if err != nil {
 			continue
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -40,7 +39,7 @@ func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
 			a = parsed
 		}
 	} else {
-		data, err := os.ReadFile(path)
+		data, err := workspace.ReadFile(path)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("read agent file: %v", err))
 		}

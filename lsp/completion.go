@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // Completion answers textDocument/completion from the agent schema: the
@@ -56,7 +56,7 @@ func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string) {
 	if path == "" {
 		return nil, ""
 	}
-	data, err := os.ReadFile(path)
+	data, err := workspace.ReadFile(path)
 	if err != nil {
 		return nil, path
 	}
@@ -438,7 +438,7 @@ func judgmentDomains(doc *schema.Document, path string) []string {
 		for _, pat := range []string{"*.agent.yaml", "*.agent.yml", "*.agent.json"} {
 			matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), pat))
 			for _, m := range matches {
-				if data, err := os.ReadFile(m); err == nil {
+				if data, err := workspace.ReadFile(m); err == nil {
 					if d, err := schema.ParseDocument(m, data); err == nil {
 						collect(d)
 					}

@@ -17,7 +17,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +54,7 @@ type Config struct {
 	Logger    *slog.Logger
 	// Version is reported to clients.
 	Version string
-	// ReadFile reads the agent file; nil is os.ReadFile.
+	// ReadFile reads the agent file; nil is workspace.ReadFile (regular files only).
 	ReadFile func(string) ([]byte, error)
 }
 
@@ -84,7 +83,7 @@ func New(c Config) (*Server, error) {
 		c.Queue = engine.NewStoreQueue()
 	}
 	if c.ReadFile == nil {
-		c.ReadFile = os.ReadFile
+		c.ReadFile = workspace.ReadFile
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

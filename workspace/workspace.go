@@ -137,7 +137,7 @@ func Load(path string) (*Workspace, error) {
 	if err := Confine(filepath.Dir(abs), abs); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(abs)
+	data, err := ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("workspace config: %w", err)
 	}
@@ -231,7 +231,7 @@ func (w *Workspace) FindAgent(name string) (string, error) {
 	var matches []string
 	unreadable := 0
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		data, err := ReadFile(f)
 		if err != nil {
 			unreadable++
 			continue

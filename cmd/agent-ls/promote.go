@@ -275,7 +275,7 @@ func loadAgent(path string) (*schema.AgentConfig, error) {
 	if err := workspace.ConfineFile(path); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := workspace.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/workspace"
@@ -17,7 +16,7 @@ import (
 // 100 MB line is refused without being read). size is the file's size when
 // it is known (a regular file), else the bytes read.
 func readChecked(path, name string) (data []byte, size int64, err error) {
-	f, err := os.Open(path)
+	f, err := workspace.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,73 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/agent-ls/agent-ls/schema"
+)
+
+// ErrNotRegular is the error for a path that names something other than a
+// regular file (a FIFO, a device, a socket, a directory): agent-ls reads
+// agent files, configs and record files only from regular files, so a
+// FIFO cannot hang a command and a device cannot feed it without end.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens path for reading only if it is a regular file. The open does
+// not block (a FIFO without a writer would block a plain open forever); the
+// file's type is checked on the open descriptor, so it cannot be swapped
+// between the check and the read.
+func Open(path string) (*os.File, error) {
+	f, err := openNoBlock(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(st.Mode()))}
+	}
+	return f, nil
+}
+
+// ReadFile reads a regular file (Open) of at most schema.SizeLimit(path)
+// bytes: the one way every surface reads an agent file, a workspace config
+// or a record file. A larger file is an error naming its size and the
+// limit.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	limit := schema.SizeLimit(path)
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than the limit of %d bytes", limit)}
+	}
+	return data, nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
