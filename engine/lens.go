@@ -64,7 +64,7 @@ func (v *Verbs) read(ctx context.Context, fn func(st store.Tx) error) error {
 	if v.missing() {
 		return nil
 	}
-	return WithStore(ctx, v.S.Opens(v.Options), false, fn)
+	return QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), false, fn)
 }
 
 // Agents lists the agents of the actor's view in st: every agent key of
@@ -162,7 +162,7 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 	if !v.missing() {
 		// Overdue proposals close first (they fail closed), in a write of
 		// their own; the rest is read on one snapshot.
-		err := WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+		err := QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
 			_, err := st.ExpireProposals(ctx)
 			return err
 		})

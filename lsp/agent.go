@@ -101,7 +101,9 @@ func (s *server) withStore(ctx context.Context, f *agentFile, write bool, fn fun
 	if !storeExists(f.ws.StorePath) {
 		return fmt.Errorf("%w at %s", errNoStore, engine.Redact(f.ws.StorePath))
 	}
-	return engine.WithStore(ctx, func(ctx context.Context, _ bool) (store.Store, error) {
+	// In this process's line for the store (engine.QueueFor): the server
+	// answers requests concurrently and must not lock itself out.
+	return engine.QueueFor(f.ws.StorePath).WithStore(ctx, func(ctx context.Context, _ bool) (store.Store, error) {
 		st, err := open(ctx, f.ws.StorePath)
 		if err != nil {
 			return nil, fmt.Errorf("open store %s: %w", engine.Redact(f.ws.StorePath), err)
