@@ -157,8 +157,14 @@ func (c *runCtx) contradictions() []Conflict {
 		lines []contradiction.AuthoredLine
 		texts []*lexical.Text
 	}
-	authored := map[string]*domainLines{} // judgment domain -> its authored lines
-	promoted := map[int]*lexical.Text{}   // index in Facts.Promoted
+	authored := map[string]*domainLines{}                       // judgment domain -> its authored lines
+	promoted := make([]*lexical.Text, len(c.in.Facts.Promoted)) // by index in Facts.Promoted, analysed once
+	promotedText := func(k int) *lexical.Text {
+		if promoted[k] == nil {
+			promoted[k] = c.analyze(c.in.Facts.Promoted[k].Content)
+		}
+		return promoted[k]
+	}
 	seen := map[[2]string]bool{}
 	var out []Conflict
 	live := make([]*schema.MemoryRecord, 0, len(c.in.Facts.Promoted)+len(c.in.Facts.Candidates))
@@ -168,14 +174,28 @@ func (c *runCtx) contradictions() []Conflict {
 	for i := range c.in.Facts.Candidates {
 		live = append(live, &c.in.Facts.Candidates[i])
 	}
-	for _, r := range live {
+	// The promoted records each record is checked against, by domain (the
+	// only ones contradiction.Opposes can accept).
+	byDomain := map[string][]int{}
+	for k := range c.in.Facts.Promoted {
+		if t := c.in.Facts.Promoted[k].Target; contradiction.Applies(t) {
+			byDomain[t.Domain] = append(byDomain[t.Domain], k)
+		}
+	}
+	nPromoted := len(c.in.Facts.Promoted)
+	for i, r := range live {
 		if !contradiction.Applies(r.Target) {
 			continue
 		}
 		if c.stopped() {
 			break
 		}
-		rt := c.analyze(r.Content)
+		var rt *lexical.Text
+		if i < nPromoted {
+			rt = promotedText(i)
+		} else {
+			rt = c.analyze(r.Content)
+		}
 		d, ok := authored[r.Target.Domain]
 		if !ok {
 			d = &domainLines{lines: contradiction.Authored(c.cfg, r.Target)}
@@ -190,21 +210,21 @@ func (c *runCtx) contradictions() []Conflict {
 					Target: r.Target.String(), Record: c.side(r, r.ID), Other: &ConflictSide{Pointer: l.Pointer, State: SideAuthored, Content: l.Text}})
 			}
 		}
-		for k := range c.in.Facts.Promoted {
+		for _, k := range byDomain[r.Target.Domain] {
+			if i < nPromoted && k <= i {
+				continue // a promoted pair is checked once, from its first record
+			}
 			p := &c.in.Facts.Promoted[k]
 			if !contradiction.Opposes(r.Target, r.ID, p) {
 				continue
 			}
-			key := [2]string{min(r.ID, p.ID), max(r.ID, p.ID)}
-			if seen[key] {
-				continue
-			}
-			pt, ok := promoted[k]
-			if !ok {
-				pt = c.analyze(p.Content)
-				promoted[k] = pt
-			}
-			if ok, why := contradiction.Contradicts(rt, pt); ok {
+			if ok, why := contradiction.Contradicts(rt, promotedText(k)); ok {
+				// Each pair is visited once (promoted pairs from their first
+				// record); seen guards a record listed twice.
+				key := [2]string{min(r.ID, p.ID), max(r.ID, p.ID)}
+				if seen[key] {
+					continue
+				}
 				seen[key] = true
 				out = append(out, Conflict{Kind: ConflictContradiction, RecordID: r.ID, With: p.ID, Text: p.Content, Why: why,
 					Target: r.Target.String(), Record: c.side(r, r.ID), Other: c.side(p, p.ID)})

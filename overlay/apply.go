@@ -156,10 +156,9 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 		case "":
 			it.out.Status = StatusApplied
 			it.out.Pointer = place(c, it, &attr, learnedRecovery)
-			it.out.Container = container(it)
+			it.out.Container = parentContainer(it.out.Pointer)
 		case StatusSpilled:
-			it.out.Container = container(it)
-			spills.count(it)
+			it.out.Container = spills.count(it)
 		}
 	}
 	attr.Spilled = spills.lists(items)
@@ -207,22 +206,24 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 	t, r := it.out.Target, it.rec
 	switch t.Primitive {
 	case schema.PrimitiveBackground:
-		if authored.has(cfg, t.Section, t.Key) {
+		k := textkernel.Key(t.Key)
+		if authored.has(cfg, t.Section, t.Key, k) {
 			return ReasonAuthoredWins
 		}
 		it.chars = runes(t.Key) + runes(r.Content)
 		// Keys that read alike are one key (textkernel.Key).
-		it.group = groupKey{prim: t.Primitive, a: t.Section, b: textkernel.Key(t.Key)}
+		it.group = groupKey{prim: t.Primitive, a: t.Section, b: k}
 	case schema.PrimitiveJudgment:
 		it.judgment = cfg.JudgmentByDomain(t.Domain)
 		if it.judgment < 0 {
 			return ReasonUnknownDomain
 		}
-		if containsLine(judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content) {
+		c := textkernel.Canon(r.Content)
+		if authored.hasLine(lineSetKey{it.judgment, t.Slot}, judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content, c) {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: textkernel.Canon(r.Content)}
+		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: c}
 	case schema.PrimitiveExample:
 		it.ex = new(schema.ExamplePayload)
 		if json.Unmarshal(r.Payload, it.ex) != nil || it.ex.Scenario == "" || it.ex.Good == "" {
@@ -255,29 +256,14 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if !hasManual && !slices.Contains(cfg.Capabilities, t.Capability) {
 			return ReasonUnknownCapability
 		}
-		if containsLine(m.Workflows, r.Content) {
+		c := textkernel.Canon(r.Content)
+		if authored.hasLine(lineSetKey{-1, t.Capability}, m.Workflows, r.Content, c) {
 			return ReasonDuplicate
 		}
 		it.chars = runes(r.Content)
-		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: textkernel.Canon(r.Content)}
+		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: c}
 	}
 	return ""
-}
-
-// containsLine reports whether lines holds text as the text kernel compares
-// it (textkernel.Canon): a line spelled with format characters or confusable
-// letters is the line.
-func containsLine(lines []string, text string) bool {
-	if slices.Contains(lines, text) {
-		return true
-	}
-	c := textkernel.Canon(text)
-	for _, l := range lines {
-		if textkernel.Canon(l) == c {
-			return true
-		}
-	}
-	return false
 }
 
 // AuthoredKey returns the key of cfg's authored background section that
@@ -314,16 +300,29 @@ const authoredLinear = 16
 // searched once per record was most of Apply on such a file).
 type authoredKeys struct {
 	sections map[string]map[string]struct{}
+	// lines holds the Canon of each authored line of a judgment slot or a
+	// manual's workflows, built the first time a record of it is asked
+	// about.
+	lines map[lineSetKey]map[string]struct{}
 }
 
-func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key string) bool {
+// lineSetKey names an authored list of lines: a judgment's slot, or a
+// manual's workflows (judgment -1).
+type lineSetKey struct {
+	judgment int
+	name     string
+}
+
+// has reports whether key (whose textkernel.Key is k) is an authored key of
+// section: AuthoredKey's rule, with the section's keys indexed once per
+// Apply.
+func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key, k string) bool {
 	sec := cfg.Background.Section(section)
 	if sec == nil {
 		return false
 	}
-	if len(*sec) <= authoredLinear {
-		_, ok := AuthoredKey(cfg, section, key)
-		return ok
+	if sec.Has(key) {
+		return true
 	}
 	keys, ok := a.sections[section]
 	if !ok {
@@ -336,7 +335,30 @@ func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key string) bool {
 		}
 		a.sections[section] = keys
 	}
-	_, ok = keys[textkernel.Key(key)]
+	_, ok = keys[k]
+	return ok
+}
+
+// hasLine reports whether the authored lines named by at hold text (whose
+// textkernel.Canon is c) as the text kernel compares it: a line spelled
+// with format characters or confusable letters is the line. Each list's Canon
+// computed once per Apply.
+func (a *authoredKeys) hasLine(at lineSetKey, lines []string, text, c string) bool {
+	if slices.Contains(lines, text) {
+		return true
+	}
+	set, ok := a.lines[at]
+	if !ok {
+		set = make(map[string]struct{}, len(lines))
+		for _, l := range lines {
+			set[textkernel.Canon(l)] = struct{}{}
+		}
+		if a.lines == nil {
+			a.lines = map[lineSetKey]map[string]struct{}{}
+		}
+		a.lines[at] = set
+	}
+	_, ok = set[c]
 	return ok
 }
 
@@ -521,6 +543,16 @@ type containerKey struct {
 // container is the pointer of the list or block a record targets, where a
 // spill marker renders (containerPtr, the rule Container states).
 func container(it *item) string { return containerPtr(it.out.Target, it.judgment) }
+
+// parentContainer is the container of a placed line's pointer: its parent
+// (a substring, no allocation), or the recovery block for a line of its
+// prompt. It equals container(it) for every placed record.
+func parentContainer(ptr string) string {
+	if strings.HasPrefix(ptr, recoveryPromptPtr+"/") {
+		return recoveryPtr
+	}
+	return schema.ParentPointer(ptr)
+}
 
 // place writes an admitted record into the composed config c, attributes it
 // and returns its pointer. learnedRecovery says the authored config has no

@@ -47,8 +47,8 @@ func (s *spillIndex) group(k containerKey) int {
 	return -1
 }
 
-// count records that it spills.
-func (s *spillIndex) count(it *item) {
+// count records that it spills and returns its container's pointer.
+func (s *spillIndex) count(it *item) string {
 	k := containerOf(it)
 	g := s.group(k)
 	if g < 0 {
@@ -76,6 +76,7 @@ func (s *spillIndex) count(it *item) {
 		}
 	}
 	s.groups[g].n++
+	return s.groups[g].ptr
 }
 
 // lists returns Attribution.Spilled: per container pointer, the ids of its

@@ -25,6 +25,9 @@ func CheckIdentifier(field, s string) error {
 	if s == "" {
 		return &LimitError{Field: field, Reason: "is empty"}
 	}
+	if plainASCII(s) && len(s) <= MaxIdentifierRunes {
+		return nil
+	}
 	if !utf8.ValidString(s) {
 		return &LimitError{Field: field, Reason: "not valid UTF-8"}
 	}
@@ -119,4 +122,17 @@ func CheckIDArg(field, v string) error {
 		}
 	}
 	return nil
+}
+
+// plainASCII reports whether s is printable ASCII without surrounding
+// spaces: an identifier CheckIdentifier accepts whatever its length allows
+// (its fast path; every record's target passes through it on every
+// composition).
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f {
+			return false
+		}
+	}
+	return s[0] != ' ' && s[len(s)-1] != ' '
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agent-ls/agent-ls/textkernel"
 )
@@ -37,7 +38,12 @@ func notAgentFile(d *Document) (Problem, bool) {
 		}
 		names := agentKeys()
 		for k := range t {
-			if _, near := NearestName(k, names); near || isAgentKey(names, k) {
+			if isAgentKey(names, k) {
+				return Problem{}, false
+			}
+		}
+		for k := range t {
+			if _, near := NearestName(k, names); near {
 				return Problem{}, false
 			}
 		}
@@ -50,8 +56,9 @@ func notAgentFile(d *Document) (Problem, bool) {
 	return Problem{Rule: RuleSchema, Severity: SeverityError, Range: d.rootRange(), Message: "not an agent file: " + what}, true
 }
 
-// agentKeys are the agent schema's top-level properties, sorted.
-func agentKeys() []string {
+// agentKeys are the agent schema's top-level properties, sorted (read from
+// the embedded schema once).
+var agentKeys = sync.OnceValue(func() []string {
 	var out []string
 	for _, p := range SchemaDocFor(FileAgent).Properties("") {
 		if !strings.HasPrefix(p.Name, "$") {
@@ -60,7 +67,7 @@ func agentKeys() []string {
 	}
 	sort.Strings(out)
 	return out
-}
+})
 
 func isAgentKey(ss []string, s string) bool {
 	if s == "$schema" {

@@ -122,16 +122,18 @@ func agentProblems(d *Document, c compiled, verr error) []Problem {
 // key). Memories name these; the prompt prints them.
 func identifierProblems(d *Document) []Problem {
 	var out []Problem
-	check := func(field, ptr, s string, r Range) {
+	// The range is looked up only for a problem: a large agent file has
+	// thousands of keys, each checked on every keystroke.
+	check := func(field, ptr, s string, rangeOf func(string) (Range, bool)) {
 		if err := CheckIdentifier(field, s); err != nil {
+			r, _ := rangeOf(ptr)
 			out = append(out, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: r, Message: err.Error()})
 		}
 	}
 	value := func(field, ptr string) {
 		if v, ok := d.ValueAt(ptr); ok {
 			if s, isStr := v.(string); isStr {
-				r, _ := d.ValueRange(ptr)
-				check(field, ptr, s, r)
+				check(field, ptr, s, d.ValueRange)
 			}
 		}
 	}
@@ -144,8 +146,7 @@ func identifierProblems(d *Document) []Problem {
 	}
 	for _, sec := range BackgroundSections {
 		for _, kp := range d.Children("/background/" + sec) {
-			r, _ := d.KeyRange(kp)
-			check("background key", kp, lastToken(kp), r)
+			check("background key", kp, lastToken(kp), d.KeyRange)
 		}
 	}
 	return out
@@ -465,11 +466,10 @@ func leafProblems(d *Document, e *jsonschema.ValidationError) []Problem {
 }
 
 func lastToken(ptr string) string {
-	toks := SplitPointer(ptr)
-	if len(toks) == 0 {
+	if ptr == "" {
 		return ""
 	}
-	return toks[len(toks)-1]
+	return UnescapePointer(ptr[strings.LastIndexByte(ptr, '/')+1:])
 }
 
 // valueRange is where a problem with a value is reported: the value itself,

@@ -69,10 +69,31 @@ func Canon(s string) string {
 // Key "pipeline".
 func Key(s string) string {
 	c := Canon(s)
-	if isASCII(c) && !strings.Contains(c, "  ") && strings.TrimSpace(c) == c && !strings.ContainsAny(c, "\t\n\r\v\f") {
+	if plainKey(c) {
 		return c
 	}
 	return strings.Join(strings.Fields(c), " ")
+}
+
+// plainKey reports whether c is ASCII with single spaces between words and
+// none around them (Key has nothing to collapse), in one pass.
+func plainKey(c string) bool {
+	prevSpace := true // a leading space is not plain
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		switch {
+		case b >= 0x80, b == '\t', b == '\n', b == '\r', b == '\v', b == '\f':
+			return false
+		case b == ' ':
+			if prevSpace {
+				return false
+			}
+			prevSpace = true
+		default:
+			prevSpace = false
+		}
+	}
+	return c == "" || c[len(c)-1] != ' '
 }
 
 // SameKey reports whether two identifiers are one (Key equality).

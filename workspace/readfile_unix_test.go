@@ -34,7 +34,7 @@ func TestReadFileRegularOnly(t *testing.T) {
 	if data, err := ReadFile(reg); err != nil || string(data) != "x: 1\n" {
 		t.Errorf("regular file: %q, %v", data, err)
 	}
-	for path, want := range map[string]string{fifo: "a named pipe", dir: "a directory", "/dev/null": "a device"} {
+	for path, want := range map[string]string{fifo: "a FIFO (named pipe)", dir: "a directory", "/dev/null": "a character device"} {
 		if _, err := ReadFile(path); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadFile(%s) = %v, want not a regular file (%s)", path, err, want)
 		}

@@ -60,7 +60,7 @@ func TestNamedPipeAgentFile(t *testing.T) {
 			if hung {
 				t.Fatalf("%s: %v hung on the named pipe", name, args)
 			}
-			if err == nil || !strings.Contains(errb.String(), "not a regular file (a named pipe)") {
+			if err == nil || !strings.Contains(errb.String(), "not a regular file: it is a FIFO (named pipe)") {
 				t.Errorf("%s: %v: err %v, stderr %q; want a refusal naming the named pipe", name, args, err, errb.String())
 			}
 		}

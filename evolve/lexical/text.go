@@ -86,10 +86,22 @@ func TextContradicts(a, b *Text) (bool, string) {
 	if !(a.anyPos && b.anyNeg || a.anyNeg && b.anyPos) {
 		return false, ""
 	}
-	if sortedJaccard(a.core, b.core) < ContradictionThreshold || !opposed(a, b) {
+	// Jaccard is at most the ratio of the two sizes: too different in size
+	// is too different in core, without comparing a word.
+	if !sizesAllow(len(a.core), len(b.core), ContradictionThreshold) ||
+		sortedJaccard(a.core, b.core) < ContradictionThreshold || !opposed(a, b) {
 		return false, ""
 	}
 	return true, "same subject with opposite polarity: " + describe(a.markers) + " vs " + describe(b.markers)
+}
+
+// sizesAllow reports whether sets of sizes m and n can reach Jaccard
+// similarity t: |A∩B|/|A∪B| <= min(m,n)/max(m,n).
+func sizesAllow(m, n int, t float64) bool {
+	if m > n {
+		m, n = n, m
+	}
+	return n == 0 || float64(m) >= t*float64(n)
 }
 
 // opposed reports whether a word of both cores has opposite polarities.

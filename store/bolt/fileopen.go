@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/agent-ls/agent-ls/store/location"
 )
 
 // ErrNotRegular reports a store path that names something other than a
@@ -27,25 +29,12 @@ var ErrNotRegular = errors.New("not a regular file")
 const lockPoll = 20 * time.Millisecond
 
 // describeMode names what a non-regular file is, for the error that refuses
-// it.
+// it (location.Kind; a symbolic link says what to do instead).
 func describeMode(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
+	if m&fs.ModeSymlink != 0 {
 		return "is a symbolic link (agent-ls never opens a store through one: name the real file)"
-	case m.IsDir():
-		return "is a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "is a FIFO (named pipe)"
-	case m&fs.ModeSocket != 0:
-		return "is a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "is a character device"
-	case m&fs.ModeDevice != 0:
-		return "is a block device"
-	case m&fs.ModeIrregular != 0:
-		return "is an irregular file"
 	}
-	return "is not a regular file"
+	return "is " + location.Kind(m)
 }
 
 // notRegular is the error refusing path, which has mode m.
