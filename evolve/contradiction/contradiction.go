@@ -6,7 +6,7 @@
 package contradiction
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/agent-ls/agent-ls/evolve/lexical"
 	"github.com/agent-ls/agent-ls/schema"
@@ -50,13 +50,14 @@ func Authored(cfg *schema.AgentConfig, t *schema.MemoryTarget) []AuthoredLine {
 		return nil
 	}
 	jd := cfg.RoleTemplate.Judgments[j]
-	var out []AuthoredLine
+	prefix := "/roleTemplate/judgments/" + strconv.Itoa(j) + "/"
+	out := make([]AuthoredLine, 0, len(jd.Heuristics)+len(jd.Constraints))
 	for _, s := range []struct {
 		slot  string
 		lines []string
 	}{{Slots[0], jd.Heuristics}, {Slots[1], jd.Constraints}} {
 		for i, l := range s.lines {
-			out = append(out, AuthoredLine{Pointer: fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, s.slot, i), Slot: s.slot, Text: l})
+			out = append(out, AuthoredLine{Pointer: prefix + s.slot + "/" + strconv.Itoa(i), Slot: s.slot, Text: l})
 		}
 	}
 	return out
