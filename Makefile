@@ -10,7 +10,7 @@ STATICCHECK_VERSION := v0.8.2
 export GOFLAGS := -buildvcs=false
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
 
-.PHONY: all build test test-go test-race test-e2e lint bench demo fuzz soak deps clean
+.PHONY: all build test test-go test-race test-e2e lint bench demo fuzz soak deps clean release
 
 all: build
 
@@ -81,7 +81,14 @@ soak:
 	@GO=$(GO) bash scripts/soak.sh
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
+
+# Release archives for linux/amd64, linux/arm64, darwin/amd64, darwin/arm64
+# and windows/amd64 in dist/ (agent-ls_VERSION_OS_ARCH.tar.gz, .zip for
+# Windows), the vsix beside them, and dist/SHA256SUMS. VERSION=v1.2.3 sets
+# the stamped version (default: the exact git tag, else 0.0.0-dev+SHA).
+release:
+	@GO=$(GO) bash scripts/release.sh
 
 # Editor integrations (editors/): `make vsix` packages the VS Code extension
 # into editors/vscode/agent-ls.vsix; `make test-editors` lints, packages and
