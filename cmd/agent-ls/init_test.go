@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +253,23 @@ func TestInitAgentName(t *testing.T) {
 		if r := runBin(t, dir, "", nil, "validate", name+".agent.yaml"); r.code != exitOK {
 			t.Errorf("--agent %s: validate: code %d %s%s", name, r.code, r.stdout, r.stderr)
 		}
+	}
+}
+
+// TestInitConfigExamples: the commented-out examples of the config init
+// writes are valid too: uncommented, the config still validates.
+func TestInitConfigExamples(t *testing.T) {
+	t.Parallel()
+	key := regexp.MustCompile(`(?m)^# ( *[A-Za-z-]+:( |$))`)
+	text := key.ReplaceAllString(initWorkspaceText, "$1")
+	if n := strings.Count(text, "\n") - strings.Count(text, "\n#"); n < 15 {
+		t.Fatalf("only %d lines uncommented:\n%s", n, text)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, dir, "", nil, "validate", ".agent-ls.yaml"); r.code != exitOK {
+		t.Errorf("the uncommented config: code %d\n%s%s\n%s", r.code, r.stdout, r.stderr, text)
 	}
 }
