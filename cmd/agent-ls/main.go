@@ -61,6 +61,7 @@ type command struct {
 // command is one line here.
 func commands() []command {
 	return []command{
+		{"init", "start a workspace: a commented .agent-ls.yaml, an agent file and .gitignore's store line", "agent-ls init my-workspace --agent support-bot", runInit},
 		{"validate", "check agent files against the schema", "agent-ls validate support.agent.yaml", runValidate},
 		{"lint", "lint agent files against the memory store: composition health as findings (text, json, sarif)", "agent-ls lint . --format sarif > lint.sarif", runLint},
 		{"render", "print an agent's system prompt composed with its promoted memories", "agent-ls render support.agent.yaml --recall --query \"refund policy\" --summarize --format json", runRender},
