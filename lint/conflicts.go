@@ -156,6 +156,7 @@ func (c *runCtx) contradictions() []Conflict {
 	type domainLines struct {
 		lines []contradiction.AuthoredLine
 		texts []*lexical.Text
+		index *lexical.ContradictionIndex
 	}
 	authored := map[string]*domainLines{}                       // judgment domain -> its authored lines
 	promoted := make([]*lexical.Text, len(c.in.Facts.Promoted)) // by index in Facts.Promoted, analysed once
@@ -183,6 +184,27 @@ func (c *runCtx) contradictions() []Conflict {
 		}
 	}
 	nPromoted := len(c.in.Facts.Promoted)
+	// Each domain's promoted texts, indexed by core word the first time a
+	// record of the domain asks (lexical.ContradictionIndex): a record is
+	// compared only with the promoted lines it shares enough words with.
+	type domainPromoted struct {
+		ks    []int // indexes in Facts.Promoted
+		index *lexical.ContradictionIndex
+	}
+	pindex := map[string]*domainPromoted{}
+	promotedIndex := func(domain string) *domainPromoted {
+		if pd, ok := pindex[domain]; ok {
+			return pd
+		}
+		pd := &domainPromoted{ks: byDomain[domain]}
+		texts := make([]*lexical.Text, len(pd.ks))
+		for j, k := range pd.ks {
+			texts[j] = promotedText(k)
+		}
+		pd.index = lexical.NewContradictionIndex(texts)
+		pindex[domain] = pd
+		return pd
+	}
 	for i, r := range live {
 		if !contradiction.Applies(r.Target) {
 			continue
@@ -202,34 +224,38 @@ func (c *runCtx) contradictions() []Conflict {
 			for _, l := range d.lines {
 				d.texts = append(d.texts, c.analyze(l.Text))
 			}
+			d.index = lexical.NewContradictionIndex(d.texts)
 			authored[r.Target.Domain] = d
 		}
-		for k, l := range d.lines {
+		d.index.Candidates(rt, func(k int) {
+			l := d.lines[k]
 			if ok, why := contradiction.Contradicts(rt, d.texts[k]); ok {
 				out = append(out, Conflict{Kind: ConflictContradiction, RecordID: r.ID, Authored: l.Pointer, Text: l.Text, Why: why,
 					Target: r.Target.String(), Record: c.side(r, r.ID), Other: &ConflictSide{Pointer: l.Pointer, State: SideAuthored, Content: l.Text}})
 			}
-		}
-		for _, k := range byDomain[r.Target.Domain] {
+		})
+		pd := promotedIndex(r.Target.Domain)
+		pd.index.Candidates(rt, func(j int) {
+			k := pd.ks[j]
 			if i < nPromoted && k <= i {
-				continue // a promoted pair is checked once, from its first record
+				return // a promoted pair is checked once, from its first record
 			}
 			p := &c.in.Facts.Promoted[k]
 			if !contradiction.Opposes(r.Target, r.ID, p) {
-				continue
+				return
 			}
 			if ok, why := contradiction.Contradicts(rt, promotedText(k)); ok {
 				// Each pair is visited once (promoted pairs from their first
 				// record); seen guards a record listed twice.
 				key := [2]string{min(r.ID, p.ID), max(r.ID, p.ID)}
 				if seen[key] {
-					continue
+					return
 				}
 				seen[key] = true
 				out = append(out, Conflict{Kind: ConflictContradiction, RecordID: r.ID, With: p.ID, Text: p.Content, Why: why,
 					Target: r.Target.String(), Record: c.side(r, r.ID), Other: c.side(p, p.ID)})
 			}
-		}
+		})
 	}
 	return out
 }
