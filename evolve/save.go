@@ -363,7 +363,7 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 		// never promotes by itself: once the tier's bar is met a human
 		// decides (a promotion proposal).
 		if tier == schema.TierEarned && len(convs) < e.recurrence {
-			res.Guidance = "candidate (earned tier, shared record): "+schema.ConversationsOf(len(convs), e.recurrence)
+			res.Guidance = "candidate (earned tier, shared record): " + schema.ConversationsOf(len(convs), e.recurrence)
 			return nil
 		}
 		po, err := e.proposeShared(ctx, rec, actor, o, convs)
