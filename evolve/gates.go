@@ -262,7 +262,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		if o.Tier == schema.TierEarned && len(convs) < e.recurrence {
 			o.Status = StatusBlocked
 			o.Evidence = store.Evidence{Conversations: convs}
-			o.Reason = fmt.Sprintf("needs support from %d distinct conversations, has %d (or a human's promote)", e.recurrence, len(convs))
+			o.Reason = fmt.Sprintf("needs support from %s, has %d (or a human's promote)", schema.Conversations(e.recurrence), len(convs))
 			return o, nil
 		}
 		return e.proposeShared(ctx, rec, actor, o, convs)
@@ -274,7 +274,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: "recurrence: " + schema.ConversationsOf(have, e.recurrence)}
 			return e.doPromote(ctx, rec, actor, ev, o)
 		}
 		if isHuman(actor) {
@@ -289,7 +289,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 			ev := store.Evidence{Conversations: convs, Eval: res.Result}
 			if !res.Pass {
 				o.Status, o.Evidence = StatusBlocked, ev
-				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %d/%s", res.Reason, have, schema.Count(e.recurrence, "distinct conversation"))
+				o.Reason = fmt.Sprintf("eval gate failed: %s; recurrence %s", res.Reason, schema.ConversationsOf(have, e.recurrence))
 				return o, nil
 			}
 			ev.Note = "eval pass: " + res.Reason
@@ -297,7 +297,7 @@ func (e *Engine) gate(ctx context.Context, rec schema.MemoryRecord, actor store.
 		}
 		o.Status = StatusBlocked
 		o.Evidence = store.Evidence{Conversations: convs}
-		o.Reason = fmt.Sprintf("needs support from %s, has %d (or an eval pass, or a human's promote)", schema.Count(e.recurrence, "distinct conversation"), have)
+		o.Reason = fmt.Sprintf("needs support from %s, has %d (or an eval pass, or a human's promote)", schema.Conversations(e.recurrence), have)
 		return o, nil
 	case schema.TierGuarded:
 		if isHuman(actor) {
@@ -586,7 +586,7 @@ func (e *Engine) accumulatedContradiction(ctx context.Context, rec schema.Memory
 		}
 		if ok, why := lexical.TextContradicts(e.text(rec.Content), e.text(c.Content)); ok {
 			return store.Evidence{Conversations: evidenceConversations(&c),
-				Note: fmt.Sprintf("accumulated contradiction: %s (%d conversations) %s", c.ID, c.DistinctConversations(), why)}, true, nil
+				Note: fmt.Sprintf("accumulated contradiction: %s (%s) %s", c.ID, schema.Conversations(c.DistinctConversations()), why)}, true, nil
 		}
 	}
 	return store.Evidence{}, false, nil

@@ -363,7 +363,7 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 		// never promotes by itself: once the tier's bar is met a human
 		// decides (a promotion proposal).
 		if tier == schema.TierEarned && len(convs) < e.recurrence {
-			res.Guidance = fmt.Sprintf("candidate (earned tier, shared record): %d/%d distinct conversations", len(convs), e.recurrence)
+			res.Guidance = "candidate (earned tier, shared record): " + schema.ConversationsOf(len(convs), e.recurrence)
 			return nil
 		}
 		po, err := e.proposeShared(ctx, rec, actor, o, convs)
@@ -382,14 +382,14 @@ func (e *Engine) settle(ctx context.Context, rec schema.MemoryRecord, actor stor
 	case schema.TierEarned:
 		have := len(convs)
 		if have >= e.recurrence {
-			ev := store.Evidence{Conversations: convs, Note: fmt.Sprintf("recurrence: %s (need %d)", schema.Count(have, "distinct conversation"), e.recurrence)}
+			ev := store.Evidence{Conversations: convs, Note: "recurrence: " + schema.ConversationsOf(have, e.recurrence)}
 			if _, err := e.doPromote(ctx, rec, actor, ev, o); err != nil {
 				return err
 			}
 			res.State, res.Guidance = StatePromoted, "promoted (earned tier): "+ev.Note
 			return nil
 		}
-		res.Guidance = fmt.Sprintf("candidate (earned tier): %d/%s; it reaches the agent through recall until another conversation corroborates it", have, schema.Count(e.recurrence, "distinct conversation"))
+		res.Guidance = fmt.Sprintf("candidate (earned tier): %s; it reaches the agent through recall until another conversation corroborates it", schema.ConversationsOf(have, e.recurrence))
 	case schema.TierGuarded:
 		if p, ok, err := e.pendingFor(ctx, rec.ID, store.ProposePromote); err != nil {
 			return err

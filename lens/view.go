@@ -13,16 +13,19 @@ import (
 
 // funcs are the templates' helpers; none of them marks text as safe HTML.
 var funcs = template.FuncMap{
-	"diffLines":  diffLines,
-	"agentLabel": agentLabel,
-	"opLabel":    opLabel,
-	"target":     targetOf,
-	"provenance": provenanceOf,
-	"learned":    func(f engine.Fragment) bool { return len(f.MemoryIDs) > 0 && !engine.IsMarker(f) },
-	"marker":     engine.IsMarker,
-	"join":       strings.Join,
-	"add":        func(a, b int) int { return a + b },
-	"dict":       func(p page, back string) formData { return formData{Token: p.Token, Back: back} },
+	"diffLines":       diffLines,
+	"agentLabel":      agentLabel,
+	"opLabel":         opLabel,
+	"target":          targetOf,
+	"provenance":      provenanceOf,
+	"conversations":   schema.Conversations,
+	"conversationsOf": schema.ConversationsOf,
+	"conversationsIn": func(r schema.MemoryRecord) string { return schema.Conversations(r.DistinctConversations()) },
+	"learned":         func(f engine.Fragment) bool { return len(f.MemoryIDs) > 0 && !engine.IsMarker(f) },
+	"marker":          engine.IsMarker,
+	"join":            strings.Join,
+	"add":             func(a, b int) int { return a + b },
+	"dict":            func(p page, back string) formData { return formData{Token: p.Token, Back: back} },
 }
 
 // formData is what the "form" template writes into every POST form: the
@@ -113,8 +116,8 @@ func provenanceOf(r schema.MemoryRecord) string {
 	if c := r.Provenance.ConversationID; c != "" {
 		parts = append(parts, "conversation "+c)
 	}
-	if n := r.DistinctConversations() - 1; n > 0 {
-		parts = append(parts, fmt.Sprintf("+%d more conversation(s)", n))
+	if n := r.DistinctConversations(); n > 1 {
+		parts = append(parts, schema.Conversations(n))
 	}
 	if run := r.Provenance.RunID; run != "" {
 		parts = append(parts, "run "+run)

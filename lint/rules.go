@@ -702,7 +702,7 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		var state string
 		switch {
 		case p.Need > 0:
-			state = fmt.Sprintf("%d of %s toward promotion", p.Have, plural(p.Need, "conversation", "conversations"))
+			state = schema.ConversationsOf(p.Have, p.Need) + " toward promotion"
 		case tier == schema.TierGuarded:
 			state = "promotion needs a human's approval"
 		case tier == schema.TierLocked:

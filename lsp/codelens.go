@@ -83,6 +83,14 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 			at(ml.container).learned++
 		}
 	}
+	// One lens per line: containers that anchor on the same line (a
+	// learned slot the file does not author anchors on its nearest
+	// authored ancestor) add up, so the lens counts every line learned
+	// there. It opens the first of those sections.
+	type lensAt struct {
+		section string
+		sectionCounts
+	}
 	containers := make([]string, 0, len(counts))
 	for c := range counts {
 		if c != "" {
@@ -90,16 +98,32 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 		}
 	}
 	sort.Strings(containers)
+	byLine := map[int]*lensAt{}
+	var lines []int
 	for _, c := range containers {
 		n := counts[c]
-		line := uint32(anchorLine(f.doc, c))
+		line := anchorLine(f.doc, c)
+		l := byLine[line]
+		if l == nil {
+			l = &lensAt{section: c}
+			byLine[line] = l
+			lines = append(lines, line)
+		}
+		l.learned += n.learned
+		l.candidates += n.candidates
+		l.pending += n.pending
+	}
+	sort.Ints(lines)
+	for _, line := range lines {
+		n := byLine[line]
 		cmd := &protocol.Command{Title: n.title(), Command: CommandShowComposedPrompt,
-			Arguments: []any{map[string]any{"uri": f.uri, "section": c}}}
+			Arguments: []any{map[string]any{"uri": f.uri, "section": n.section}}}
 		if n.pending > 0 {
 			cmd.Command = CommandShowProposals
 			cmd.Arguments = []any{map[string]any{"uri": f.uri}}
 		}
-		out = append(out, protocol.CodeLens{Range: protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line}}, Command: cmd})
+		pos := protocol.Position{Line: uint32(line)}
+		out = append(out, protocol.CodeLens{Range: protocol.Range{Start: pos, End: pos}, Command: cmd})
 	}
 	return out, nil
 }

@@ -596,7 +596,7 @@ func validHintKind(k string) bool {
 	return false
 }
 
-// hintLabel is "+ text · tier · learned DATE · conv C · N supports".
+// hintLabel is "+ text · tier · learned DATE · conv C · N conversations".
 func hintLabel(ml memoryLine) string {
 	prefix := map[string]string{"promoted": "+ ", "spilled": "(spilled to recall) ", "candidate": "(candidate) ", "shadowed": "(shadowed by a newer memory) "}[ml.kind]
 	return prefix + textkernel.Clip(ml.rec.Content, 80) + " · " + shortProvenance(ml)
@@ -617,8 +617,8 @@ func shortProvenance(ml memoryLine) string {
 	if c := ml.rec.Provenance.ConversationID; c != "" {
 		parts = append(parts, "conv "+c)
 	}
-	if n := len(ml.rec.Supports); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d support%s", n, plural(n)))
+	if n := ml.rec.DistinctConversations(); n > 1 {
+		parts = append(parts, schema.Conversations(n))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -647,6 +647,9 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	for _, sp := range r.Supports {
 		fmt.Fprintf(&b, "- supported by conversation `%s` at %s\n", sp.ConversationID, sp.At)
 	}
+	if n := r.DistinctConversations(); n > 0 {
+		fmt.Fprintf(&b, "- learned in %s\n", schema.Conversations(n))
+	}
 	if p := ml.promotion; p != nil {
 		fmt.Fprintf(&b, "- promoted %s by %s (tier %s)", p.PromotedAt, p.Actor, p.Tier)
 		if p.Approver != "" {
@@ -655,7 +658,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 		b.WriteString("\n")
 		ev := p.Evidence
 		if len(ev.Conversations) > 0 {
-			fmt.Fprintf(&b, "- evidence: %d conversations (%s)\n", len(ev.Conversations), strings.Join(ev.Conversations, ", "))
+			fmt.Fprintf(&b, "- evidence: %s (%s)\n", schema.Conversations(len(ev.Conversations)), strings.Join(ev.Conversations, ", "))
 		}
 		if ev.Eval != nil {
 			fmt.Fprintf(&b, "- evidence: eval %d/%d → %d/%d\n", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed)

@@ -44,6 +44,7 @@ func TestGolden(t *testing.T) {
 			}
 			authored := overlay.Render(cfg, overlay.Attribution{})
 			golden(t, stem+".authored.txt", []byte(authored.Text()))
+			overlay.AssertNoEmptyHeadings(t, authored.Text())
 
 			raw, err := os.ReadFile(filepath.Join("../testdata/overlay", stem+".records.json"))
 			if os.IsNotExist(err) {
@@ -62,6 +63,7 @@ func TestGolden(t *testing.T) {
 			c, rep := overlay.Apply(cfg, fx.Records, overlay.PolicyFrom(fx.Policy))
 			p := overlay.Render(c, rep.Attribution)
 			golden(t, stem+".composed.txt", []byte(p.Annotated()))
+			overlay.AssertNoEmptyHeadings(t, p.Text())
 			if !strings.Contains(p.Text(), strings.TrimSuffix(authored.Text(), "\n")[:20]) {
 				t.Errorf("composed prompt lost the authored opening")
 			}

@@ -256,27 +256,34 @@ func (r *renderer) capabilities() Section {
 		}
 	}
 	slices.Sort(extra)
+	// A heading renders only with something under it: a capability without
+	// workflows (learned or spilled) has no heading. Its tool is the host's
+	// to give; the prompt carries its guidance only.
 	seen := map[string]bool{}
 	for _, name := range append(caps, extra...) {
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		r.text("### " + name)
 		list := manualPtr(name)
-		for i, w := range r.cfg.Manuals[name].Workflows {
+		workflows, spilled := r.cfg.Manuals[name].Workflows, r.spilled(list)
+		if len(workflows) == 0 && len(spilled) == 0 {
+			continue
+		}
+		r.text("### " + name)
+		for i, w := range workflows {
 			r.line("- "+w, indexPtr(list, i))
 		}
-		r.marker(r.spilled(list))
+		r.marker(spilled)
 	}
 	return *s
 }
 
 var backgroundHeadings = map[string]string{
-	schema.SectionTeamContext:    "## Team Context",
-	schema.SectionProjectContext: "## Project Context",
-	schema.SectionConventions:    "## Conventions",
-	schema.SectionCurrentState:   "## Current State",
+	schema.SectionTeamContext:    "### Team Context",
+	schema.SectionProjectContext: "### Project Context",
+	schema.SectionConventions:    "### Conventions",
+	schema.SectionCurrentState:   "### Current State",
 }
 
 func (r *renderer) context() Section {
@@ -294,7 +301,7 @@ func (r *renderer) context() Section {
 		r.marker(spilled)
 	}
 	aw := &r.cfg.Awareness
-	r.text("## Available Information Sources")
+	r.text("### Available Information Sources")
 	if len(aw.Domains) == 0 {
 		r.text("You have no external information sources available.")
 	} else {

@@ -41,16 +41,16 @@ Max attempts before escalating: 3
 
 ## Context
 
-## Conventions
+### Conventions
 - **style**: gofmt
 - **limits**: {"a":[1,"x<y"],"b":2}
 - **strict**: true
 
-## Current State
+### Current State
 - **freeze**: Release freeze until Friday
 … [memory budget reached — 1 learned entry moved to recall]
 
-## Available Information Sources
+### Available Information Sources
 You have no external information sources available.
 
 ## Mission
@@ -211,7 +211,7 @@ func TestRenderSpillMarkers(t *testing.T) {
 		{"recovery without an authored block", "recovery", "### Recovery\n"},
 		{"heuristics in Methodology", "judgment.d.heuristics", "### D\n"},
 		{"manual workflows under the capability", "manual.ship.workflows", "### ship\n"},
-		{"background section created for the marker", "background.conventions.k", "## Conventions\n"},
+		{"background section created for the marker", "background.conventions.k", "### Conventions\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,6 +241,78 @@ func TestRenderSpillMarkers(t *testing.T) {
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestRenderNoEmptyHeadings: a heading renders only with something under it
+// (a line, or a deeper heading with lines). A capability without workflows
+// has no ### heading (a section of only those has no ## Capabilities); the
+// background sections and information sources are ### headings under
+// ## Context.
+func TestRenderNoEmptyHeadings(t *testing.T) {
+	t.Parallel()
+	c := mustConfig(t, `{"roleTemplate": {"name": "r", "persona": {"identity": "a deployer"}},
+ "capabilities": ["deploy", "ship", "rollback"],
+ "manuals": {"ship": {"workflows": ["Tag the release first"]}, "audit": {}},
+ "background": {"conventions": {"style": "gofmt"}}}`)
+	got := Render(c, Attribution{}).Text()
+	want := `## Identity
+You are a deployer.
+
+## Capabilities
+
+### ship
+- Tag the release first
+
+## Context
+
+### Conventions
+- **style**: gofmt
+
+### Available Information Sources
+You have no external information sources available.
+`
+	if got != want {
+		t.Errorf("Text():\n%s\nwant:\n%s", got, want)
+	}
+	assertNoEmptyHeadings(t, got)
+	// Only workflows spilled: the heading stays, over the marker line.
+	c2 := mustConfig(t, `{"roleTemplate": {"name": "r"}, "capabilities": ["ship", "deploy"]}`)
+	p := Render(c2, Attribution{Spilled: map[string][]string{manualPtr("ship"): {"M1"}}}).Text()
+	if !strings.Contains(p, "### ship\n"+MarkerText(1)) {
+		t.Errorf("spilled workflows lost their heading:\n%s", p)
+	}
+	if strings.Contains(p, "deploy") {
+		t.Errorf("a capability without workflows rendered:\n%s", p)
+	}
+	assertNoEmptyHeadings(t, p)
+}
+
+// assertNoEmptyHeadings fails when a heading is followed (after blank
+// lines) by a heading of the same or a higher level, or ends the text.
+func assertNoEmptyHeadings(t *testing.T, text string) {
+	t.Helper()
+	level := func(l string) int {
+		n := len(l) - len(strings.TrimLeft(l, "#"))
+		if n == 0 || !strings.HasPrefix(l[n:], " ") {
+			return 0
+		}
+		return n
+	}
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	for i, l := range lines {
+		h := level(l)
+		if h == 0 {
+			continue
+		}
+		if i+1 == len(lines) || (level(lines[i+1]) != 0 && level(lines[i+1]) <= h) {
+			t.Errorf("empty heading %q (line %d) in:\n%s", l, i+1, text)
 		}
 	}
 }

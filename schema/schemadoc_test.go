@@ -19,7 +19,7 @@ func TestDescribeAgent(t *testing.T) {
 		{"/roleTemplate/tone/anti_patterns", "snake_case"},
 		{"/roleTemplate/recovery/maxAttempts", "Max attempts before escalating"},
 		{"/roleTemplate/tone/examples/0/0", "label"},
-		{"/background/projectContext", "## Project Context"},
+		{"/background/projectContext", "### Project Context"},
 		{"/background/projectContext/deploy_window", "A fact's value"},
 		{"/awareness/domains/0/accessMethod", "(via accessMethod)"},
 		{"/manuals/deploy/workflows", "Procedures"},

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Count is n with word, plural unless n is 1: "1 distinct conversation",
-// "2 distinct conversations", "3 ledger entries". Every surface's messages use it.
+// Count is n with word, plural unless n is 1: "1 record", "2 records",
+// "3 ledger entries". Every surface's messages use it.
 func Count(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -24,4 +24,15 @@ func Article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// Conversations is the one phrase every surface (CLI, inlay hints, hover,
+// code lenses, the lens, evolve's guidance) gives a count of distinct
+// conversations in: "1 conversation", "2 conversations".
+func Conversations(n int) string { return Count(n, "conversation") }
+
+// ConversationsOf is progress toward a recurrence bar in the same words:
+// "1 of 2 conversations".
+func ConversationsOf(have, need int) string {
+	return fmt.Sprintf("%d of %s", have, Conversations(need))
 }

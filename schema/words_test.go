@@ -25,3 +25,19 @@ func TestCountAndArticle(t *testing.T) {
 		}
 	}
 }
+
+// TestConversations: the one phrase of a count of distinct conversations.
+func TestConversations(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0 conversations", 1: "1 conversation", 2: "2 conversations"} {
+		if got := Conversations(n); got != want {
+			t.Errorf("Conversations(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := ConversationsOf(1, 2); got != "1 of 2 conversations" {
+		t.Errorf("ConversationsOf(1, 2) = %q", got)
+	}
+	if got := ConversationsOf(0, 1); got != "0 of 1 conversation" {
+		t.Errorf("ConversationsOf(0, 1) = %q", got)
+	}
+}

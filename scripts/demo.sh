@@ -30,7 +30,7 @@ step() { printf '\n# %s\n' "$*"; }
 # shellcheck source=../testdata/demo/history.sh
 source "$repo/testdata/demo/history.sh"
 
-step "The composed system prompt (learned lines annotated: ⟵ memory RECORD (conv CONVERSATION +N more corroborating))"
+step "The composed system prompt (learned lines annotated: ⟵ memory RECORD (conv CONVERSATION, N conversations))"
 "$AGENT_LS" render deploy.agent.yaml --annotate
 
 step "What a runtime delivers beside the composition at a conversation's first message: the recall block"

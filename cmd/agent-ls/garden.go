@@ -51,7 +51,7 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 		for _, cp := range h.Candidates {
 			prog := ""
 			if cp.Need > 0 {
-				prog = fmt.Sprintf(" %d/%d conversations", cp.Have, cp.Need)
+				prog = " " + schema.ConversationsOf(cp.Have, cp.Need)
 			}
 			if cp.Pending != "" {
 				prog += " pending proposal " + cp.Pending

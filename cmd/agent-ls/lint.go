@@ -423,7 +423,7 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 		for _, cd := range h.Candidates {
 			prog := ""
 			if cd.Need > 0 {
-				prog = fmt.Sprintf(", %d of %d conversations", cd.Have, cd.Need)
+				prog = ", " + schema.ConversationsOf(cd.Have, cd.Need)
 			}
 			fmt.Fprintf(w, "    %s %s (%s%s)\n", cd.ID, cd.Target, cd.Tier, prog)
 		}

@@ -604,9 +604,9 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	field("superseded by", r.SupersededBy)
 	field("expires", r.ExpiresAt)
 	field("payload", string(r.Payload))
-	fmt.Fprintf(w, "supports:      %d (%s)\n", len(r.Supports), schema.Count(r.DistinctConversations(), "distinct conversation"))
+	fmt.Fprintf(w, "learned in:    %s\n", schema.Conversations(r.DistinctConversations()))
 	for _, sp := range r.Supports {
-		fmt.Fprintf(w, "  %s  %s%s\n", sp.At, sp.ConversationID, prefixed("  run ", sp.RunID))
+		fmt.Fprintf(w, "  supported %s  %s%s\n", sp.At, sp.ConversationID, prefixed("  run ", sp.RunID))
 	}
 	if p := out.Promotion; p != nil {
 		fmt.Fprintf(w, "promotion:     tier %s, promoted %s by %s%s\n", p.Tier, p.PromotedAt, p.Actor, prefixed(", approved by ", p.Approver))
@@ -733,9 +733,9 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		}{id, counted, rec.DistinctConversations()})
 	}
 	if counted {
-		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Count(rec.DistinctConversations(), "distinct conversation"))
+		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(rec.DistinctConversations()))
 	} else {
-		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Count(rec.DistinctConversations(), "distinct conversation"))
+		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Conversations(rec.DistinctConversations()))
 	}
 	return exitOK
 }
@@ -1338,7 +1338,7 @@ func formatProvenance(p schema.Provenance) string {
 func formatEvidence(ev store.Evidence) string {
 	var parts []string
 	if len(ev.Conversations) > 0 {
-		parts = append(parts, "conversations "+strings.Join(ev.Conversations, ", "))
+		parts = append(parts, schema.Conversations(len(ev.Conversations))+" ("+strings.Join(ev.Conversations, ", ")+")")
 	}
 	if ev.Eval != nil {
 		parts = append(parts, fmt.Sprintf("eval %d/%d -> %d/%d", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed))

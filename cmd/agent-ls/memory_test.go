@@ -144,7 +144,7 @@ func TestMemoryLifecycle(t *testing.T) {
 		t.Errorf("ledger of the record = %v", ops)
 	}
 	showText := mustOK(t, mem(t, dir, db, "show", deploy.ID), "show").stdout
-	for _, want := range []string{"superseded by: " + thu.ID, "supports:      2 (3 distinct conversations)", "promotion:     tier auto", "ledger:        5 entries", "(tier auto)"} {
+	for _, want := range []string{"superseded by: " + thu.ID, "learned in:    3 conversations", "promotion:     tier auto", "ledger:        5 entries", "(tier auto)"} {
 		if !strings.Contains(showText, want) {
 			t.Errorf("show text lacks %q:\n%s", want, showText)
 		}

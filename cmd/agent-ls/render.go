@@ -248,8 +248,8 @@ func provenanceLabel(recs []schema.MemoryRecord) func(engine.Fragment) string {
 			parts[i] = "memory " + id
 			if r := byID[id]; r != nil && r.Provenance.ConversationID != "" {
 				conv := "conv " + r.Provenance.ConversationID
-				if n := r.DistinctConversations() - 1; n > 0 {
-					conv += fmt.Sprintf(" +%d more", n)
+				if n := r.DistinctConversations(); n > 1 {
+					conv += ", " + schema.Conversations(n)
 				}
 				parts[i] += " (" + conv + ")"
 			}

@@ -338,8 +338,8 @@ func TestDemo(t *testing.T) {
 	}
 	s := string(out)
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`\n- \*\*deploy_window\*\*: Thursdays after 14:00 ET  ⟵ memory [0-9A-Z]{26} \(conv conv-102 \+1 more\)\n`),
-		regexp.MustCompile(`\n- Pause the rollout when the worker queue depth doubles  ⟵ memory [0-9A-Z]{26} \(conv conv-103 \+1 more\)\n`),
+		regexp.MustCompile(`\n- \*\*deploy_window\*\*: Thursdays after 14:00 ET  ⟵ memory [0-9A-Z]{26} \(conv conv-102, 2 conversations\)\n`),
+		regexp.MustCompile(`\n- Pause the rollout when the worker queue depth doubles  ⟵ memory [0-9A-Z]{26} \(conv conv-103, 2 conversations\)\n`),
 		regexp.MustCompile(`\n- Ask before deleting any resource in prod  ⟵ memory [0-9A-Z]{26} \(conv conv-105\)\n`),
 		regexp.MustCompile(`\n… \[memory budget reached — 1 learned entry moved to recall\]  ⟵ spilled to recall: [0-9A-Z]{26}\n`),
 		regexp.MustCompile(`\n## Recalled Memory\n(- .*\n)*- No deploys from Dec 20 to Jan 3\n`),

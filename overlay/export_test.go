@@ -1,0 +1,4 @@
+package overlay
+
+// AssertNoEmptyHeadings is assertNoEmptyHeadings for the external tests.
+var AssertNoEmptyHeadings = assertNoEmptyHeadings
