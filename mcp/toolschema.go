@@ -85,13 +85,13 @@ func saveSchemas(cfg *schema.AgentConfig) (in, out *jsonschema.Schema, err error
 	return in, out, nil
 }
 
-// Targets lists the targets a memory of the agent cfg may name in compact
+// advertisedTargets lists the targets a memory of the agent cfg may name in compact
 // form, in render order: each judgment domain's slots and its example
 // target, then awareness and recovery. Background targets are free keys
 // under a section (backgroundTargetPattern); locked targets (persona, tone,
 // methodology, mission, manuals, a new judgment domain) are not listed: a
 // save naming one is refused.
-func Targets(cfg *schema.AgentConfig) []string {
+func advertisedTargets(cfg *schema.AgentConfig) []string {
 	var out []string
 	for _, j := range cfg.RoleTemplate.Judgments {
 		for _, slot := range schema.JudgmentSlots {
@@ -131,7 +131,7 @@ func targetSchema(cfg *schema.AgentConfig) *jsonschema.Schema {
 	for _, j := range cfg.RoleTemplate.Judgments {
 		domains = append(domains, j.Domain)
 	}
-	targets := Targets(cfg)
+	targets := advertisedTargets(cfg)
 	enum := make([]any, len(targets))
 	for i, t := range targets {
 		enum[i] = t

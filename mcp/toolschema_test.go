@@ -202,7 +202,7 @@ func TestSaveEveryAdvertisedTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, target := range append(Targets(cfg), "background.projectContext.warehouse") {
+	for i, target := range append(advertisedTargets(cfg), "background.projectContext.warehouse") {
 		args := map[string]any{"content": fmt.Sprintf("Lesson %d for %s", i, target), "target": target}
 		switch {
 		case strings.HasPrefix(target, "example."):
