@@ -65,6 +65,8 @@ type Server struct {
 	base  map[string]string // without the agent key
 	actor store.Actor
 	srv   *mcp.Server
+	// saveTool is memory_save's registration (its schema follows the agent file).
+	saveTool saveTool
 }
 
 // ResourceURI is the URI of the composed-prompt resource of agent name.
@@ -109,7 +111,9 @@ func New(c Config) (*Server, error) {
 	s.actor = store.Actor{Kind: store.ActorAgent, Name: s.name}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "agent-ls", Title: "agent-ls memory", Version: c.Version},
 		&mcp.ServerOptions{Logger: c.Logger, Instructions: instructions(s.name)})
-	s.register()
+	if err := s.register(cfg); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -218,32 +220,169 @@ type RecallEntry struct {
 	Reason  string `json:"reason" jsonschema:"candidate, spilled or hit"`
 }
 
-func (s *Server) register() {
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolSave, Title: "Save a memory",
-		Description: "Save what you learned. Near-duplicates of a live record corroborate it instead of writing a copy; " +
-			"a keyed background slot held by another record is a conflict (supersede it). The answer says the record's " +
-			"tier and whether it is promoted into your prompt, a candidate earning its way, or pending human review."},
-		s.save)
+func (s *Server) register(cfg *schema.AgentConfig) error {
+	if err := s.addSaveTool(cfg); err != nil {
+		return err
+	}
+	// tools/list shows the agent file as it is now: memory_save's target
+	// enumeration follows an edit of the file without a restart.
+	s.srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				if cfg, err := s.loadAgent(); err == nil {
+					if err := s.addSaveTool(cfg); err != nil {
+						s.cfg.Logger.Warn("memory_save schema", "err", err)
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	in, out := toolSchemas[SearchInput, RecordsOutput]()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolSearch, Title: "Search memories",
-		Description: "Search this agent's and shared memories by keywords.", Annotations: readOnly()}, s.search)
+		Description: "Search this agent's and shared memories by keywords.", InputSchema: withKinds(in), OutputSchema: out,
+		Annotations: readOnly()}, s.search)
+	in, out = toolSchemas[ListInput, RecordsOutput]()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolList, Title: "List memories",
-		Description: "List this agent's and shared memories, newest first.", Annotations: readOnly()}, s.list)
+		Description: "List this agent's and shared memories, newest first.", InputSchema: withKinds(in), OutputSchema: out,
+		Annotations: readOnly()}, s.list)
+	in, out = toolSchemas[InvalidateInput, InvalidateOutput]()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolInvalidate, Title: "Invalidate a memory",
 		Description: "Retire a memory that is no longer true. A promoted guarded (or earned) learning is not retired by an " +
 			"agent: it is proposed for human review and keeps rendering until a human decides.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)}}, s.invalidate)
+		InputSchema: in, OutputSchema: out,
+		// It retires a record (it leaves the prompt and recall); retiring
+		// it again changes nothing ("already invalidated", or the one
+		// pending proposal).
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true, OpenWorldHint: boolPtr(false)}}, s.invalidate)
+	in, out = toolSchemas[LearningsInput, LearningsOutput]()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolLearnings, Title: "What I learned",
 		Description: "What this agent learned (promotions) and unlearned (demotions) since a time, with provenance, " +
-			"for telling the user how it changed.", Annotations: readOnly()}, s.learnings)
+			"for telling the user how it changed.", InputSchema: in, OutputSchema: out, Annotations: readOnly()}, s.learnings)
+	in, out = toolSchemas[ComposeInput, ComposeOutput]()
 	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolCompose, Title: "Composed prompt",
 		Description: "This agent's current system prompt composed from its authored file and promoted memories, " +
 			"with the memory ids behind every learned line, and the recall block delivered beside it (candidate " +
-			"lessons in rotation, spilled records, and memories matching query).", Annotations: readOnly()}, s.compose)
+			"lessons in rotation, spilled records, and memories matching query). Composing now records what it showed " +
+			"(the recall rotation moves on), so it is not read-only; with at it replays a past composition and records nothing.",
+		InputSchema: in, OutputSchema: out,
+		// It writes the overlay summary of an instantiate (additive: no
+		// record changes), and each call rotates the recall block.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false), IdempotentHint: false, OpenWorldHint: boolPtr(false)}}, s.compose)
 	s.srv.AddResource(&mcp.Resource{URI: ResourceURI(s.name), Name: "composed-prompt", Title: "Composed prompt of " + s.name,
 		Description: "The agent's current composed system prompt (markdown), followed by its recall block.", MIMEType: "text/markdown"}, s.readPrompt)
+	return nil
 }
 
-func readOnly() *mcp.ToolAnnotations { return &mcp.ToolAnnotations{ReadOnlyHint: true} }
+// saveTool is memory_save as registered: its advertised schema (from the
+// agent file) and the arguments' validation schema.
+type saveTool struct {
+	mu  sync.Mutex
+	sig string // the advertised input schema, as JSON
+}
+
+// saveArgs validates memory_save's arguments as the SDK would from
+// SaveInput (an unknown argument, such as conversationId, is refused). The
+// advertised schema is stricter on target, kind and payload, but the
+// handler stays their judge: it answers a locked target or a new judgment
+// domain with status refused and guidance, and reads the agent file of
+// the call (an edit applies before a client lists the tools again).
+var saveArgs = sync.OnceValues(func() (*jsonschema.Resolved, error) {
+	s, err := jsonschema.For[SaveInput](nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.Resolve(nil)
+})
+
+// addSaveTool registers memory_save with the schema of the agent cfg, or
+// replaces it when the schema changed.
+func (s *Server) addSaveTool(cfg *schema.AgentConfig) error {
+	in, out, err := saveSchemas(cfg)
+	if err != nil {
+		return err
+	}
+	sig, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	s.saveTool.mu.Lock()
+	defer s.saveTool.mu.Unlock()
+	if string(sig) == s.saveTool.sig {
+		return nil
+	}
+	s.saveTool.sig = string(sig)
+	s.srv.AddTool(&mcp.Tool{Name: ToolSave, Title: "Save a memory",
+		Description: "Save what you learned. Near-duplicates of a live record corroborate it instead of writing a copy; " +
+			"a keyed background slot held by another record is a conflict (supersede it). The answer says the record's " +
+			"tier and whether it is promoted into your prompt, a candidate earning its way, or pending human review.",
+		InputSchema: in, OutputSchema: out,
+		// Not read-only; destructive: a save that supersedes retires the
+		// record it replaces. Not idempotent: a repeated save corroborates.
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: false, OpenWorldHint: boolPtr(false)}},
+		s.saveCall)
+	return nil
+}
+
+// saveCall is memory_save's handler over raw arguments: validated as
+// SaveInput, then save.
+func (s *Server) saveCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	fail := func(err error) (*mcp.CallToolResult, error) {
+		var res mcp.CallToolResult
+		res.SetError(err)
+		return &res, nil
+	}
+	resolved, err := saveArgs()
+	if err != nil {
+		return nil, err
+	}
+	raw := req.Params.Arguments
+	args := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return fail(fmt.Errorf("unmarshaling arguments: %w", err))
+		}
+	}
+	if err := resolved.Validate(args); err != nil {
+		return fail(fmt.Errorf("validating \"arguments\": %v", err))
+	}
+	var in SaveInput
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return fail(err)
+		}
+	}
+	res, out, err := s.save(ctx, req, in)
+	if err != nil {
+		return fail(err)
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling output: %w", err)
+	}
+	res.StructuredContent = json.RawMessage(data)
+	if res.Content == nil {
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(data)}}
+	}
+	return res, nil
+}
+
+// withKinds makes a kinds argument's items the record kinds.
+func withKinds(in *jsonschema.Schema) *jsonschema.Schema {
+	kinds := make([]any, len(schema.Kinds))
+	for i, k := range schema.Kinds {
+		kinds[i] = string(k)
+	}
+	in.Properties["kinds"].Items.Enum = kinds
+	return in
+}
+
+func readOnly() *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: boolPtr(false)}
+}
 
 func boolPtr(b bool) *bool { return &b }
 
