@@ -178,7 +178,7 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 			memoryUsage(e.stdout, fs)
 			return exitOK
 		}
-		return usageFail(e.stderr, "memory", usageError(err))
+		return usageFail(e.stderr, "memory", usageError(fs, err))
 	}
 	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
 	rest := fs.Args()
