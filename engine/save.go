@@ -76,6 +76,22 @@ func Save(ctx context.Context, sp SaveSpec, r SaveRequest) (SaveResult, error) {
 	return ag.Save(ctx, r)
 }
 
+// CheckSave runs the door's steps that need no store on r: confinement,
+// the scope rule, and the request's fields, limits and target tier (step 4
+// before reconciliation, evolve.Engine.CheckSave). It never touches
+// sp.Store (which may be nil): a command checks its arguments with it
+// before it opens, and so creates, a store. A refusal is a result, an
+// invalid or forbidden request an error, as Save answers them; (nil, nil)
+// is a request Save goes on to reconcile.
+func CheckSave(sp SaveSpec, r SaveRequest) (*SaveResult, error) {
+	ag, refused, err := sp.open()
+	if err != nil || refused != nil {
+		return refused, err
+	}
+	r.Actor = sp.View.Actor
+	return ag.CheckSave(r)
+}
+
 // SaveBatch saves rs in order in one store transaction through the door:
 // each is answered as Save answers it, reconciled against the earlier
 // ones; an invalid request saves nothing (a *BatchError naming it). When

@@ -85,8 +85,23 @@ func (e *Engine) Save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	return res, err
 }
 
-// save is Save on the engine's store as it is (a batch view or the store).
-func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
+// CheckSave runs the checks of Save that need no store: the request's
+// fields (store.ValidateWrite), the workspace's limits, a locked target and
+// a new judgment domain. A refusal comes back as a result, an invalid
+// request as an error wrapping store.ErrInvalid; (nil, nil) is a request
+// Save goes on to reconcile. A command checks its arguments with it before
+// it opens (and so creates) a store.
+func (e *Engine) CheckSave(r SaveRequest) (*SaveResult, error) {
+	_, res, err := e.prepare(r)
+	if err != nil || res.Status != "" {
+		return &res, err
+	}
+	return nil, nil
+}
+
+// prepare normalizes and checks r without the store (CheckSave): the
+// request to save, or a result with a Status (a refusal) or an error.
+func (e *Engine) prepare(r SaveRequest) (SaveRequest, SaveResult, error) {
 	if r.Kind == "" {
 		r.Kind = schema.KindFact
 	}
@@ -94,20 +109,20 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	// "c1 " are one conversation.
 	conv, err := schema.NormalizeConversationID(r.Provenance.ConversationID)
 	if err != nil {
-		return SaveResult{}, fmt.Errorf("%w: provenance: %v", store.ErrInvalid, err)
+		return r, SaveResult{}, fmt.Errorf("%w: provenance: %v", store.ErrInvalid, err)
 	}
 	r.Provenance.ConversationID = conv
 	if r.ExpiresAt != "" {
 		t, err := schema.ParseTime(r.ExpiresAt)
 		if err != nil {
-			return SaveResult{}, fmt.Errorf("%w: expiresAt: %v", store.ErrInvalid, err)
+			return r, SaveResult{}, fmt.Errorf("%w: expiresAt: %v", store.ErrInvalid, err)
 		}
 		r.ExpiresAt = schema.FormatTime(t)
 	}
 	if r.Provenance.At != "" {
 		t, err := schema.ParseTime(r.Provenance.At)
 		if err != nil {
-			return SaveResult{}, fmt.Errorf("%w: provenance.at: %v", store.ErrInvalid, err)
+			return r, SaveResult{}, fmt.Errorf("%w: provenance.at: %v", store.ErrInvalid, err)
 		}
 		r.Provenance.At = schema.FormatTime(t)
 	}
@@ -119,12 +134,12 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 	if err := store.ValidateWrite(store.WriteRequest{Scope: e.scope, Kind: r.Kind, Content: r.Content, Tags: r.Tags,
 		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt, Provenance: r.Provenance,
 		Supersedes: r.Supersedes}); err != nil {
-		return SaveResult{}, fmt.Errorf("save: %w", err)
+		return r, SaveResult{}, fmt.Errorf("save: %w", err)
 	}
 	// The workspace's limits (schema.Limits), for every surface.
 	if err := store.CheckLimits(e.ws.Limits, &schema.MemoryRecord{Content: r.Content, Scope: e.scope, Tags: r.Tags,
 		Payload: r.Payload, Provenance: r.Provenance, SupersededBy: r.Supersedes}); err != nil {
-		return SaveResult{}, fmt.Errorf("save: %w", err)
+		return r, SaveResult{}, fmt.Errorf("save: %w", err)
 	}
 	res := SaveResult{State: StateRecall}
 	if r.Target != nil {
@@ -132,13 +147,22 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 		if res.Tier == schema.TierLocked {
 			res.Status = SaveRefused
 			res.Guidance = fmt.Sprintf("%s is locked: %s", r.Target, schema.LockedReason)
-			return res, nil
+			return r, res, nil
 		}
 		if why := e.checkDomain(*r.Target); why != "" {
 			// A new judgment domain is in the locked tier (the tier table).
 			res.Status, res.Tier, res.Guidance = SaveRefused, schema.TierLocked, "locked: "+why
-			return res, nil
+			return r, res, nil
 		}
+	}
+	return r, res, nil
+}
+
+// save is Save on the engine's store as it is (a batch view or the store).
+func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
+	r, res, err := e.prepare(r)
+	if err != nil || res.Status != "" {
+		return res, err
 	}
 	var old *schema.MemoryRecord
 	if r.Supersedes != "" {

@@ -39,6 +39,9 @@ type Workspace struct {
 type ConfigError struct {
 	Path     string
 	Problems []schema.Problem
+	// Hint is ` (did you mean "KEY"?)` when the first problem is an
+	// unknown key near a valid one (schema.SuggestKey), else "".
+	Hint string
 }
 
 func (e *ConfigError) Error() string {
@@ -46,7 +49,7 @@ func (e *ConfigError) Error() string {
 		return e.Path + ": invalid workspace config"
 	}
 	p := e.Problems[0]
-	msg := fmt.Sprintf("%s:%d:%d: %s", e.Path, p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
+	msg := fmt.Sprintf("%s:%d:%d: %s%s", e.Path, p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message, e.Hint)
 	if n := len(e.Problems) - 1; n > 0 {
 		msg += fmt.Sprintf(" (and %d more)", n)
 	}
@@ -152,10 +155,27 @@ func Load(path string) (*Workspace, error) {
 		return partial(schema.WorkspaceConfig{}, err)
 	}
 	if len(ps) > 0 {
-		return partial(cfg, &ConfigError{Path: abs, Problems: ps})
+		return partial(cfg, &ConfigError{Path: abs, Problems: ps, Hint: keyHint(abs, data, ps[0])})
 	}
 	cfg = cfg.WithDefaults()
 	return &Workspace{Root: root, ConfigPath: abs, Config: cfg, StorePath: storePath(root, cfg.Store)}, nil
+}
+
+// keyHint is ` (did you mean "KEY"?)` for problem p of the config at path
+// when it is an unknown key near a valid one, else "": every command that
+// loads the config says it, as validate does for any file.
+func keyHint(path string, data []byte, p schema.Problem) string {
+	if !strings.HasPrefix(p.Message, `unknown property "`) || p.Pointer == "" {
+		return ""
+	}
+	doc, err := schema.ParseDocument(path, data)
+	if err != nil || doc == nil {
+		return ""
+	}
+	if best, ok := schema.SuggestKey(doc, schema.FileWorkspace, p.Pointer); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
 }
 
 func storePath(root, store string) string {

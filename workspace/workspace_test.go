@@ -87,6 +87,7 @@ func TestFindErrors(t *testing.T) {
 		want         string // error text after the config path
 	}{
 		{"unknown key", "store: a.db\nstroe: b.db\n", ":2:1: unknown property \"stroe\""},
+		{"misspelt key", "stroe: b.db\n", ":1:1: unknown property \"stroe\" (did you mean \"store\"?)"},
 		{"wrong type", "ceiling: lots\n", ":1:10: expected integer, got string"},
 		{"malformed", "scope: {project: atlas\n", ":1:1: invalid YAML: did not find expected ',' or '}'"},
 		{"bad duration", "promotion: {proposalExpiry: 3 days}\n", ":1:29: must be a duration such as 72h, 30m, 7d or 2w"},

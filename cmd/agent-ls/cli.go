@@ -32,7 +32,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, usageError(err)
+			return nil, usageError(fs, err)
 		}
 		rest := fs.Args()
 		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
@@ -46,14 +46,15 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// usageError rewords the flag package's errors in the --flag style:
-// "unknown flag --x", "flag --x needs a value", "flag --x: invalid value ...".
-func usageError(err error) error {
+// usageError rewords the flag package's errors of fs in the --flag style:
+// "unknown flag --x (did you mean "--y"?)", "flag --x needs a value",
+// "flag --x: invalid value ...".
+func usageError(fs *flag.FlagSet, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.HasPrefix(msg, "flag provided but not defined: "):
 		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag provided but not defined: "), "-")
-		return fmt.Errorf("unknown flag --%s", name)
+		return fmt.Errorf("unknown flag --%s%s", name, flagHint(fs, name))
 	case strings.HasPrefix(msg, "flag needs an argument: "):
 		name := strings.TrimLeft(strings.TrimPrefix(msg, "flag needs an argument: "), "-")
 		return fmt.Errorf("flag --%s needs a value", name)
@@ -68,6 +69,17 @@ func usageError(err error) error {
 		return fmt.Errorf("bad flag syntax %s", strings.TrimPrefix(msg, "bad flag syntax: "))
 	}
 	return err
+}
+
+// flagHint is ` (did you mean "--y"?)` for the flag of fs nearest to the
+// unknown flag name (without dashes), or "".
+func flagHint(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if best, ok := schema.NearestName(name, names); ok {
+		return fmt.Sprintf(" (did you mean %q?)", "--"+best)
+	}
+	return ""
 }
 
 // usageFail reports a usage error of command path (e.g. "memory save") on

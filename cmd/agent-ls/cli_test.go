@@ -254,7 +254,8 @@ func TestOrphanAgents(t *testing.T) {
 	if r.code != exitFindings || !strings.HasSuffix(r.stderr, "agent-ls memory save: refused: "+refusal+"\n") {
 		t.Errorf("save: exit %d, stderr %q; want the refusal %q", r.code, r.stderr, refusal)
 	}
-	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys need a ticket"); r.code != 0 || r.stderr != "" {
+	// The refused save created no store (issue 32): the first saved one does.
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys need a ticket"); r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+w.db+"\n" {
 		t.Errorf("save for a real agent: exit %d, stderr %q", r.code, r.stderr)
 	}
 	batch := filepath.Join(w.dir, "b.jsonl")
@@ -412,5 +413,63 @@ func TestExportFormatsAndListColumns(t *testing.T) {
 				t.Errorf("row %q does not start its content under CONTENT (column %d):\n%s", r, col, out)
 			}
 		}
+	}
+}
+
+// TestUnknownFlagDidYouMean: every command answers a misspelt flag with its
+// nearest flag (issue 32, small things: validate had it, render not).
+func TestUnknownFlagDidYouMean(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	flagLine := regexp.MustCompile(`(?m)^  --([a-z][a-z0-9-]*)`)
+	for _, path := range commandPaths() {
+		name := strings.Join(path, " ")
+		h := runBin(t, dir, "", nil, append(append([]string{}, path...), "--help")...)
+		var longest string
+		for _, m := range flagLine.FindAllStringSubmatch(h.stdout, -1) {
+			if len(m[1]) > len(longest) {
+				longest = m[1]
+			}
+		}
+		if longest == "" {
+			continue // version, help: no flags
+		}
+		typo := longest[:len(longest)-1] // one letter short
+		r := runBin(t, dir, "", nil, append(append([]string{}, path...), "--"+typo)...)
+		want := "agent-ls " + name + ": unknown flag --" + typo + ` (did you mean "--` + longest + `"?) (run 'agent-ls ` + name + " --help')\n"
+		if r.code != exitUsage || r.stderr != want {
+			t.Errorf("%s --%s: exit %d, stderr %q; want 2, %q", name, typo, r.code, r.stderr, want)
+		}
+	}
+	// The memory command's own flags, before the subcommand.
+	r := runBin(t, dir, "", nil, "memory", "--stor", "x.db", "list")
+	if want := "agent-ls memory: unknown flag --stor (did you mean \"--store\"?) (run 'agent-ls memory --help')\n"; r.code != exitUsage || r.stderr != want {
+		t.Errorf("memory --stor: exit %d, stderr %q; want %q", r.code, r.stderr, want)
+	}
+}
+
+// TestConfigKeyDidYouMean: a misspelt .agent-ls.yaml key is answered with
+// the nearest key by every command that loads the config, not only by
+// validate (issue 32, small things).
+func TestConfigKeyDidYouMean(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "storePol: 1s\n")
+	for _, args := range [][]string{
+		{"render", "deploy.agent.yaml"},
+		{"overlay", "deploy.agent.yaml"},
+		{"lint", "deploy.agent.yaml"},
+		{"memory", "list"},
+		{"memory", "save", "--kind", "fact", "--content", "x", "--actor", "human:ana"},
+		{"proposals"},
+		{"garden", "deploy.agent.yaml"},
+	} {
+		r := runBin(t, w.dir, "", nil, args...)
+		if r.code == exitOK || !strings.Contains(r.stderr+r.stdout, `unknown property "storePol" (did you mean "storePoll"?)`) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want the hint", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	if !strings.Contains(r.stdout, `unknown property "storePol" (did you mean "storePoll"?)`) {
+		t.Errorf("validate .agent-ls.yaml: exit %d, stdout %q", r.code, r.stdout)
 	}
 }

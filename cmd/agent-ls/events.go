@@ -13,13 +13,14 @@ import (
 )
 
 // memEvents prints the typed event stream (package events): the events
-// since --since, then, with --follow, each new one as other processes write.
+// since --since (all without it), or, with --follow, each new one as other
+// processes write from now on, after the history since --since when given.
 func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var since, actor, poll string
 	var follow bool
 	fs.StringVar(&since, "since", "", "only events since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
-	fs.BoolVar(&follow, "follow", false, "keep printing events as they happen (until interrupted)")
+	fs.BoolVar(&follow, "follow", false, "print events as they happen from now on (until interrupted); with --since, the history since then first")
 	fs.StringVar(&poll, "poll", "", "with --follow on a PostgreSQL store, also read its change counter every `interval` besides LISTEN (at least 100ms, or off; default the workspace's storePoll, else 1s)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
@@ -37,6 +38,10 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 			return exitUsage
 		}
 		since = schema.FormatTime(t)
+	} else if follow {
+		// Following starts at now, as tail -f and the lens do: replaying a
+		// store's whole history first buries the live events.
+		since = schema.FormatTime(m.e.now())
 	}
 	pollEvery, err := schema.ParseStorePoll(poll)
 	if err != nil {

@@ -145,6 +145,21 @@ func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
 	return s, loc, 0, true
 }
 
+// locate resolves the store and the actor without opening the store: a
+// writing command checks its arguments, the actor among them, before
+// m.open creates a store, so one that fails them leaves no store file.
+// missing says the store file does not exist yet.
+func (m *memCmd) locate(actorFlag string) (loc storeLocation, a store.Actor, missing bool, code int, ok bool) {
+	loc, err := locateStore(m.e, m.store)
+	if err != nil {
+		return loc, a, false, m.storeError(err), false
+	}
+	if a, ok = m.actor(actorFlag, loc); !ok {
+		return loc, a, false, exitUsage, false
+	}
+	return loc, a, storeMissing(loc.Path), 0, true
+}
+
 func (m *memCmd) actor(flagValue string, loc storeLocation) (store.Actor, bool) {
 	a, err := resolveActor(m.e, flagValue, loc)
 	if err != nil {
@@ -178,7 +193,7 @@ func runMemory(ctx context.Context, e *env, args []string) int {
 			memoryUsage(e.stdout, fs)
 			return exitOK
 		}
-		return usageFail(e.stderr, "memory", usageError(err))
+		return usageFail(e.stderr, "memory", usageError(fs, err))
 	}
 	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
 	rest := fs.Args()
@@ -325,22 +340,40 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		}
 		req.ExpiresAt = schema.FormatTime(t)
 	}
+	// The arguments are checked before the store opens: one that fails
+	// them creates no store file.
+	_, a, missing, code, ok := m.locate(actor)
+	if !ok {
+		return code
+	}
+	checked, err := engine.CheckSave(saveSpec(m.e, nil, ws, a, recScope, agentFile), req)
+	if err != nil {
+		return m.storeError(err)
+	}
+	if checked == nil && missing && supersedes != "" {
+		checked = &engine.SaveResult{Status: engine.SaveNotFound,
+			Guidance: fmt.Sprintf("no record %s to supersede (the store is empty); save without --supersedes", supersedes)}
+	}
+	if checked != nil {
+		return m.saveAnswer(*checked, "", nil)
+	}
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
 	res, err := engine.Save(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), req)
 	if err != nil {
 		return m.storeError(err)
 	}
+	return m.saveAnswer(res, agentFile, loc.Workspace)
+}
+
+// saveAnswer prints the answer to a save and returns its exit code.
+func (m *memCmd) saveAnswer(res engine.SaveResult, agentFile string, ws *workspace.Workspace) int {
 	refused := res.Status != engine.SaveSaved
 	if !refused && agentFile == "" && res.Record != nil {
-		warnOrphanAgents(m.e, m.name, loc.Workspace, []schema.MemoryRecord{*res.Record})
+		warnOrphanAgents(m.e, m.name, ws, []schema.MemoryRecord{*res.Record})
 	}
 	if m.format == "json" {
 		if c := m.writeJSON(res); c != exitOK {
@@ -700,15 +733,19 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v", err)
 		return exitUsage
 	}
+	_, a, missing, code, ok := m.locate(actor)
+	if !ok {
+		return code
+	}
+	if missing {
+		m.errorf("no record %s", id)
+		return exitFindings
+	}
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	a, ok := m.actor(actor, loc)
-	if !ok {
-		return exitUsage
-	}
 	var counted bool
 	_, err = viewOf(a, loc).Get(ctx, s, id)
 	if err == nil {
@@ -903,6 +940,15 @@ func (m *memCmd) openInput(name string) (in io.Reader, done func(), err error) {
 // record's agent (agentFile, or found by the record's scope): what a command
 // acting on one record needs. The caller closes the store when ok.
 func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile string) (store.Store, *engine.Agent, store.Actor, int, bool) {
+	_, a, missing, code, ok := m.locate(actorFlag)
+	if !ok {
+		return nil, nil, store.Actor{}, code, false
+	}
+	if missing {
+		// No store holds no record: said without creating one.
+		m.errorf("no record %s", id)
+		return nil, nil, store.Actor{}, exitFindings, false
+	}
 	s, loc, code, ok := m.open(false)
 	if !ok {
 		return nil, nil, store.Actor{}, code, false
@@ -910,10 +956,6 @@ func (m *memCmd) recordEngine(ctx context.Context, id, actorFlag, agentFile stri
 	fail := func(code int) (store.Store, *engine.Agent, store.Actor, int, bool) {
 		_ = s.Close()
 		return nil, nil, store.Actor{}, code, false
-	}
-	a, ok := m.actor(actorFlag, loc)
-	if !ok {
-		return fail(exitUsage)
 	}
 	view := viewOf(a, loc)
 	rec, code, ok := m.visibleRecord(ctx, s, view, id)

@@ -100,19 +100,40 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 			reqs[i].Provenance = schema.Provenance{ConversationID: conv, RunID: run}
 		}
 	}
-	s, loc, code, ok := m.open(false)
-	if !ok {
-		return code
-	}
-	defer s.Close()
-	res, err := engine.SaveBatch(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), reqs)
-	if err != nil {
-		var be *engine.BatchError
-		if errors.As(err, &be) && be.Index < len(lines) {
-			err = fmt.Errorf("%s:%d: %w", name, lines[be.Index], be.Err)
+	// The lines are checked before the store opens (engine.CheckSave): an
+	// invalid batch, or one refused whole, creates no store file.
+	res := make([]engine.SaveResult, len(reqs))
+	answered := 0
+	for i, r := range reqs {
+		checked, err := engine.CheckSave(saveSpec(m.e, nil, ws, a, recScope, agentFile), r)
+		if err != nil {
+			if errors.Is(err, store.ErrInvalid) { // the line's; else the door's, for every line
+				err = fmt.Errorf("%s:%d: %w", name, lines[i], err)
+			}
+			return m.storeError(fmt.Errorf("%w; nothing saved", err))
 		}
-		return m.storeError(fmt.Errorf("%w; nothing saved", err))
+		if checked != nil {
+			res[i] = *checked
+			answered++
+		}
 	}
+	if answered < len(reqs) {
+		s, _, code, ok := m.open(false)
+		if !ok {
+			return code
+		}
+		defer s.Close()
+		var err error
+		res, err = engine.SaveBatch(ctx, saveSpec(m.e, s, ws, a, recScope, agentFile), reqs)
+		if err != nil {
+			var be *engine.BatchError
+			if errors.As(err, &be) && be.Index < len(lines) {
+				err = fmt.Errorf("%s:%d: %w", name, lines[be.Index], be.Err)
+			}
+			return m.storeError(fmt.Errorf("%w; nothing saved", err))
+		}
+	}
+	loc := loc0
 	if agentFile == "" {
 		var saved []schema.MemoryRecord
 		for _, r := range res {

@@ -45,3 +45,24 @@ func TestStoreURLSecretsNeverPrinted(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresConnectErrorOneLine: an unreachable PostgreSQL server is one
+// line on stderr (pgx's connect error is several: a header, then one
+// indented line per address and attempt), naming the cause and never the
+// password (issue 32, small things).
+func TestPostgresConnectErrorOneLine(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	for _, args := range [][]string{
+		{"memory", "list", "--store", "postgres://u:OneLinePW7@127.0.0.1:1/db?connect_timeout=2"},
+		{"memory", "list", "--store", "postgres://u@127.0.0.1:1/db?connect_timeout=2"},
+		{"memory", "save", "--store", "postgres://u:OneLinePW7@localhost:1/db?connect_timeout=2", "--actor", "human:ana", "x"},
+		{"render", "--store", "postgres://u:OneLinePW7@127.0.0.1:1/db?connect_timeout=2", "deploy.agent.yaml"},
+	} {
+		r := w.cli(args...)
+		if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "\t") ||
+			!strings.Contains(r.stderr, "connection refused") || strings.Contains(r.stdout+r.stderr, "OneLinePW7") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line naming the refusal, without the password", args[:2], r.code, r.stderr)
+		}
+	}
+}

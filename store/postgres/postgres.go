@@ -119,7 +119,8 @@ func (e *scrubbed) Unwrap() error { return e.err }
 
 // scrub removes the secrets of location (location.Scrub: its passwords, or
 // all of it when it does not parse) and password (the one the connection
-// used, which may come from the environment) from err's text.
+// used, which may come from the environment) from err's text, and puts it
+// on one line (oneLine).
 func scrub(err error, loc, password string) error {
 	if err == nil {
 		return nil
@@ -128,10 +129,40 @@ func scrub(err error, loc, password string) error {
 	if password != "" {
 		text = strings.ReplaceAll(text, password, "xxxxx")
 	}
+	text = oneLine(text)
 	if text == err.Error() {
 		return err
 	}
 	return &scrubbed{err: err, text: text}
+}
+
+// oneLine joins a multi-line error text into one line: pgx's connect error
+// is "failed to connect to `user=u database=db`:" and then one indented
+// line per address and attempt (the same refusal twice when it tried TLS
+// first). Repeated lines are said once; a line ending in ':' runs into the
+// next, others are separated by "; ".
+func oneLine(text string) string {
+	if !strings.ContainsAny(text, "\r\n") {
+		return text
+	}
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, l := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		if b.Len() > 0 {
+			if strings.HasSuffix(b.String(), ":") {
+				b.WriteString(" ")
+			} else {
+				b.WriteString("; ")
+			}
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // Open connects to the database at location (a postgres:// or
