@@ -276,7 +276,8 @@ class AgentLsExtension implements vscode.Disposable {
     const res = await client.sendRequest<ComposedPromptResult>(Methods.composedPrompt, params);
     const base = path.basename(uri.path);
     const r = renderComposedPrompt(res, base);
-    await this.openReadOnly(`${base}.prompt.md`, uri, r.markdown, r.memoryLines);
+    // Not *.prompt.md: VS Code opens that name as a Copilot prompt file (with a Run button).
+    await this.openReadOnly(`${base} (composed).md`, uri, r.markdown, r.memoryLines);
   }
 
   private async showLearnings(): Promise<void> {

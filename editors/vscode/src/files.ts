@@ -8,12 +8,13 @@ export const agentFileGlob = "**/*.agent.{yaml,yml,json}";
 /** Glob of the workspace config, which the server serves too (completion, hover, diagnostics). */
 export const workspaceConfigGlob = "**/.agent-ls.yaml";
 
-/** Activation events the manifest must declare. */
+/**
+ * Activation events the manifest must declare: only a workspace with agent files (or the
+ * workspace config) activates the extension, never any YAML or JSON file.
+ */
 export const activationEvents: readonly string[] = [
   `workspaceContains:${agentFileGlob}`,
   `workspaceContains:${workspaceConfigGlob}`,
-  "onLanguage:yaml",
-  "onLanguage:json",
 ];
 
 /** A document filter in the shape of vscode.DocumentFilter, without importing vscode. */

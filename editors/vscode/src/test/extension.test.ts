@@ -197,7 +197,7 @@ describe("commands", () => {
     const shown = world.shown[0];
     assert.ok(shown);
     assert.equal(shown.document.uri.scheme, "agent-ls-prompt");
-    assert.match(shown.document.uri.path, /refunds\.agent\.yaml\.prompt\.md$/);
+    assert.match(shown.document.uri.path, /refunds\.agent\.yaml \(composed\)\.md$/);
     const lines = shown.document.text.split("\n");
     const memLine = lines.indexOf("> [memory r1] Deploys freeze on Fridays.");
     assert.ok(memLine > 0, shown.document.text);

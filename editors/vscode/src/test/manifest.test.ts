@@ -47,6 +47,12 @@ describe("package.json", () => {
     assert.deepEqual(manifest.activationEvents, activationEvents);
   });
 
+  it("activates only in workspaces with agent files, not on every YAML or JSON file", () => {
+    for (const e of manifest.activationEvents) {
+      assert.match(e, /^workspaceContains:/);
+    }
+  });
+
   it("contributes exactly the commands the extension registers", () => {
     assert.deepEqual(
       manifest.contributes.commands.map((c) => c.command),
