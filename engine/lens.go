@@ -31,13 +31,6 @@ type Verbs struct {
 // Verbs returns the session's review verbs, opening its store with opts.
 func (s *Session) Verbs(opts store.Options) *Verbs { return &Verbs{S: s, Options: opts} }
 
-func (v *Verbs) now() time.Time {
-	if v.Options.Now != nil {
-		return v.Options.Now()
-	}
-	return time.Now()
-}
-
 // base is the workspace scope without an agent key.
 func (v *Verbs) base() map[string]string {
 	b := maps.Clone(v.S.Workspace.Config.Scope)

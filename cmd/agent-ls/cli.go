@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store"
 )
 
 // The command framework every subcommand shares: one flag parser (flags
@@ -186,12 +185,3 @@ func didYouMean(s string, names []string) string {
 	}
 	return ""
 }
-
-// noSuch is the one not-found wording of the command line, "no WHAT ID"
-// (engine.NotFound for records); it is store.ErrNotFound (exit 1).
-func noSuch(what, id string) error { return noSuchError{what, id} }
-
-type noSuchError struct{ what, id string }
-
-func (e noSuchError) Error() string { return "no " + e.what + " " + e.id }
-func (e noSuchError) Unwrap() error { return store.ErrNotFound }
