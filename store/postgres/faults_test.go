@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -20,7 +21,15 @@ import (
 func TestConnectionCutMidBatch(t *testing.T) {
 	loc := pgtest.Fresh(t)
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, loc, store.Options{})
+	// The store's connections carry a name of this test's own, so the cut
+	// below reaches them only, not the transactions of tests running beside
+	// it on the same cluster.
+	app := fmt.Sprintf("agent-ls-cut-%d", time.Now().UnixNano())
+	sep := "?"
+	if strings.Contains(loc, "?") {
+		sep = "&"
+	}
+	s, err := postgres.Open(ctx, loc+sep+"application_name="+app, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +45,7 @@ func TestConnectionCutMidBatch(t *testing.T) {
 		}
 		// The batch's connection is the one idle in a transaction.
 		pgtest.Exec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE state = 'idle in transaction' AND application_name = 'agent-ls' AND pid <> pg_backend_pid()`)
+			WHERE state = 'idle in transaction' AND application_name = '`+app+`' AND pid <> pg_backend_pid()`)
 		_, err := tx.Write(ctx, fact("after the cut"), human)
 		return err
 	})

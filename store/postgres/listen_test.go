@@ -2,8 +2,11 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,12 +73,18 @@ func TestListenerWakesOnAnotherProcessWrite(t *testing.T) {
 			defer s.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			ch, err := postgres.NewListener(loc, tc.opts).Watch(ctx)
+			// The listener is named after its test, so the kill below cuts
+			// this listener only, not those of tests running beside it on
+			// the same cluster (the language server's, in another package).
+			// (Short: the server cuts an application_name at 63 bytes.)
+			app := fmt.Sprintf("agent-ls-listen-%d", time.Now().UnixNano())
+			lloc := loc + sep(loc) + "application_name=" + url.QueryEscape(app)
+			ch, err := postgres.NewListener(lloc, tc.opts).Watch(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.kill {
-				pgtest.Exec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agent-ls listen'`)
+				pgtest.Exec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+app+`'`)
 				// The reconnection wakes the follower: commits may have been missed.
 				await(t, ch, 3*time.Second, "a wake-up after reconnecting")
 			}
@@ -109,4 +118,12 @@ func await(t *testing.T, ch <-chan struct{}, limit time.Duration, what string) {
 	case <-time.After(limit):
 		t.Fatalf("no %s within %s", what, limit)
 	}
+}
+
+// sep is the separator that adds a query parameter to loc.
+func sep(loc string) string {
+	if strings.Contains(loc, "?") {
+		return "&"
+	}
+	return "?"
 }
