@@ -3,6 +3,7 @@ package lint
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -149,25 +150,11 @@ func (c *runCtx) side(r *schema.MemoryRecord, id string) *ConflictSide {
 
 // contradictions finds, for every live record (promoted, then
 // candidates), the authored lines and other promoted records of its domain
-// it contradicts (package contradiction), each pair once.
+// it contradicts (package contradiction), each pair once. With a Memo
+// (Input.Memo), the contradictions among records are computed once per
+// facts and a domain's contradictions with its authored lines once per
+// version of those lines.
 func (c *runCtx) contradictions() []Conflict {
-	// Every text is analysed once (lexical.Analyze), not once per pair: a
-	// store with thousands of candidates meets hundreds of authored lines.
-	type domainLines struct {
-		lines []contradiction.AuthoredLine
-		texts []*lexical.Text
-		index *lexical.ContradictionIndex
-	}
-	authored := map[string]*domainLines{}                       // judgment domain -> its authored lines
-	promoted := make([]*lexical.Text, len(c.in.Facts.Promoted)) // by index in Facts.Promoted, analysed once
-	promotedText := func(k int) *lexical.Text {
-		if promoted[k] == nil {
-			promoted[k] = c.analyze(c.in.Facts.Promoted[k].Content)
-		}
-		return promoted[k]
-	}
-	seen := map[[2]string]bool{}
-	var out []Conflict
 	live := make([]*schema.MemoryRecord, 0, len(c.in.Facts.Promoted)+len(c.in.Facts.Candidates))
 	for i := range c.in.Facts.Promoted {
 		live = append(live, &c.in.Facts.Promoted[i])
@@ -175,20 +162,94 @@ func (c *runCtx) contradictions() []Conflict {
 	for i := range c.in.Facts.Candidates {
 		live = append(live, &c.in.Facts.Candidates[i])
 	}
-	// The promoted records each record is checked against, by domain (the
-	// only ones contradiction.Opposes can accept).
-	byDomain := map[string][]int{}
-	for k := range c.in.Facts.Promoted {
-		if t := c.in.Facts.Promoted[k].Target; contradiction.Applies(t) {
-			byDomain[t.Domain] = append(byDomain[t.Domain], k)
+	// Every text is analysed once (lexical.Analyze), not once per pair: a
+	// store with thousands of candidates meets hundreds of authored lines.
+	texts := make([]*lexical.Text, len(live))
+	text := func(i int) *lexical.Text {
+		if texts[i] == nil {
+			texts[i] = c.analyze(live[i].Content)
 		}
+		return texts[i]
 	}
+	var found []liveConflict
+	complete := true
+	// The authored side, domain by domain, in the order records name them.
+	var domains []string
+	byDomain := map[string][]int{} // judgment domain -> indexes in live
+	for i, r := range live {
+		if !contradiction.Applies(r.Target) {
+			continue
+		}
+		if _, ok := byDomain[r.Target.Domain]; !ok {
+			domains = append(domains, r.Target.Domain)
+		}
+		byDomain[r.Target.Domain] = append(byDomain[r.Target.Domain], i)
+	}
+	for _, domain := range domains {
+		is := byDomain[domain]
+		lines := contradiction.Authored(c.cfg, live[is[0]].Target)
+		sig := authoredSignature(lines)
+		if got, ok := c.in.Memo.getAuthored(domain, sig); ok {
+			found = append(found, got...)
+			continue
+		}
+		var out []liveConflict
+		if len(lines) > 0 {
+			ltexts := make([]*lexical.Text, len(lines))
+			for k, l := range lines {
+				ltexts[k] = c.analyze(l.Text)
+			}
+			index := lexical.NewContradictionIndex(ltexts)
+			for _, i := range is {
+				if c.stopped() {
+					complete = false
+					break
+				}
+				r, rt := live[i], text(i)
+				index.Candidates(rt, func(k int) {
+					l := lines[k]
+					if ok, why := contradiction.Contradicts(rt, ltexts[k]); ok {
+						out = append(out, liveConflict{i: i, cf: Conflict{Kind: ConflictContradiction, RecordID: r.ID, Authored: l.Pointer, Text: l.Text, Why: why,
+							Target: r.Target.String(), Record: c.side(r, r.ID), Other: &ConflictSide{Pointer: l.Pointer, State: SideAuthored, Content: l.Text}}})
+					}
+				})
+			}
+		}
+		if complete {
+			c.in.Memo.setAuthored(domain, sig, out)
+		}
+		found = append(found, out...)
+	}
+	// The records' side: it depends on the facts alone.
+	if got, ok := c.in.Memo.getRecords(); ok {
+		found = append(found, got...)
+	} else if complete {
+		out, ok := c.recordContradictions(live, text, byDomain)
+		if ok {
+			c.in.Memo.setRecords(out)
+		}
+		found = append(found, out...)
+	}
+	// One order whatever was reused: by record, its authored conflicts
+	// first (they were listed first), then those with other records.
+	sort.SliceStable(found, func(a, b int) bool { return found[a].i < found[b].i })
+	out := make([]Conflict, len(found))
+	for k, f := range found {
+		out[k] = f.cf
+	}
+	return out
+}
+
+// recordContradictions is the contradictions among live records: each
+// live record with the promoted records of its domain, each pair once. ok
+// is false when the run stopped before the end.
+func (c *runCtx) recordContradictions(live []*schema.MemoryRecord, text func(int) *lexical.Text, byDomain map[string][]int) (out []liveConflict, ok bool) {
 	nPromoted := len(c.in.Facts.Promoted)
 	// Each domain's promoted texts, indexed by core word the first time a
 	// record of the domain asks (lexical.ContradictionIndex): a record is
 	// compared only with the promoted lines it shares enough words with.
 	type domainPromoted struct {
-		ks    []int // indexes in Facts.Promoted
+		ks    []int // indexes in live (all < nPromoted)
 		index *lexical.ContradictionIndex
 	}
 	pindex := map[string]*domainPromoted{}
@@ -196,55 +257,40 @@ func (c *runCtx) contradictions() []Conflict {
 		if pd, ok := pindex[domain]; ok {
 			return pd
 		}
-		pd := &domainPromoted{ks: byDomain[domain]}
+		pd := &domainPromoted{}
+		for _, k := range byDomain[domain] {
+			if k < nPromoted {
+				pd.ks = append(pd.ks, k)
+			}
+		}
 		texts := make([]*lexical.Text, len(pd.ks))
 		for j, k := range pd.ks {
-			texts[j] = promotedText(k)
+			texts[j] = text(k)
 		}
 		pd.index = lexical.NewContradictionIndex(texts)
 		pindex[domain] = pd
 		return pd
 	}
+	seen := map[[2]string]bool{}
 	for i, r := range live {
 		if !contradiction.Applies(r.Target) {
 			continue
 		}
 		if c.stopped() {
-			break
+			return out, false
 		}
-		var rt *lexical.Text
-		if i < nPromoted {
-			rt = promotedText(i)
-		} else {
-			rt = c.analyze(r.Content)
-		}
-		d, ok := authored[r.Target.Domain]
-		if !ok {
-			d = &domainLines{lines: contradiction.Authored(c.cfg, r.Target)}
-			for _, l := range d.lines {
-				d.texts = append(d.texts, c.analyze(l.Text))
-			}
-			d.index = lexical.NewContradictionIndex(d.texts)
-			authored[r.Target.Domain] = d
-		}
-		d.index.Candidates(rt, func(k int) {
-			l := d.lines[k]
-			if ok, why := contradiction.Contradicts(rt, d.texts[k]); ok {
-				out = append(out, Conflict{Kind: ConflictContradiction, RecordID: r.ID, Authored: l.Pointer, Text: l.Text, Why: why,
-					Target: r.Target.String(), Record: c.side(r, r.ID), Other: &ConflictSide{Pointer: l.Pointer, State: SideAuthored, Content: l.Text}})
-			}
-		})
+		rt := text(i)
 		pd := promotedIndex(r.Target.Domain)
 		pd.index.Candidates(rt, func(j int) {
 			k := pd.ks[j]
 			if i < nPromoted && k <= i {
 				return // a promoted pair is checked once, from its first record
 			}
-			p := &c.in.Facts.Promoted[k]
+			p := live[k]
 			if !contradiction.Opposes(r.Target, r.ID, p) {
 				return
 			}
-			if ok, why := contradiction.Contradicts(rt, promotedText(k)); ok {
+			if ok, why := contradiction.Contradicts(rt, text(k)); ok {
 				// Each pair is visited once (promoted pairs from their first
 				// record); seen guards a record listed twice.
 				key := [2]string{min(r.ID, p.ID), max(r.ID, p.ID)}
@@ -252,12 +298,12 @@ func (c *runCtx) contradictions() []Conflict {
 					return
 				}
 				seen[key] = true
-				out = append(out, Conflict{Kind: ConflictContradiction, RecordID: r.ID, With: p.ID, Text: p.Content, Why: why,
-					Target: r.Target.String(), Record: c.side(r, r.ID), Other: c.side(p, p.ID)})
+				out = append(out, liveConflict{i: i, cf: Conflict{Kind: ConflictContradiction, RecordID: r.ID, With: p.ID, Text: p.Content, Why: why,
+					Target: r.Target.String(), Record: c.side(r, r.ID), Other: c.side(p, p.ID)}})
 			}
 		})
 	}
-	return out
+	return out, true
 }
 
 // authoredPlace is the JSON pointer of the authored key or name a dropped

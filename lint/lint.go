@@ -44,6 +44,9 @@ type Input struct {
 	// on every keystroke) passes a memo. It must return what
 	// lexical.Analyze would and be safe for concurrent use.
 	Analyze func(string) *lexical.Text
+	// Memo, when set, keeps the conflicts an edit of the agent file cannot
+	// change between runs over the same Facts (see Memo).
+	Memo *Memo
 }
 
 // StoreFacts are what the caller read from the store for one agent.

@@ -482,6 +482,80 @@ func ruleStaleState(c *runCtx) []Finding {
 const MaxPairwise = 200
 
 func ruleNearDuplicate(c *runCtx) []Finding {
+	groups, ok := c.in.Memo.getDupGroups()
+	if !ok {
+		groups, ok = c.nearDuplicateGroups()
+		if !ok {
+			return nil // stopped: the run's findings are dropped
+		}
+		c.in.Memo.setDupGroups(groups)
+	}
+	var out []Finding
+	for _, d := range groups {
+		out = append(out, c.nearDuplicateFinding(d.target, d.g, d.members, d.best))
+	}
+	// Candidates restating an authored line of their slot; each text
+	// analysed once.
+	type slotKey struct {
+		judgment int
+		slot     string
+	}
+	authored := map[slotKey][]*lexical.Text{}
+	for i := range c.in.Facts.Candidates {
+		r := &c.in.Facts.Candidates[i]
+		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
+			continue
+		}
+		if c.stopped() {
+			break
+		}
+		j := c.cfg.JudgmentByDomain(r.Target.Domain)
+		if j < 0 {
+			continue
+		}
+		jd := &c.cfg.RoleTemplate.Judgments[j]
+		var lines []string
+		switch r.Target.Slot {
+		case schema.SlotHeuristics:
+			lines = jd.Heuristics
+		case schema.SlotConstraints:
+			lines = jd.Constraints
+		case schema.SlotEscalationTriggers:
+			lines = jd.EscalationTriggers
+		}
+		key := slotKey{j, r.Target.Slot}
+		texts, ok := authored[key]
+		if !ok {
+			texts = c.analyzeAll(lines)
+			authored[key] = texts
+		}
+		rt := c.analyze(r.Content)
+		for k := range lines {
+			if lexical.TextNearDuplicate(rt, texts[k]) {
+				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
+				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.TextSimilarity(rt, texts[k])))
+				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// dupGroup is a group of near-duplicate live records on one target: g the
+// target's records (oldest first), members the group's indexes in g, best
+// its closest link's similarity.
+type dupGroup struct {
+	target  string
+	g       []*schema.MemoryRecord
+	members []int
+	best    float64
+}
+
+// nearDuplicateGroups finds the groups of near-duplicate live records of
+// each target; they depend on the facts alone (Memo keeps them). ok is
+// false when the run stopped before the end.
+func (c *runCtx) nearDuplicateGroups() (_ []dupGroup, ok bool) {
 	var live []*schema.MemoryRecord
 	for i := range c.in.Facts.Promoted {
 		live = append(live, &c.in.Facts.Promoted[i])
@@ -502,10 +576,10 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		byTarget[k] = append(byTarget[k], r)
 	}
 	sort.Strings(targets)
-	var out []Finding
+	var out []dupGroup
 	for _, k := range targets {
 		if c.stopped() {
-			return out
+			return out, false
 		}
 		g := byTarget[k]
 		sort.Slice(g, func(i, j int) bool {
@@ -580,56 +654,11 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		}
 		for _, r := range roots {
 			if m := groups[r]; len(m) > 1 {
-				out = append(out, c.nearDuplicateFinding(k, g, m, best[r]))
+				out = append(out, dupGroup{target: k, g: g, members: m, best: best[r]})
 			}
 		}
 	}
-	// Candidates restating an authored line of their slot; each text
-	// analysed once.
-	type slotKey struct {
-		judgment int
-		slot     string
-	}
-	authored := map[slotKey][]*lexical.Text{}
-	for i := range c.in.Facts.Candidates {
-		r := &c.in.Facts.Candidates[i]
-		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
-			continue
-		}
-		if c.stopped() {
-			break
-		}
-		j := c.cfg.JudgmentByDomain(r.Target.Domain)
-		if j < 0 {
-			continue
-		}
-		jd := &c.cfg.RoleTemplate.Judgments[j]
-		var lines []string
-		switch r.Target.Slot {
-		case schema.SlotHeuristics:
-			lines = jd.Heuristics
-		case schema.SlotConstraints:
-			lines = jd.Constraints
-		case schema.SlotEscalationTriggers:
-			lines = jd.EscalationTriggers
-		}
-		key := slotKey{j, r.Target.Slot}
-		texts, ok := authored[key]
-		if !ok {
-			texts = c.analyzeAll(lines)
-			authored[key] = texts
-		}
-		rt := c.analyze(r.Content)
-		for k := range lines {
-			if lexical.TextNearDuplicate(rt, texts[k]) {
-				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
-				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.TextSimilarity(rt, texts[k])))
-				f.Related = []Related{{RecordID: r.ID, Message: r.Target.String()}}
-				out = append(out, f)
-			}
-		}
-	}
-	return out
+	return out, !c.stopped()
 }
 
 // maxListed bounds the record ids a finding's message names; its related

@@ -46,6 +46,9 @@ type factsEntry struct {
 	facts lint.StoreFacts
 	until string // the first future ExpiresAt/InvalidAt of its records; "" none
 
+	// memo keeps the conflicts an edit cannot change (lint.Memo).
+	memo lint.Memo
+
 	mu    sync.Mutex
 	texts map[string]*lint.Analysis
 	words lint.Interner // the texts' words, shared
@@ -124,9 +127,10 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // when the store file at path is unchanged (not written within
 // racyWindow), else read from st and cached. Pending proposals are
 // filtered at now on every call, so one that expired since drops out.
-// The returned analyze memoizes the lint analysis with the entry.
+// The returned analyze memoizes the lint analysis with the entry, and the
+// memo the conflicts an edit of the agent file cannot change.
 // st, when nil, is opened with open on a miss and closed after the read.
-func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lint.Analysis, error) {
+func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
@@ -141,13 +145,13 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 					f.Proposals = append(f.Proposals, p)
 				}
 			}
-			return f, e.analyze, nil
+			return f, e.analyze, &e.memo, nil
 		}
 	}
 	if st == nil {
 		opened, err := open(ctx)
 		if err != nil {
-			return lint.StoreFacts{}, nil, err
+			return lint.StoreFacts{}, nil, nil, err
 		}
 		defer func() { _ = opened.Close() }()
 		var f lint.StoreFacts
@@ -164,9 +168,9 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 
 // keep caches facts f read from the store as stamp (when the store file is
 // still as stamped) and returns them with their lexical memo.
-func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lint.Analysis, error) {
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	if err != nil {
-		return f, nil, err
+		return f, nil, nil, err
 	}
 	// Lint reads no record's scope: the cached records keep none
 	// (compactRecords).
@@ -176,5 +180,5 @@ func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable 
 	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 		c.put(e)
 	}
-	return f, e.analyze, nil
+	return f, e.analyze, &e.memo, nil
 }

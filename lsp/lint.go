@@ -32,14 +32,15 @@ func LintEngine() Linter {
 		}
 		facts := lint.StoreFacts{Now: schema.FormatTime(now)}
 		var analyze func(string) *lint.Analysis
+		var memo *lint.Memo
 		if (in.Store != nil || in.Open != nil) && in.Agent != nil {
-			f, a, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
+			f, a, m, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now)
 			if err != nil {
 				return nil, err
 			}
-			facts, analyze = f, a
+			facts, analyze, memo = f, a, m
 		}
-		fs := lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings, Done: ctx.Done(), Analyze: analyze})
+		fs := lint.Run(lint.Input{Doc: in.Doc, Config: in.Agent, Facts: facts, Settings: settings, Done: ctx.Done(), Analyze: analyze, Memo: memo})
 		if err := ctx.Err(); err != nil {
 			return nil, err // the run stopped early: its findings are incomplete
 		}

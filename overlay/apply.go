@@ -321,8 +321,13 @@ func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key, k string) bool
 	if sec == nil {
 		return false
 	}
-	if sec.Has(key) {
-		return true
+	if len(*sec) <= authoredLinear {
+		for _, e := range *sec {
+			if e.Key == key || textkernel.Key(e.Key) == k {
+				return true
+			}
+		}
+		return false
 	}
 	keys, ok := a.sections[section]
 	if !ok {
@@ -344,7 +349,7 @@ func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key, k string) bool
 // with format characters or confusable letters is the line. Each list's Canon
 // computed once per Apply.
 func (a *authoredKeys) hasLine(at lineSetKey, lines []string, text, c string) bool {
-	if slices.Contains(lines, text) {
+	if len(lines) <= authoredLinear && slices.Contains(lines, text) {
 		return true
 	}
 	set, ok := a.lines[at]

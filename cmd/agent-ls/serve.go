@@ -37,9 +37,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	lockTimeout := fs.Duration("lock-timeout", time.Second, "how long one store operation waits for another process's lock")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
 	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to `FILE` when the server exits")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
-		printHelp(e.stdout, help{path: "serve", usage: "[--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE]",
+		printHelp(e.stdout, help{path: "serve", usage: "[--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE] [--cpuprofile FILE]",
 			body: "Runs the agent-ls language server over stdio (LSP 3.17): diagnostics, inlay hints,\nhover provenance, code actions and the agent-ls/* requests of docs/LSP-PROTOCOL.md.\nConfiguration comes from initializationOptions and .agent-ls.yaml."}, fs)
 		return exitOK
 	}
@@ -61,6 +62,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		source = "serve default"
 	}
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
+			return exitUsage
+		}
+		defer stop()
+	}
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
 		return func(ctx context.Context, path string) (store.Store, error) {
 			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
@@ -92,6 +101,22 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
 	return exitUsage
+}
+
+// startCPUProfile starts a CPU profile written to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cpuprofile %s: %w", path, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // writeHeapProfile writes the heap profile to path.

@@ -1,0 +1,117 @@
+package lint
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/agent-ls/agent-ls/evolve/contradiction"
+)
+
+// Memo keeps, between runs over the same store facts, the parts of the
+// conflict list that an edit of the agent file cannot change: the
+// contradictions among live records, and each judgment domain's
+// contradictions with its authored lines while those lines are unchanged.
+// A host that lints one file on every keystroke (the language server)
+// keeps one Memo per StoreFacts value and passes it in Input.Memo; it must
+// never be shared between different facts. It is safe for concurrent use.
+type Memo struct {
+	mu sync.Mutex
+	// records is the contradictions among live records (nil: not computed).
+	records []liveConflict
+	done    bool
+	// authored is, per judgment domain, its authored lines' signature and
+	// the contradictions of the domain's live records with them.
+	authored map[string]authoredMemo
+	// dups is the near-duplicate groups of live records (dupsDone: computed).
+	dups     []dupGroup
+	dupsDone bool
+}
+
+type authoredMemo struct {
+	sig string
+	out []liveConflict
+}
+
+// liveConflict is a conflict found for the live record at index i
+// (promoted records first, then candidates), so runs that reuse parts
+// list them in one order.
+type liveConflict struct {
+	i  int
+	cf Conflict
+}
+
+// authoredSignature identifies a domain's authored lines: their pointers
+// and texts.
+func authoredSignature(lines []contradiction.AuthoredLine) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.Pointer)
+		b.WriteByte(0)
+		b.WriteString(l.Text)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func (m *Memo) getRecords() ([]liveConflict, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.records, m.done
+}
+
+func (m *Memo) setRecords(out []liveConflict) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records, m.done = out, true
+}
+
+func (m *Memo) getAuthored(domain, sig string) ([]liveConflict, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.authored[domain]
+	if !ok || a.sig != sig {
+		return nil, false
+	}
+	return a.out, true
+}
+
+// setAuthored keeps the domain's latest signature only: an edit replaces
+// what the text before it found.
+func (m *Memo) setAuthored(domain, sig string, out []liveConflict) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.authored == nil {
+		m.authored = map[string]authoredMemo{}
+	}
+	m.authored[domain] = authoredMemo{sig: sig, out: out}
+}
+
+func (m *Memo) getDupGroups() ([]dupGroup, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dups, m.dupsDone
+}
+
+func (m *Memo) setDupGroups(g []dupGroup) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dups, m.dupsDone = g, true
+}
