@@ -117,7 +117,8 @@ func New(o Options) (*Server, error) {
 	if maxStreams <= 0 {
 		maxStreams = DefaultMaxStreams
 	}
-	tmpl, err := template.New("lens").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	clock := template.FuncMap{"when": func(s string) whenView { return whenOf(s, now()) }}
+	tmpl, err := template.New("lens").Funcs(funcs).Funcs(clock).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("lens templates: %w", err)
 	}
