@@ -294,13 +294,24 @@ func link(s string) (text, addr string, n int, ok bool) {
 	if end <= 1 || strings.ContainsAny(s[1:end], "[]") {
 		return "", "", 0, false
 	}
-	close := strings.IndexByte(s[end+2:], ')')
-	if close <= 0 {
-		return "", "", 0, false
+	// The address ends at the parenthesis that balances the opening one.
+	depth := 0
+	for j := end + 2; j < len(s); j++ {
+		switch s[j] {
+		case ' ', '\t':
+			return "", "", 0, false
+		case '(':
+			depth++
+		case ')':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if j == end+2 {
+				return "", "", 0, false
+			}
+			return s[1:end], s[end+2 : j], j + 1, true
+		}
 	}
-	addr = s[end+2 : end+2+close]
-	if strings.ContainsAny(addr, " \t") {
-		return "", "", 0, false
-	}
-	return s[1:end], addr, end + 3 + close, true
+	return "", "", 0, false
 }
