@@ -128,7 +128,8 @@ func TestLandingListsEveryAgentFile(t *testing.T) {
 				t.Errorf("landing lists the shared records: %v, want %v", shared, tc.want[0] == "")
 			}
 			agent := getPage(t, ts, c, "/agent?name=deploy-ops")
-			if !strings.Contains(agent, `class="prompt"`) || !strings.Contains(agent, `<h3 class="ph">Identity</h3>`) {
+			if !strings.Contains(agent, `agent file <code>deploy.agent.yaml</code>`) || !strings.Contains(agent, `class="prompt"`) ||
+				!strings.Contains(agent, `<h3 class="ph">Identity</h3>`) {
 				t.Errorf("agent page of deploy-ops composes nothing:\n%s", section(agent, "composition"))
 			}
 		})
