@@ -204,7 +204,7 @@ func TestFormatPrompt(t *testing.T) {
 			[]string{`<p class="frag">line one<br>line two</p>`}, nil},
 		{"learned line highlighted and attributed", []engine.Fragment{{Text: "## S"}, {Text: "- A rollback fails"}, {Text: "- Ask before deleting", MemoryIDs: []string{id}}},
 			[]string{`<li class="frag">A rollback fails</li><li class="frag learned">Ask before deleting<ul class="attr"><li>learned from `,
-				`<a href="/record/` + id + `" title="` + id + `">01M94WMG2DD2…</a>`, `data-copy="` + id + `"`,
+				`<a href="/record/` + id + `" title="` + id + `">…CMGVFTAB</a>`, `data-copy="` + id + `"`,
 				`conversation <code>conv-105</code> · 2 conversations · <span class="tier">guarded tier</span> · <code>judgment.deploy.escalationTriggers</code>`}, nil},
 		{"learned paragraph", []engine.Fragment{{Text: "## S"}, {Text: "Max attempts: 2", MemoryIDs: []string{"r9"}}},
 			[]string{`<div class="frag learned"><p>Max attempts: 2</p><ul class="attr"><li>learned from <span class="rid"><a href="/record/r9" title="r9">r9</a>`}, nil},
@@ -252,6 +252,34 @@ func renderPrompt(t *testing.T, sections []engine.Section, records map[string]sc
 		}
 	}
 	return strings.ReplaceAll(b.String(), "\n", "")
+}
+
+// TestShortID: ids show their last characters, which tell apart the ids a
+// store mints in one millisecond (they share every other character).
+func TestShortID(t *testing.T) {
+	t.Parallel()
+	g := schema.NewIDGenerator(nil)
+	at := time.Date(2026, 11, 3, 14, 5, 0, 0, time.UTC)
+	seen := map[string]string{}
+	for range 50 {
+		id, err := g.New(at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		short := shortID(id)
+		if len([]rune(short)) != shortIDLen+1 || !strings.HasSuffix(id, strings.TrimPrefix(short, "…")) {
+			t.Fatalf("shortID(%s) = %q", id, short)
+		}
+		if other, dup := seen[short]; dup {
+			t.Fatalf("%s and %s both show as %s", other, id, short)
+		}
+		seen[short] = id
+	}
+	for _, id := range []string{"r1", "p-0001", "0123456789"} {
+		if shortID(id) != id {
+			t.Errorf("shortID(%q) = %q, want it whole", id, shortID(id))
+		}
+	}
 }
 
 // TestRelativeTime: times read as "3 h ago" against the lens's clock.
@@ -316,8 +344,8 @@ func TestPagesShowTimesAndIDs(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{`<a href="/record/` + longRecord + `" title="` + longRecord + `">01JABCDEFGHJ…</a>` + copyButton(longRecord),
-			`<code title="` + longProposal + `">01JPROPOSAL0…</code>` + copyButton(longProposal),
+		{"/", []string{`<a href="/record/` + longRecord + `" title="` + longRecord + `">…STVWXYZ0</a>` + copyButton(longRecord),
+			`<code title="` + longProposal + `">…STVWXYZ1</code>` + copyButton(longProposal),
 			`<time datetime="2026-01-02T03:04:05.000Z" title="2026-01-02T03:04:05.000Z">3 h ago</time>`,
 			`expires <time datetime="2026-01-09T03:04:05.000Z" title="2026-01-09T03:04:05.000Z">in 6 d</time>`}},
 		{"/timeline?name=deploy-ops", []string{`<time datetime="2026-01-02T03:04:05.000Z" title="2026-01-02T03:04:05.000Z">3 h ago</time>`,

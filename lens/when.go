@@ -59,12 +59,15 @@ func relTime(t, now time.Time) string {
 
 // shortIDLen is how many characters of an id the pages show (the full id is
 // in the title and the copy button).
-const shortIDLen = 12
+const shortIDLen = 8
 
-// shortID is id cut to shortIDLen characters, with an ellipsis when cut.
+// shortID is the last shortIDLen characters of id after an ellipsis. The
+// end, not the start: ids are ULIDs whose first ten characters are the
+// creation time, and one store's ids of one millisecond (a record and its
+// proposal, a batch) differ only in their last characters.
 func shortID(id string) string {
-	if len(id) <= shortIDLen {
+	if len(id) <= shortIDLen+2 {
 		return id
 	}
-	return id[:shortIDLen] + "…"
+	return "…" + id[len(id)-shortIDLen:]
 }

@@ -157,9 +157,9 @@ async function step(name, fn) {
       assert.equal(await page.locator(".prompt h3.ph", { hasText: "Identity" }).count(), 1);
       assert.ok(!(await page.locator(".prompt").textContent()).includes("## "), "the prompt shows markdown source");
       assert.equal(await learned.evaluate((el) => el.tagName), "LI");
-      // The record id is short; its copy button copies the full id.
+      // The record id is short (its end); its copy button copies the full id.
       const link = learned.locator(`.rid a[href="/record/${fresh}"]`).first();
-      assert.equal((await link.textContent()).trim(), fresh.slice(0, 12) + "…");
+      assert.equal((await link.textContent()).trim(), "…" + fresh.slice(-8));
       const copy = learned.locator(".rid button.copy").first();
       assert.equal(await copy.getAttribute("data-copy"), fresh);
       assert.match(await copy.getAttribute("aria-label"), new RegExp(`Copy the full id ${fresh}`));
