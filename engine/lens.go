@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -60,14 +62,67 @@ func (v *Verbs) read(ctx context.Context, fn func(st store.Tx) error) error {
 	return QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), false, fn)
 }
 
-// Agents lists the agents of the actor's view in st: every agent key of
-// the records of the workspace scope, sorted, with "" for the shared
-// records; an agent actor's view is its own agent alone.
+// Agents lists the agents of the actor's view in st: every agent file of
+// the workspace (by roleTemplate.name, records or not) and every agent key
+// of the records of the workspace scope, sorted, with "" for the shared
+// records; an agent actor's view is its own agent alone. A nil st (no store
+// yet) lists the agent files alone.
 func (v *Verbs) Agents(ctx context.Context, st store.Reader) ([]string, error) {
 	if v.S.View.Confined() {
 		return []string{v.S.View.Agent}, nil
 	}
-	return StoreAgents(ctx, st, v.base())
+	var names []string
+	if st != nil {
+		var err error
+		if names, err = StoreAgents(ctx, st, v.base()); err != nil {
+			return nil, err
+		}
+	}
+	for n := range v.agentFiles() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// agentFiles maps the roleTemplate.name of every agent file of the
+// workspace to its path relative to the workspace root (unreadable or
+// unparsable files are skipped; of two files naming one agent, the first).
+func (v *Verbs) agentFiles() map[string]string {
+	out := map[string]string{}
+	ws := v.S.Workspace
+	if ws == nil || ws.Root == "" {
+		return out
+	}
+	files, err := ws.AgentFiles()
+	if err != nil {
+		return out
+	}
+	for _, f := range files {
+		data, err := workspace.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		d, err := schema.ParseDocument(f, data)
+		if err != nil {
+			continue
+		}
+		val, _ := d.ValueAt("/roleTemplate/name")
+		name, ok := val.(string)
+		if !ok || name == "" {
+			continue
+		}
+		if _, dup := out[name]; dup {
+			continue
+		}
+		if rel, err := filepath.Rel(ws.Root, f); err == nil {
+			f = rel
+		}
+		out[name] = f
+	}
+	return out
 }
 
 // StoreAgents lists the agents that have records in st inside base scope,
@@ -142,7 +197,10 @@ type AgentConflict struct {
 // Overview is what needs a human: the agents of the view, the pending
 // reviews (oldest first) and the conflicts of every kind.
 type Overview struct {
-	Agents    []string // "" is the shared records
+	Agents []string // "" is the shared records
+	// Files maps an agent of Agents to its agent file, relative to the
+	// workspace root (an agent with records and no file has none).
+	Files     map[string]string
 	Proposals []Review
 	Conflicts []AgentConflict
 }
@@ -151,19 +209,32 @@ type Overview struct {
 // (Agent.Conflicts, the list lint and garden give) on one snapshot. A
 // conflict two agents' views share (on shared records) is listed once.
 func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
-	ov := Overview{Agents: []string{}, Proposals: []Review{}, Conflicts: []AgentConflict{}}
-	if !v.missing() {
-		// Overdue proposals close first (they fail closed), in a write of
-		// their own; the rest is read on one snapshot.
-		err := QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
-			_, err := st.ExpireProposals(ctx)
-			return err
-		})
+	ov := Overview{Agents: []string{}, Files: map[string]string{}, Proposals: []Review{}, Conflicts: []AgentConflict{}}
+	files := v.agentFiles()
+	if v.missing() {
+		// No store yet: the agent files alone, nothing to review.
+		names, err := v.Agents(ctx, nil)
 		if err != nil {
-			return ov, fmt.Errorf("expire proposals: %w", err)
+			return ov, err
 		}
+		for _, n := range names {
+			ov.Agents = append(ov.Agents, n)
+			if f, ok := files[n]; ok {
+				ov.Files[n] = f
+			}
+		}
+		return ov, nil
 	}
-	err := v.read(ctx, func(st store.Tx) error {
+	// Overdue proposals close first (they fail closed), in a write of their
+	// own; the rest is read on one snapshot.
+	err := QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+		_, err := st.ExpireProposals(ctx)
+		return err
+	})
+	if err != nil {
+		return ov, fmt.Errorf("expire proposals: %w", err)
+	}
+	err = v.read(ctx, func(st store.Tx) error {
 		names, err := v.Agents(ctx, st)
 		if err != nil {
 			return err
@@ -172,6 +243,9 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 		pairs := map[string]bool{}
 		for _, name := range names {
 			ov.Agents = append(ov.Agents, name)
+			if f, ok := files[name]; ok {
+				ov.Files[name] = f
+			}
 			eng, err := v.AgentOf(st, name)
 			if err != nil {
 				return err

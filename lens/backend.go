@@ -50,7 +50,7 @@ type Conflict = engine.AgentConflict
 // AgentView is one agent's composition, sizes and learnings.
 type AgentView struct {
 	Name string
-	File string // the agent file, "" when the workspace has none
+	File string // the agent file (relative to the workspace root), "" when the workspace has none
 	At   string // canonical time composed, "" for now
 	// Sections is the composed prompt with attribution (nil without a file).
 	Sections []engine.Section

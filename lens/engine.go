@@ -2,6 +2,7 @@ package lens
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -25,6 +26,12 @@ func (b engineBackend) Overview(ctx context.Context) (Overview, error) { return 
 func (b engineBackend) Agent(ctx context.Context, name, at string, since time.Time) (AgentView, error) {
 	p, err := b.v.Agent(ctx, name, at, since)
 	v := AgentView{Name: name, File: p.File, Records: map[string]schema.MemoryRecord{}, Learnings: p.Learnings}
+	if ws := b.v.S.Workspace; ws != nil && ws.Root != "" && p.File != "" {
+		// Shown relative to the workspace, as the landing lists it.
+		if rel, err := filepath.Rel(ws.Root, p.File); err == nil && filepath.IsLocal(rel) {
+			v.File = rel
+		}
+	}
 	if res := p.Composed; res != nil {
 		v.At, v.Sections = res.At, res.Prompt.Sections
 		for _, r := range res.Records {

@@ -6,6 +6,9 @@
 // pushes changes to the page as Server-Sent Events. It reads and changes
 // the store only through a Backend (the engine and gates the CLI uses); it
 // binds loopback only and asks a per-start token of every request.
+//
+// The README's picture of the lens (docs/images/lens.png) is the agent page
+// over `make demo`'s workspace; scripts/lens-screenshot.sh retakes it.
 package lens
 
 import (
@@ -117,7 +120,8 @@ func New(o Options) (*Server, error) {
 	if maxStreams <= 0 {
 		maxStreams = DefaultMaxStreams
 	}
-	tmpl, err := template.New("lens").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	clock := template.FuncMap{"when": func(s string) whenView { return whenOf(s, now()) }}
+	tmpl, err := template.New("lens").Funcs(funcs).Funcs(clock).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("lens templates: %w", err)
 	}

@@ -36,10 +36,14 @@ func (f *fakeBackend) Overview(context.Context) (Overview, error) {
 	t, _ := schema.ParseTarget("judgment.deploy.constraints")
 	rec := schema.MemoryRecord{ID: "r1", Content: evil + " never on Fridays", Target: &t}
 	other := schema.MemoryRecord{ID: "r2", Content: "always on Fridays"}
-	return Overview{Agents: []string{"deploy-ops"},
+	return Overview{Agents: []string{"", "deploy-ops", "orphan", "triage"},
+		Files: map[string]string{"deploy-ops": "deploy.agent.yaml", "triage": "agents/triage.agent.json"},
 		Proposals: []Proposal{{Proposal: store.Proposal{ID: "p1", Kind: store.ProposePromote, RecordID: "r1", Tier: schema.TierGuarded,
 			RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}}, Agent: "deploy-ops", Content: rec.Content,
-			Target: t.String(), Diff: "--- current\n+++ after\n@@ -1 +1,2 @@\n a\n+- " + evil + "\n"}},
+			Target: t.String(), Diff: "--- current\n+++ after\n@@ -1 +1,2 @@\n a\n+- " + evil + "\n"},
+			{Proposal: store.Proposal{ID: longProposal, Kind: store.ProposePromote, RecordID: longRecord, Tier: schema.TierGuarded,
+				RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}, CreatedAt: "2026-01-02T03:04:05.000Z", ExpiresAt: "2026-01-09T03:04:05.000Z"},
+				Agent: "deploy-ops", Content: "Page the on-call when a canary fails", Target: t.String()}},
 		Conflicts: []Conflict{{Agent: "deploy-ops", Conflict: engine.Conflict{Kind: engine.ConflictContradiction, RecordID: rec.ID, With: other.ID, Text: other.Content, Why: "opposite polarity",
 			Target: t.String(), Record: &engine.ConflictSide{RecordID: rec.ID, State: "candidate", Content: rec.Content, Target: t.String()},
 			Other: &engine.ConflictSide{RecordID: other.ID, State: "promoted", Content: other.Content}}}},
@@ -58,11 +62,18 @@ func (f *fakeBackend) Agent(_ context.Context, name, at string, _ time.Time) (Ag
 func (f *fakeBackend) Timeline(context.Context, string) ([]store.LedgerEntry, error) {
 	return []store.LedgerEntry{{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"},
 		{Seq: 2, At: "2026-01-02T03:04:06.000Z", Op: store.OpConflict, RecordID: "r1", Reason: evil,
-			Conflict: &store.ConflictInfo{Records: []string{"r1", "r2"}, Target: "judgment.deploy.heuristics"}}}, nil
+			Conflict: &store.ConflictInfo{Records: []string{"r1", "r2"}, Target: "judgment.deploy.heuristics"}},
+		{Seq: 3, At: "2026-01-02T06:04:00.000Z", Op: store.OpPropose, RecordID: longRecord, ProposalID: longProposal}}, nil
 }
 
+// longRecord and longProposal are ids as the stores draw them.
+const (
+	longRecord   = "01JABCDEFGHJKMNPQRSTVWXYZ0"
+	longProposal = "01JPROPOSAL0KMNPQRSTVWXYZ1"
+)
+
 func (f *fakeBackend) Record(_ context.Context, id string) (RecordView, error) {
-	return RecordView{Record: schema.MemoryRecord{ID: id, Content: evil}}, nil
+	return RecordView{Record: schema.MemoryRecord{ID: id, Content: evil, CreatedAt: "2025-12-31T06:04:05.000Z"}}, nil
 }
 
 func (f *fakeBackend) call(s string) {

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
@@ -26,6 +27,10 @@ var funcs = template.FuncMap{
 	"join":            strings.Join,
 	"add":             func(a, b int) int { return a + b },
 	"dict":            func(p page, back string) formData { return formData{Token: p.Token, Back: back} },
+	"short":           shortID,
+	"prompt":          formatPrompt,
+	// when is bound to the server's clock in New.
+	"when": func(s string) whenView { return whenOf(s, time.Now()) },
 }
 
 // formData is what the "form" template writes into every POST form: the

@@ -99,6 +99,15 @@ async function step(name, fn) {
       assert.deepEqual(dialogs, []);
     });
 
+    await step("times read relative, with the exact UTC time on hover", async () => {
+      const when = page.locator(`.proposal[data-id="${proposal}"] time`).first();
+      assert.match((await when.textContent()).trim(), /^(just now|\d+ min ago)$/);
+      const iso = await when.getAttribute("datetime");
+      assert.match(iso, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(await when.getAttribute("title"), iso);
+      assert.ok(!/2006-01-02|15:04:05/.test(await page.content()), "the page shows Go's reference time");
+    });
+
     let fresh;
     await step("a proposal opened by another process appears without a reload", async () => {
       await page.waitForFunction(() => document.body.dataset.live === "on");
@@ -144,6 +153,22 @@ async function step(name, fn) {
       await learned.waitFor();
       assert.equal(await learned.locator(`a[href="/record/${fresh}"]`).count() > 0, true);
       assert.equal(await page.locator("svg.chart rect.bar").count(), 7);
+      // Formatted, not markdown source: headings and list items, no "## ".
+      assert.equal(await page.locator(".prompt h3.ph", { hasText: "Identity" }).count(), 1);
+      assert.ok(!(await page.locator(".prompt").textContent()).includes("## "), "the prompt shows markdown source");
+      assert.equal(await learned.evaluate((el) => el.tagName), "LI");
+      // The record id is short (its end); its copy button copies the full id.
+      const link = learned.locator(`.rid a[href="/record/${fresh}"]`).first();
+      assert.equal((await link.textContent()).trim(), "…" + fresh.slice(-8));
+      const copy = learned.locator(".rid button.copy").first();
+      assert.equal(await copy.getAttribute("data-copy"), fresh);
+      assert.match(await copy.getAttribute("aria-label"), new RegExp(`Copy the full id ${fresh}`));
+      assert.ok(await copy.isVisible(), "the copy button is hidden with the script loaded");
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+      await copy.click();
+      await page.waitForFunction((b) => b.dataset.copied === "yes", await copy.elementHandle());
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), fresh);
+      assert.equal(await page.locator("#announce").textContent(), `Copied ${fresh}`);
       await page.screenshot({ path: path.join(out, "agent.png"), fullPage: true });
     });
 
