@@ -38,7 +38,17 @@ func main() {
 	bin := flag.String("agent-ls", "agent-ls", "the agent-ls binary")
 	dir := flag.String("dir", "", "the scratch workspace (default: a new temporary directory)")
 	flag.Parse()
-	if err := run(context.Background(), *bin, *dir); err != nil {
+	// The servers run in the scratch workspace: resolve a relative path
+	// (bin/agent-ls) against this directory, a bare name on PATH.
+	path, err := exec.LookPath(*bin)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runtime: -agent-ls:", err)
+		os.Exit(1)
+	}
+	if err := run(context.Background(), path, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "runtime:", err)
 		os.Exit(1)
 	}
