@@ -139,7 +139,7 @@ func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
 		return nil, loc, m.storeError(err), false
 	}
 	if missing && !readOnly {
-		// Say where a new store went (README "Where the store lives").
+		// Say where a new store went (docs/STORE.md, "Where the store lives").
 		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, engine.Redact(loc.Path))
 	}
 	return s, loc, 0, true

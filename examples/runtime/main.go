@@ -1,6 +1,6 @@
 // Command runtime is a minimal agent runtime showing the three ways a
 // runtime gets an agent's prompt from agent-ls and hands back what the
-// agent learned (README "From an agent runtime"):
+// agent learned (docs/RUNTIME.md, "From an agent runtime"):
 //
 //  1. MCP over stdio, one server per conversation: agent-ls mcp AGENT_FILE
 //     --conversation ID; every memory_save carries that provenance.
@@ -66,7 +66,7 @@ func run(ctx context.Context, bin, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "deploy.agent.yaml"), agentFile, 0o644); err != nil {
 		return err
 	}
-	// A workspace config pins the store (README "Where the store lives").
+	// A workspace config pins the store (docs/STORE.md, "Where the store lives").
 	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: .agent-memory/memory.db\nactor: human:ops\n"), 0o644); err != nil {
 		return err
 	}
