@@ -184,3 +184,40 @@ func TestRuntimeExample(t *testing.T) {
 		t.Errorf("a learned line is missing from the rendered prompt:\n%s", out)
 	}
 }
+
+// lensHintRE is the line make demo prints under KEEP_DEMO=1: the exact
+// command that opens the lens on the kept workspace.
+var lensHintRE = regexp.MustCompile(`(?m)^open the lens on it \(it prints the URL to open\):  (.+)$`)
+
+// TestDemoOpensLens: make demo ends by saying how to open the lens on its
+// workspace (make demo-lens, KEEP_DEMO=1); with KEEP_DEMO=1 it keeps the
+// workspace and the command it prints, run as printed, serves the lens
+// there; make demo-lens runs the demo with DEMO_LENS=1.
+func TestDemoOpensLens(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	demo := func(env ...string) string {
+		cmd := exec.Command("bash", "scripts/demo.sh")
+		cmd.Dir = root(t)
+		cmd.Env = append(os.Environ(), append([]string{"AGENT_LS=" + agentLS(t), "USER=ana", "TMPDIR=" + t.TempDir()}, env...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/demo.sh %v: %v\n%s", env, err, out)
+		}
+		return string(out)
+	}
+	if out := demo(); !strings.Contains(out, "make demo-lens runs the demo and serves the lens on its workspace") ||
+		!strings.Contains(out, "KEEP_DEMO=1 make demo") {
+		t.Errorf("make demo does not end by saying how to open the lens:\n%s", out)
+	}
+	m := lensHintRE.FindStringSubmatch(demo("KEEP_DEMO=1"))
+	if m == nil {
+		t.Fatal("KEEP_DEMO=1 make demo prints no lens command")
+	}
+	startExample(t, root(t), m[1], "KEEP_DEMO=1 make demo", &ready{first: regexp.MustCompile(`^http://127\.0\.0\.1:\d+/\?token=`)})
+	if plan := makeDryRun(t, "demo-lens"); !strings.Contains(plan, "DEMO_LENS=1 bash scripts/demo.sh") {
+		t.Errorf("make demo-lens does not serve the lens after the demo:\n%s", plan)
+	}
+}
