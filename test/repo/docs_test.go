@@ -189,6 +189,7 @@ func makeBuild(t *testing.T) {
 	makeBuildOnce.Do(func() {
 		cmd := exec.Command("make", "--no-print-directory", "build")
 		cmd.Dir = root(t)
+		cmd.Env = append(os.Environ(), "MAKEFLAGS=") // not the flags of a make test around this test
 		out, err := cmd.CombinedOutput()
 		makeBuildOnce.out, makeBuildOnce.err = string(out), err
 	})
