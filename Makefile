@@ -10,7 +10,7 @@ STATICCHECK_VERSION := v0.8.2
 export GOFLAGS := -buildvcs=false
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
 
-.PHONY: all build test test-go test-race test-e2e lint bench demo fuzz soak deps clean release
+.PHONY: all build test test-go test-race test-e2e lint bench demo demo-lens fuzz soak deps clean release
 
 all: build
 
@@ -70,6 +70,12 @@ bench:
 
 demo: build
 	@bash scripts/demo.sh
+
+# The demo, then the evolution lens served on its workspace (loopback; the
+# workspace is kept, Ctrl-C stops the lens). KEEP_DEMO=1 make demo keeps the
+# workspace and prints the lens command instead.
+demo-lens: build
+	@DEMO_LENS=1 bash scripts/demo.sh
 
 # Every Go fuzz target for FUZZTIME each (make fuzz FUZZTIME=5m).
 FUZZTIME ?= 30s

@@ -5,8 +5,11 @@
 # store), then print the composed prompt with every learned line annotated
 # by record and conversation, and the overlay report.
 #
-# AGENT_LS overrides the binary (default bin/agent-ls); KEEP_DEMO=1 keeps
-# the workspace and prints where it is.
+# AGENT_LS overrides the binary (default bin/agent-ls). It ends by saying
+# how to open the lens on the demo's workspace: KEEP_DEMO=1 keeps the
+# workspace and prints its path and the lens command to run there;
+# DEMO_LENS=1 (make demo-lens) keeps it and serves the lens on it
+# (loopback; Ctrl-C stops it, the workspace stays).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -18,6 +21,9 @@ fi
 export AGENT_LS USER=${USER:-ana}
 
 ws=$(mktemp -d "${TMPDIR:-/tmp}/agent-ls-demo.XXXXXX")
+if [[ ${DEMO_LENS:-} == 1 ]]; then
+	KEEP_DEMO=1
+fi
 if [[ ${KEEP_DEMO:-} == 1 ]]; then
 	echo "demo workspace: $ws"
 else
@@ -41,3 +47,16 @@ step "What the agent would unlearn if the Thursday fact were invalidated (compos
 
 step "The overlay report (ids only: what applied where, what spilled, totals against the budgets)"
 "$AGENT_LS" overlay deploy.agent.yaml --report
+
+step "The evolution lens on this workspace (a local web page: the review queue, the composed prompt with its learned lines, the timeline)"
+if [[ ${DEMO_LENS:-} == 1 ]]; then
+	echo "demo workspace (kept): $ws"
+	echo "serving the lens; open the URL below, Ctrl-C stops it"
+	exec "$AGENT_LS" lens
+elif [[ ${KEEP_DEMO:-} == 1 ]]; then
+	echo "demo workspace (kept): $ws"
+	printf 'open the lens on it (it prints the URL to open):  cd %q && %q lens\n' "$ws" "$AGENT_LS"
+else
+	echo "make demo-lens runs the demo and serves the lens on its workspace;"
+	echo "KEEP_DEMO=1 make demo keeps the workspace and prints the lens command to run there."
+fi

@@ -35,7 +35,7 @@ type memorySub struct {
 func memorySubs() []memorySub {
 	return []memorySub{
 		{"save", "[--kind K] [--scope k=v,...] (--content TEXT | TEXT...) [flags]", "save a memory record",
-			`agent-ls memory save --scope agent=support-bot --target judgment.refunds "refunds over 500 EUR need a manager"`, memSave},
+			`agent-ls memory save --scope agent=support-bot --target judgment.refunds.escalationTriggers "refunds over 500 EUR need a manager"`, memSave},
 		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all]", "list records, newest first",
 			"agent-ls memory list --scope agent=support-bot --limit 20", memList},
 		{"show", "ID [flags]", "show a record, its supports, promotion and ledger entries",
@@ -53,7 +53,7 @@ func memorySubs() []memorySub {
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
-			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.escalation", memRetarget},
+			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.refunds.escalationTriggers", memRetarget},
 		{"backup", "FILE [flags]", "write a consistent snapshot of the whole store (records, promotions, proposals, ledger) to FILE and verify it",
 			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
@@ -139,7 +139,7 @@ func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
 		return nil, loc, m.storeError(err), false
 	}
 	if missing && !readOnly {
-		// Say where a new store went (README "Where the store lives").
+		// Say where a new store went (docs/STORE.md, "Where the store lives").
 		fmt.Fprintf(m.e.stderr, "agent-ls %s: created memory store %s\n", m.name, engine.Redact(loc.Path))
 	}
 	return s, loc, 0, true

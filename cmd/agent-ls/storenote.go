@@ -9,7 +9,7 @@ import (
 	"github.com/agent-ls/agent-ls/engine"
 )
 
-// Where the store lives (README "Where the store lives"): --store when
+// Where the store lives (docs/STORE.md, "Where the store lives"): --store when
 // given (relative to the working directory; a file path or a postgres://
 // URL); otherwise the workspace's store. The workspace is found from the
 // agent file for commands given one, else from the working directory: the

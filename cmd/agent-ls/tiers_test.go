@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-// TestTierTableAgrees (issue 21 item 10): every target the README's tier
-// table names gets the answer of its row from `memory save`: the locked
+// TestTierTableAgrees (issue 21 item 10): every target the tier table of
+// docs/TIERS.md names gets the answer of its row from `memory save`: the locked
 // ones (persona included, and manual workflows) are refused saying
 // "locked" and the table's reason, never "unknown primitive".
 func TestTierTableAgrees(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "docs", "TIERS.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestTierTableAgrees(t *testing.T) {
 		}
 	}
 	cases := []struct {
-		target, tier, mention string // mention: how the README row names it
+		target, tier, mention string // mention: how the table's row names it
 	}{
 		{"background.projectContext.deploy_window", "auto", "background.*"},
 		{"awareness", "auto", "awareness"},
@@ -46,7 +46,7 @@ func TestTierTableAgrees(t *testing.T) {
 		t.Run(tc.target, func(t *testing.T) {
 			t.Parallel()
 			if !strings.Contains(rows[tc.tier], tc.mention) {
-				t.Errorf("README tier table row %q does not name %s", rows[tc.tier], tc.mention)
+				t.Errorf("docs/TIERS.md tier table row %q does not name %s", rows[tc.tier], tc.mention)
 			}
 			dir := t.TempDir()
 			writeAgentFile(t, dir)

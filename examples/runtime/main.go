@@ -1,6 +1,6 @@
 // Command runtime is a minimal agent runtime showing the three ways a
 // runtime gets an agent's prompt from agent-ls and hands back what the
-// agent learned (README "From an agent runtime"):
+// agent learned (docs/RUNTIME.md, "From an agent runtime"):
 //
 //  1. MCP over stdio, one server per conversation: agent-ls mcp AGENT_FILE
 //     --conversation ID; every memory_save carries that provenance.
@@ -38,7 +38,17 @@ func main() {
 	bin := flag.String("agent-ls", "agent-ls", "the agent-ls binary")
 	dir := flag.String("dir", "", "the scratch workspace (default: a new temporary directory)")
 	flag.Parse()
-	if err := run(context.Background(), *bin, *dir); err != nil {
+	// The servers run in the scratch workspace: resolve a relative path
+	// (bin/agent-ls) against this directory, a bare name on PATH.
+	path, err := exec.LookPath(*bin)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runtime: -agent-ls:", err)
+		os.Exit(1)
+	}
+	if err := run(context.Background(), path, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "runtime:", err)
 		os.Exit(1)
 	}
@@ -56,7 +66,7 @@ func run(ctx context.Context, bin, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "deploy.agent.yaml"), agentFile, 0o644); err != nil {
 		return err
 	}
-	// A workspace config pins the store (README "Where the store lives").
+	// A workspace config pins the store (docs/STORE.md, "Where the store lives").
 	if err := os.WriteFile(filepath.Join(dir, ".agent-ls.yaml"), []byte("store: .agent-memory/memory.db\nactor: human:ops\n"), 0o644); err != nil {
 		return err
 	}

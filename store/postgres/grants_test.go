@@ -15,8 +15,8 @@ import (
 	"github.com/agent-ls/agent-ls/store/postgres/pgtest"
 )
 
-// RuntimeGrants are the privileges README's "Team store on PostgreSQL"
-// lists for the role agents and editors connect as (data only: it creates
+// RuntimeGrants are the privileges docs/POSTGRES.md ("Team store on
+// PostgreSQL") lists for the role agents and editors connect as (data only: it creates
 // nothing, and may only append to the ledger). ROLE stands for the role.
 const RuntimeGrants = `
 GRANT SELECT ON agent_ls_migrations TO ROLE;

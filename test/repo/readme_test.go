@@ -47,31 +47,68 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// readmeBlock returns the lines of the first fenced block after the README
+// readmeBlock returns the lines of the first plain fenced block (an
+// opening fence with no language: output, not commands) after the README
 // heading that starts with heading.
 func readmeBlock(t *testing.T, heading string) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	return docBlock(t, "README.md", heading)
+}
+
+// docBlock is readmeBlock for the markdown file at path (relative to the
+// module root).
+func docBlock(t *testing.T, path, heading string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root(t), path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
 	i := strings.Index(text, "\n"+heading)
 	if i < 0 {
-		t.Fatalf("README has no heading %q", heading)
+		t.Fatalf("%s has no heading %q", path, heading)
 	}
-	rest := text[i:]
-	start := strings.Index(rest, "\n```")
-	if start < 0 {
-		t.Fatalf("no code block after %q", heading)
+	for _, b := range fencedBlocks(text[i:]) {
+		if b.lang == "" {
+			return b.lines
+		}
 	}
-	rest = rest[start+4:]
-	rest = rest[strings.Index(rest, "\n")+1:]
-	end := strings.Index(rest, "\n```")
-	if end < 0 {
-		t.Fatalf("unterminated code block after %q", heading)
+	t.Fatalf("%s: no plain code block after %q", path, heading)
+	return nil
+}
+
+// block is a fenced code block: its language (the opening fence's info
+// string), its lines with the fence's indentation removed, and the line
+// of its opening fence (1-based, in the text given to fencedBlocks).
+type block struct {
+	lang  string
+	lines []string
+	line  int
+}
+
+// fencedBlocks returns the fenced code blocks of markdown text, indented
+// ones (inside a list item) included.
+func fencedBlocks(text string) []block {
+	var blocks []block
+	var cur *block
+	indent := ""
+	for n, l := range strings.Split(text, "\n") {
+		trimmed := strings.TrimLeft(l, " ")
+		if cur == nil {
+			if strings.HasPrefix(trimmed, "```") {
+				indent = l[:len(l)-len(trimmed)]
+				cur = &block{lang: strings.TrimSpace(strings.TrimPrefix(trimmed, "```")), line: n + 1}
+			}
+			continue
+		}
+		if strings.HasPrefix(trimmed, "```") && strings.TrimSpace(trimmed) == "```" {
+			blocks = append(blocks, *cur)
+			cur = nil
+			continue
+		}
+		cur.lines = append(cur.lines, strings.TrimPrefix(l, indent))
 	}
-	return strings.Split(rest[:end], "\n")
+	return blocks
 }
 
 var (
@@ -107,7 +144,7 @@ func matchExcerpt(t *testing.T, excerpt []string, output string) {
 			}
 		}
 		if !found {
-			t.Errorf("README line %q matches no line of the real output after line %d:\n%s", line, pos, strings.Join(out, "\n"))
+			t.Errorf("printed line %q matches no line of the real output after line %d:\n%s", line, pos, strings.Join(out, "\n"))
 			return
 		}
 	}
@@ -131,9 +168,9 @@ func TestReadmeDemoExcerpt(t *testing.T) {
 	matchExcerpt(t, readmeBlock(t, "### What `make demo` prints"), string(out))
 }
 
-// TestRuntimeExample runs examples/runtime, the README's "From an agent
-// runtime" example, against the built binary and checks its output is the
-// README's.
+// TestRuntimeExample runs examples/runtime, the example of docs/RUNTIME.md
+// ("From an agent runtime"), against the built binary and checks its output
+// is the one printed there.
 func TestRuntimeExample(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command("go", "run", "./examples/runtime", "-agent-ls", agentLS(t), "-dir", t.TempDir())
@@ -142,8 +179,45 @@ func TestRuntimeExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go run ./examples/runtime: %v\n%s", err, out)
 	}
-	matchExcerpt(t, readmeBlock(t, "### The example: `examples/runtime`"), string(out))
+	matchExcerpt(t, docBlock(t, "docs/RUNTIME.md", "### The example: `examples/runtime`"), string(out))
 	if strings.Contains(string(out), ": false") {
 		t.Errorf("a learned line is missing from the rendered prompt:\n%s", out)
+	}
+}
+
+// lensHintRE is the line make demo prints under KEEP_DEMO=1: the exact
+// command that opens the lens on the kept workspace.
+var lensHintRE = regexp.MustCompile(`(?m)^open the lens on it \(it prints the URL to open\):  (.+)$`)
+
+// TestDemoOpensLens: make demo ends by saying how to open the lens on its
+// workspace (make demo-lens, KEEP_DEMO=1); with KEEP_DEMO=1 it keeps the
+// workspace and the command it prints, run as printed, serves the lens
+// there; make demo-lens runs the demo with DEMO_LENS=1.
+func TestDemoOpensLens(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	demo := func(env ...string) string {
+		cmd := exec.Command("bash", "scripts/demo.sh")
+		cmd.Dir = root(t)
+		cmd.Env = append(os.Environ(), append([]string{"AGENT_LS=" + agentLS(t), "USER=ana", "TMPDIR=" + t.TempDir()}, env...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("scripts/demo.sh %v: %v\n%s", env, err, out)
+		}
+		return string(out)
+	}
+	if out := demo(); !strings.Contains(out, "make demo-lens runs the demo and serves the lens on its workspace") ||
+		!strings.Contains(out, "KEEP_DEMO=1 make demo") {
+		t.Errorf("make demo does not end by saying how to open the lens:\n%s", out)
+	}
+	m := lensHintRE.FindStringSubmatch(demo("KEEP_DEMO=1"))
+	if m == nil {
+		t.Fatal("KEEP_DEMO=1 make demo prints no lens command")
+	}
+	startExample(t, root(t), m[1], "KEEP_DEMO=1 make demo", &ready{first: regexp.MustCompile(`^http://127\.0\.0\.1:\d+/\?token=`)})
+	if plan := makeDryRun(t, "demo-lens"); !strings.Contains(plan, "DEMO_LENS=1 bash scripts/demo.sh") {
+		t.Errorf("make demo-lens does not serve the lens after the demo:\n%s", plan)
 	}
 }
