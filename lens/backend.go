@@ -56,8 +56,10 @@ type AgentView struct {
 	Sections []engine.Section
 	Records  map[string]schema.MemoryRecord
 	Sizes    []Size
-	Chars    int
-	Ceiling  int
+	// Chars is the whole composition's size (authored and learned), what
+	// the Ceiling limits.
+	Chars   int
+	Ceiling int
 	// Totals is the overlay's account of the composition (applied,
 	// spilled, dropped, shadowed records, conflicts, the ceiling).
 	Totals *engine.Totals

@@ -241,6 +241,9 @@ func CloneSummary(s OverlaySummary) OverlaySummary {
 	if s.CharsPerPrimitive != nil {
 		s.CharsPerPrimitive = maps.Clone(s.CharsPerPrimitive)
 	}
+	if s.BytesPerPrimitive != nil {
+		s.BytesPerPrimitive = maps.Clone(s.BytesPerPrimitive)
+	}
 	s.RecordIDs = slices.Clone(s.RecordIDs)
 	s.CandidateIDs = slices.Clone(s.CandidateIDs)
 	return s

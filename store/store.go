@@ -304,9 +304,12 @@ type OverlaySummary struct {
 	Scope             map[string]string `json:"scope,omitempty"`
 	RecordCount       int               `json:"recordCount"`
 	CharsPerPrimitive map[string]int    `json:"charsPerPrimitive"`
-	Conflicts         int               `json:"conflicts"`
-	Spilled           int               `json:"spilled"`
-	RecordIDs         []string          `json:"recordIds"`
+	// BytesPerPrimitive is the same learned text in UTF-8 bytes (nil in
+	// summaries stored before it was kept).
+	BytesPerPrimitive map[string]int `json:"bytesPerPrimitive,omitempty"`
+	Conflicts         int            `json:"conflicts"`
+	Spilled           int            `json:"spilled"`
+	RecordIDs         []string       `json:"recordIds"`
 	// CandidateIDs are the candidates the recall block's slice showed, in
 	// order; Rotation is the slice's position (see overlay.RotateCandidates)
 	// so the next instantiate shows the next slots and --at replays this one.
