@@ -358,11 +358,13 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 				if c, _ := lexical.Contradicts(a.Content, b.Content); c {
 					continue
 				}
+				merged := MergeFragments(a.Content, b.Content)
 				f := Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
-					Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge %s into %s (supersede %s with one entry holding both)", k, a.ID, b.ID, s, b.ID, a.ID, a.ID)}
+					Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge them into one entry: %q", k, a.ID, b.ID, s, merged)}
 				if isProm[a.ID] && isProm[b.ID] {
 					if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
-						Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID}); err != nil {
+						Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID,
+						MergedContent: merged}); err != nil {
 						return err
 					}
 					retired[b.ID] = true

@@ -59,8 +59,8 @@ func (b engineBackend) Garden(ctx context.Context, name string) (engine.HealthRe
 	return b.v.Garden(ctx, name)
 }
 
-func (b engineBackend) Approve(ctx context.Context, id string) (engine.Outcome, error) {
-	return b.v.Approve(ctx, id)
+func (b engineBackend) Approve(ctx context.Context, id, content string) (engine.Outcome, error) {
+	return b.v.Approve(ctx, id, content)
 }
 
 func (b engineBackend) Reject(ctx context.Context, id, reason string) (engine.Outcome, error) {
