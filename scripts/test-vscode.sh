@@ -79,10 +79,10 @@ export PATH="$node24/bin:$PATH"
 work=$(mktemp -d "${TMPDIR:-/tmp}/agent-ls-test-vscode.XXXXXX")
 # On exit code-server's own logs (the extension host's, the Agent LS output
 # channel) are kept beside the screenshots.
-trap 'if [ -d "$work/user-data/logs" ] && [ -d "$out" ]; then cp -r "$work/user-data/logs" "$out/vscode-logs"; fi; rm -rf "$work"' EXIT
+trap 'if [ -d "$work/user-data/logs" ] && [ -d "$out" ]; then cp -r "$work/user-data/logs" "$out/vscode-logs"; fi; rm -rf "$work" 2>/dev/null || { sleep 2; rm -rf "$work"; } || echo "test-vscode: could not remove $work" >&2' EXIT
 # code-server's config file (it writes a default one) stays in $work.
 export CODE_SERVER_CONFIG="$work/code-server.yaml"
-say "code-server $(node "$code_server" --version | awk 'NR == 1 {print $1}') under node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | awk '{print $1, $2}')"
+say "code-server $(node "$code_server" --version 2>/dev/null | grep -E '^[0-9]' | awk '{print $1, $3, $4, $5}') under node $(node --version), $(/usr/bin/chromium --version 2>/dev/null | awk '{print $1, $2}')"
 
 # 2. The binary and the vsix.
 s=$(date +%s)
@@ -114,6 +114,7 @@ cat >"$user_data/User/settings.json" <<EOF
   "editor.inlayHints.maximumLength": 0,
   "editor.codeLens": true,
   "editor.minimap.enabled": false,
+  "editor.stickyScroll.enabled": false,
   "workbench.startupEditor": "none",
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "workbench.tips.enabled": false,

@@ -73,6 +73,7 @@ async function step(name, fn) {
 }
 
 let server;
+let serverExit;
 let serverLog = "";
 let context;
 let page;
@@ -92,7 +93,7 @@ async function startCodeServer() {
     "--disable-workspace-trust",
     "--disable-getting-started-override",
     ws,
-  ], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PORT: "" } });
+  ], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PORT: "" }, detached: true });
   const onData = (d) => {
     serverLog += d.toString();
     logFile.write(d);
@@ -100,6 +101,7 @@ async function startCodeServer() {
   server.stdout.on("data", onData);
   server.stderr.on("data", onData);
   let exited = false;
+  serverExit = new Promise((resolve) => server.on("exit", resolve));
   server.on("exit", (code) => {
     exited = true;
     serverLog += `\n[code-server exited: ${code}]\n`;
@@ -109,6 +111,22 @@ async function startCodeServer() {
     return /HTTP server listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serverLog);
   }, 60000);
   return m[1];
+}
+
+// stopCodeServer ends code-server and what it started (its process group:
+// the extension host, the language server), and waits for it to exit.
+async function stopCodeServer() {
+  const group = (sig) => {
+    try {
+      process.kill(-server.pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  group("SIGTERM");
+  const gone = await Promise.race([serverExit.then(() => true), new Promise((r) => setTimeout(() => r(false), 10000))]);
+  if (!gone) console.log("  code-server did not exit within 10 s of SIGTERM: SIGKILL");
+  group("SIGKILL");
 }
 
 // The rendered text of the elements matching sel, one string per element
@@ -173,7 +191,8 @@ async function main() {
     const want = ['unknown property "judgements"', 'unknown property "sucessCriteria"', 'unknown property "backround"'];
     const rows = await poll("the three schema errors in the Problems panel", async () => {
       const rs = await texts(".markers-panel .monaco-list-row");
-      return want.every((w) => rs.some((r) => r.includes(w))) && rs;
+      // Each from agent-ls (the row shows the source: agent-ls(schema)).
+      return want.every((w) => rs.some((r) => r.includes(w) && r.includes("agent-ls"))) && rs;
     }, 60000);
     for (const w of want) console.log(`  problem: ${rows.find((r) => r.includes(w))}`);
     await shot("diagnostics.png");
@@ -190,10 +209,21 @@ async function main() {
         return lines.find((t) => t.includes(key) && want.every((w) => t.includes(w)));
       }, 90000);
       console.log(`  inlay hint: ${hint.trim()}`);
-      const lens = await poll(`the code lens of ${what}`, async () => {
-        const ls = await texts(".editor-group-container.active .monaco-editor .codelens-decoration");
-        return ls.find((t) => /\b1 learned\b/.test(t));
-      }, 60000);
+      // The lens must be the one just above the hint's line.
+      const lens = await poll(`the code lens above ${key}`, () => page.evaluate((key) => {
+        const ed = ".editor-group-container.active .monaco-editor";
+        const norm = (e) => (e.textContent || "").replace(/\u00a0/g, " ");
+        const line = [...document.querySelectorAll(`${ed} .view-line`)].find((e) => norm(e).includes(key));
+        if (!line) return undefined;
+        const top = line.getBoundingClientRect().top;
+        const height = line.getBoundingClientRect().height;
+        const above = [...document.querySelectorAll(`${ed} .codelens-decoration`)].find((e) => {
+          const r = e.getBoundingClientRect();
+          return r.bottom <= top + 2 && top - r.bottom < height;
+        });
+        return above ? norm(above) : undefined;
+      }, key), 60000);
+      if (!/\b1 learned\b/.test(lens)) throw new Error(`the code lens above ${key} reads "${lens}", want "1 learned"`);
       console.log(`  code lens: ${lens.trim()}`);
     };
     // The lesson (earned tier: corroborated by a second conversation, then
@@ -235,7 +265,7 @@ main()
   })
   .finally(async () => {
     if (context) await context.close().catch(() => {});
-    if (server) server.kill("SIGTERM");
+    if (server) await stopCodeServer();
     if (profile) fs.rmSync(profile, { recursive: true, force: true });
     clearTimeout(timer);
     console.log(`${passed} passed, ${failed} failed`);
