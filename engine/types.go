@@ -86,7 +86,8 @@ const (
 	StateCandidate = evolve.StateCandidate
 	StatePending   = evolve.StatePending
 
-	FindingConflict = evolve.FindingConflict
+	FindingConflict       = evolve.FindingConflict
+	FindingEvalRegression = evolve.FindingEvalRegression
 
 	PlacementApplied  = overlay.StatusApplied
 	PlacementSpilled  = overlay.StatusSpilled
