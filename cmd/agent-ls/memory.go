@@ -48,7 +48,7 @@ func memorySubs() []memorySub {
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
 		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
 			"agent-ls memory import records.jsonl", memImport},
-		{"export", "[--format jsonl|text|json] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store)",
+		{"export", "[--format jsonl|text|json] [--git DIR] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store); --git DIR writes the agents' evolution as a git repository instead: a commit per ledger entry that changes a composition, holding NAME.prompt.md for every agent as render shows it then (run again, it appends the new entries)",
 			"agent-ls memory export > records.jsonl", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
@@ -1018,14 +1018,19 @@ func jsonErrorColumn(err error) string {
 
 func memExport(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
-	var actor string
+	var actor, gitDir string
 	fs.StringVar(&actor, "actor", "", readActorUsage)
+	fs.StringVar(&gitDir, "git", "", "write the agents' evolution as a git repository in `DIR` (created if missing; an earlier export there is continued)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
 	}
 	if len(pos) > 0 {
 		m.errorf("unexpected arguments %q", pos)
+		return exitUsage
+	}
+	if gitDir != "" && m.formatSet && m.format == "jsonl" {
+		m.errorf("--git writes a repository: --format is text or json")
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(true)
@@ -1038,6 +1043,9 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	view := viewOf(a, loc)
+	if gitDir != "" {
+		return memExportGit(ctx, m, gitDir, s, loc, view)
+	}
 	// JSON lines unless --format says text (the aligned listing) or json
 	// (one {"records", "skipped"} document).
 	format := "jsonl"
