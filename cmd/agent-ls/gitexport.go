@@ -417,18 +417,31 @@ func gitIdent(a store.Actor) string {
 	return fmt.Sprintf("%s <%s@%s.agent-ls.invalid>", name, local, kind)
 }
 
-// writeCommit appends one fast-import commit of group to w: the author is
-// the actor of the group's first entry that is not bookkeeping, the dates
-// the entries' time; the message the events, their records and provenance,
-// and the trailers.
-func writeCommit(w *bytes.Buffer, ref, from string, group []store.LedgerEntry, records map[string]schema.MemoryRecord, files map[string]string) error {
-	lead := group[0]
+// leadEntry is the entry of group a commit is named after: the first that
+// changes what composes (a promotion, demotion, approval, supersede,
+// invalidation, deletion or import), else the first that is not
+// bookkeeping (a write, a corroboration).
+func leadEntry(group []store.LedgerEntry) store.LedgerEntry {
 	for _, e := range group {
-		if !bookkeeping([]store.LedgerEntry{e}) {
-			lead = e
-			break
+		switch e.Op {
+		case store.OpPromote, store.OpDemote, store.OpApprove, store.OpSupersede, store.OpInvalidate, store.OpDelete, store.OpImport:
+			return e
 		}
 	}
+	for _, e := range group {
+		if !bookkeeping([]store.LedgerEntry{e}) {
+			return e
+		}
+	}
+	return group[0]
+}
+
+// writeCommit appends one fast-import commit of group to w: the author is
+// the actor of the group's lead entry (leadEntry), the dates the entries'
+// time; the message the events, their records and provenance,
+// and the trailers.
+func writeCommit(w *bytes.Buffer, ref, from string, group []store.LedgerEntry, records map[string]schema.MemoryRecord, files map[string]string) error {
+	lead := leadEntry(group)
 	t, err := schema.ParseTime(lead.At)
 	if err != nil {
 		return fmt.Errorf("ledger entry %d: %w", lead.Seq, err)
