@@ -333,6 +333,8 @@ func readiness(line string) *ready {
 	case fields[1] == "mcp":
 		return &ready{stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"examples_test","version":"0"}}}` + "\n",
 			first: regexp.MustCompile(`"id":1,"result":`)}
+	case fields[1] == "garden" && strings.Contains(line, "--every"):
+		return &ready{first: regexp.MustCompile(`^(\{"pass":1,|pass 1 )`)}
 	case strings.Contains(line, "--follow"):
 		return &ready{trigger: `agent-ls memory save --scope agent=support-bot --target background.projectContext.followed "seen by events --follow"`,
 			first: regexp.MustCompile(`.`)}
