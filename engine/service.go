@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/agent-ls/agent-ls/workspace"
+)
+
+// ServiceAgentFile is the agent file a service token names: rel is a slash
+// path relative to the root of the workspace ws serves (store.Token's
+// AgentFile). The path must be local (no leading slash, no ..), and the
+// file must resolve inside the root and belong to that workspace (not to a
+// nested one with its own .agent-ls.yaml); otherwise it is an error and
+// the token serves nothing. The result is absolute.
+func ServiceAgentFile(ws *workspace.Workspace, rel string) (string, error) {
+	if ws == nil || ws.Root == "" {
+		return "", fmt.Errorf("agent file %q: no workspace", rel)
+	}
+	p := filepath.FromSlash(rel)
+	if rel == "" || !filepath.IsLocal(p) {
+		return "", fmt.Errorf("agent file %q: not a path inside the workspace", rel)
+	}
+	file := filepath.Join(ws.Root, p)
+	if err := workspace.Confine(ws.Root, file); err != nil {
+		return "", err
+	}
+	root, err := workspace.RootOf(file)
+	if err != nil {
+		return "", err
+	}
+	if abs, _ := filepath.Abs(ws.Root); root != abs {
+		return "", fmt.Errorf("agent file %q belongs to the workspace at %s, not to the one served (%s)", rel, root, abs)
+	}
+	return file, nil
+}
