@@ -291,6 +291,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusForbidden, "origin_refused")
 		return
 	}
+	if r.ContentLength > h.c.MaxBody {
+		// Refused before anything is read, token or not.
+		refuse(http.StatusRequestEntityTooLarge, "too_large")
+		return
+	}
 	secret, given := bearer(r.Header.Get("Authorization"))
 	if !given {
 		sw.Header().Set("WWW-Authenticate", `Bearer realm="agent-ls"`)
