@@ -63,7 +63,8 @@ type HTTPConfig struct {
 	MaxBody int64
 	// MaxServers bounds the cache of per-(agent file, scope) servers (0: 64).
 	MaxServers int
-	// Logger gets one line per request (nil: none).
+	// Logger gets one line per request (nil: none); the SDK's and the
+	// engine's lines go to Base.Logger.
 	Logger *slog.Logger
 }
 
@@ -117,7 +118,7 @@ func NewHTTPHandler(c HTTPConfig) (http.Handler, error) {
 		// not on loopback) and knows the allowed hosts of a reverse proxy.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        c.MaxBody,
-		Logger:                     c.Logger,
+		Logger:                     c.Base.Logger,
 	})
 	return h, nil
 }

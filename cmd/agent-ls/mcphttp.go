@@ -105,7 +105,7 @@ func runMCPHTTP(ctx context.Context, e *env, hf *httpFlags, sf storeFlags, logge
 			Queue:     queue,
 			Now:       e.now,
 			Evaluator: engine.EvaluatorFor(ws),
-			Logger:    logger,
+			Logger:    quieter(logger, slog.LevelWarn),
 			Version:   versionString(),
 		},
 		Addr:           addr,
@@ -151,3 +151,23 @@ func runMCPHTTP(ctx context.Context, e *env, hf *httpFlags, sf storeFlags, logge
 	logger.Info("mcp http stopped")
 	return exitOK
 }
+
+// quieter is logger with records below min dropped (the SDK logs every
+// stateless request's session at info).
+func quieter(logger *slog.Logger, min slog.Level) *slog.Logger {
+	return slog.New(minLevel{logger.Handler(), min})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
