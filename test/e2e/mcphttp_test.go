@@ -30,7 +30,7 @@ var (
 )
 
 // httpBinary builds agent-ls with the test token seam (once per run).
-func httpBinary(t *testing.T) string {
+func httpBinary(t testing.TB) string {
 	t.Helper()
 	httpBinOnce.Do(func() {
 		httpBin = filepath.Join(filepath.Dir(binary), "agent-ls-http")
@@ -54,7 +54,7 @@ type tokens struct {
 	fake     map[string]map[string]any
 }
 
-func newTokens(t *testing.T, bin, dir string) *tokens {
+func newTokens(t testing.TB, bin, dir string) *tokens {
 	t.Helper()
 	k := &tokens{bin: bin, dir: dir, file: filepath.Join(t.TempDir(), "tokens.json"), fake: map[string]map[string]any{}}
 	k.real = exec.Command(bin, "token", "--help").Run() == nil
@@ -62,7 +62,7 @@ func newTokens(t *testing.T, bin, dir string) *tokens {
 	return k
 }
 
-func (k *tokens) write(t *testing.T) {
+func (k *tokens) write(t testing.TB) {
 	t.Helper()
 	data, _ := json.Marshal(k.fake)
 	if err := os.WriteFile(k.file, data, 0o600); err != nil {
@@ -81,7 +81,7 @@ func (k *tokens) env() []string {
 
 // create returns the secret of a new token for agentFile (relative to the
 // workspace) with extra store flags (--store LOC).
-func (k *tokens) create(t *testing.T, agentFile, agent string, storeArgs ...string) string {
+func (k *tokens) create(t testing.TB, agentFile, agent string, storeArgs ...string) string {
 	t.Helper()
 	if k.real {
 		cmd := exec.Command(k.bin, append(append([]string{"token", "create", "--agent", agentFile}, storeArgs...), "--name", "e2e")...)
@@ -102,7 +102,7 @@ func (k *tokens) create(t *testing.T, agentFile, agent string, storeArgs ...stri
 	return secret
 }
 
-func (k *tokens) revoke(t *testing.T, secret string, storeArgs ...string) {
+func (k *tokens) revoke(t testing.TB, secret string, storeArgs ...string) {
 	t.Helper()
 	if k.real {
 		cmd := exec.Command(k.bin, append(append([]string{"token", "revoke"}, storeArgs...), secret)...)
@@ -145,7 +145,7 @@ func (l *lockedBuffer) String() string {
 // startHTTPServer starts the binary's `mcp --http 127.0.0.1:0 args...` in
 // dir and returns once it printed its URL; it is stopped (SIGTERM) at the
 // end of the test.
-func startHTTPServer(t *testing.T, bin, dir string, env []string, args ...string) *httpServer {
+func startHTTPServer(t testing.TB, bin, dir string, env []string, args ...string) *httpServer {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"mcp", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
@@ -192,7 +192,7 @@ func startHTTPServer(t *testing.T, bin, dir string, env []string, args ...string
 }
 
 // serviceWorkspace is a workspace holding the support and deploy agents.
-func serviceWorkspace(t *testing.T) string {
+func serviceWorkspace(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"support.agent.yaml", "deploy.agent.yaml"} {
