@@ -25,12 +25,15 @@ func ServiceAgentFile(ws *workspace.Workspace, rel string) (string, error) {
 	if err := workspace.Confine(ws.Root, file); err != nil {
 		return "", err
 	}
-	root, err := workspace.RootOf(file)
+	// The nearest workspace config above the file must be the served
+	// workspace's own (or none, for a workspace without one).
+	cfg, err := workspace.ConfigPathWithin(filepath.Dir(file), "")
 	if err != nil {
 		return "", err
 	}
-	if abs, _ := filepath.Abs(ws.Root); root != abs {
-		return "", fmt.Errorf("agent file %q belongs to the workspace at %s, not to the one served (%s)", rel, root, abs)
+	root, _ := filepath.Abs(ws.Root)
+	if cfg != "" && filepath.Dir(cfg) != root {
+		return "", fmt.Errorf("agent file %q belongs to the workspace at %s, not to the one served (%s)", rel, filepath.Dir(cfg), root)
 	}
 	return file, nil
 }
