@@ -36,7 +36,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&hf.addr, "http", "", "serve MCP over streamable HTTP at `addr` (HOST:PORT; 127.0.0.1:0 picks a free port) instead of stdio: every agent file of the workspace, a request's bearer token deciding the agent")
 	fs.StringVar(&hf.tlsCert, "tls-cert", "", "with --http: TLS certificate `file` (PEM); required for a non-loopback address")
 	fs.StringVar(&hf.tlsKey, "tls-key", "", "with --http: TLS private key `file` (PEM)")
-	fs.Var(&hf.allowedHosts, "allowed-host", "with --http: a Host header `value` to accept besides the listen address (host:port, or a host for any port; repeatable), e.g. the name a reverse proxy forwards")
+	fs.Var(&hf.allowedHosts, "allowed-host", "with --http: a `host` header value to accept besides the listen address (host:port, or a host for any port; repeatable), e.g. the name a reverse proxy forwards")
 	fs.Var(&hf.allowedOrigins, "allowed-origin", "with --http: a browser `origin` (scheme://host[:port]) allowed to call (repeatable); any other Origin header is refused")
 	fs.DurationVar(&hf.readHeaderTimeout, "read-header-timeout", 10*time.Second, "with --http: how long a client may take to send a request's headers")
 	fs.DurationVar(&hf.idleTimeout, "idle-timeout", 2*time.Minute, "with --http: how long an idle keep-alive connection stays open")
@@ -64,6 +64,7 @@ around the working directory, and a request's token (Authorization: Bearer, made
 A request without a valid token gets 401; GET /healthz answers without one. Loopback by
 default; a non-loopback address needs --tls-cert and --tls-key. The conversation and run
 of a save come from the request's _meta, as on stdio. Deploying it: docs/SERVICE.md.
+Over HTTP on a free loopback port (the first line printed is the URL):
   agent-ls mcp --http 127.0.0.1:0`}, fs)
 		return exitOK
 	}
