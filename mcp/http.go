@@ -34,7 +34,8 @@ type Binding struct {
 	TokenID   string
 }
 
-// ErrInvalidToken is what HTTPConfig.Authenticate returns for a secret
+// ErrInvalidToken is what HTTPConfig.Authenticate returns (wrapped, with
+// the reason, which must never hold the secret: it is logged) for a secret
 // that names no usable token (unknown, malformed, revoked, expired): the
 // request gets 401 with error="invalid_token". Any other error is the
 // server's (the store is unreachable): 503, and nothing is served.
@@ -223,7 +224,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // requestLog is what one request's log line carries.
 type requestLog struct {
-	id, tokenID, agent, method, tool, outcome string
+	id, tokenID, agent, method, tool, outcome, reason string
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -255,6 +256,9 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if rl.tool != "" {
 			attrs = append(attrs, slog.String("tool", rl.tool))
+		}
+		if rl.reason != "" {
+			attrs = append(attrs, slog.String("reason", rl.reason))
 		}
 		h.c.Logger.LogAttrs(context.Background(), slog.LevelInfo, "http request", attrs...)
 	}()
@@ -306,6 +310,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, err := h.c.Authenticate(r.Context(), secret)
 	if err != nil {
 		if errors.Is(err, ErrInvalidToken) {
+			rl.reason = err.Error() // why (revoked, expired, ...); never the secret
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="agent-ls", error="invalid_token"`)
 			refuse(http.StatusUnauthorized, "invalid_token")
 			return

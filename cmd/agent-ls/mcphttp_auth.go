@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -26,7 +27,8 @@ func tokenAuthenticator(e *env, ws *workspace.Workspace, open engine.OpenFunc, q
 			return err
 		})
 		if errors.Is(err, errTokenInvalid) {
-			return mcpserver.Binding{}, mcpserver.ErrInvalidToken
+			// The engine's reason names no secret (revoked, expired, unknown).
+			return mcpserver.Binding{}, fmt.Errorf("%w: %v", mcpserver.ErrInvalidToken, err)
 		}
 		if err != nil {
 			return mcpserver.Binding{}, err
