@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -22,6 +23,9 @@ func ServiceAgentFile(ws *workspace.Workspace, rel string) (string, error) {
 		return "", fmt.Errorf("agent file %q: not a path inside the workspace", rel)
 	}
 	file := filepath.Join(ws.Root, p)
+	if !schema.IsAgentFile(file) {
+		return "", fmt.Errorf("agent file %q: not an agent file (NAME.agent.yaml, .agent.yml or .agent.json)", rel)
+	}
 	if err := workspace.Confine(ws.Root, file); err != nil {
 		return "", err
 	}

@@ -43,6 +43,7 @@ func TestServiceAgentFile(t *testing.T) {
 		"sub/../../x.agent.yaml":       false,
 		"link.agent.yaml":              false,
 		"nested/c.agent.yaml":          false,
+		".agent-ls.yaml":               false,
 	} {
 		got, err := ServiceAgentFile(ws, rel)
 		if (err == nil) != ok {
