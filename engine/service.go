@@ -10,8 +10,8 @@ import (
 
 // ServiceAgentFile is the agent file a service token names: rel is a slash
 // path relative to the root of the workspace ws serves (store.Token's
-// AgentFile). The path must be local (no leading slash, no ..), and the
-// file must resolve inside the root and belong to that workspace (not to a
+// AgentFile). The path must be local (no leading slash, no ..) and name
+// an agent file (schema.IsAgentFile), and the file must resolve inside the root and belong to that workspace (not to a
 // nested one with its own .agent-ls.yaml); otherwise it is an error and
 // the token serves nothing. The result is absolute.
 func ServiceAgentFile(ws *workspace.Workspace, rel string) (string, error) {
