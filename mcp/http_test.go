@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -187,6 +188,17 @@ func TestHTTPRefusals(t *testing.T) {
 		if resp, body := f.post(t, initBody, hdr); resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
 			t.Errorf("%v: %d %s", hdr, resp.StatusCode, body)
 		}
+	}
+	// A chunked body (no Content-Length) over the limit: 413 once read.
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 65<<10) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, f.url, io.MultiReader(strings.NewReader(big)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", bearer)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 413 || resp.ContentLength > 0 && resp.ContentLength > 100 {
+		t.Errorf("chunked body over the limit: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	f.tokens.mu.Lock()
 	f.tokens.down = true
