@@ -256,3 +256,32 @@ func TestTokenListEmpty(t *testing.T) {
 		t.Errorf("token revoke created the store (%v)", err)
 	}
 }
+
+// TestTokenPostgres: on a workspace whose store is a postgres:// URL a
+// token is created, listed and revoked, the ledger verifies, and memory
+// migrate carries the tokens into a file store that accepts the same
+// token.
+func TestTokenPostgres(t *testing.T) {
+	t.Parallel()
+	dir, url := pgWorkspace(t)
+	cliOK(t, dir, "memory", "init")
+	secret, id, _ := createTokenCLI(t, dir, "--agent", "deploy.agent.yaml", "--name", "pg")
+	_, id2, _ := createTokenCLI(t, dir, "--agent", "deploy.agent.yaml", "--name", "other")
+	if ts, _ := listTokensCLI(t, dir); len(ts) != 2 || ts[0].ID != id || ts[0].Agent != "deploy-ops" {
+		t.Fatalf("token list: %+v", ts)
+	}
+	cliOK(t, dir, "token", "revoke", "--actor", "human:ana", id2)
+	cliOK(t, dir, "memory", "ledger", "--verify")
+	file := filepath.Join(t.TempDir(), "copy.db")
+	cliOK(t, dir, "memory", "migrate", "--from", url, "--to", file)
+	ts, _ := listTokensCLI(t, dir, "--store", file)
+	if len(ts) != 2 || ts[0].ID != id || ts[0].Revoked() || !ts[1].Revoked() {
+		t.Fatalf("tokens of the migrated file: %+v", ts)
+	}
+	// The copy knows the token by its secret.
+	r := runBin(t, dir, "", nil, "token", "revoke", "--actor", "human:ana", "--store", file, secret)
+	if r.code != exitOK || !strings.Contains(r.stdout, id) {
+		t.Errorf("revoke by token in the copy: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	cliOK(t, dir, "memory", "--store", file, "ledger", "--verify")
+}
