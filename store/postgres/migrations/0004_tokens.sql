@@ -1,4 +1,4 @@
--- agent-ls store schema, version 3: service tokens (issue 33).
+-- agent-ls store schema, version 4: service tokens (issue 33).
 --
 -- One row per token: its public id, the SHA-256 hex of its secret (never
 -- the secret) and the body, store.StoredToken's JSON (the public record and
