@@ -105,3 +105,12 @@ vsix:
 
 test-editors:
 	@bash editors/test.sh
+
+# The extension in a real VS Code: code-server 4.139 under Node 24 (both from
+# test/vscode's npm lockfile), driven by Debian's headless Chromium; checks
+# the schema diagnostics, an inlay hint and a code lens on a testdata agent
+# and saves screenshots in test/vscode/out/. The first run installs for
+# minutes, so it is not part of `make test` (docs/TESTING.md).
+.PHONY: test-vscode
+test-vscode:
+	@bash scripts/test-vscode.sh

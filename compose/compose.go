@@ -8,6 +8,7 @@ package compose
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/agent-ls/agent-ls/overlay"
@@ -230,10 +231,8 @@ func Summary(rep overlay.Report, agent string, scope map[string]string, at strin
 	if ids == nil {
 		ids = []string{}
 	}
-	chars := make(map[string]int, len(rep.Totals.CharsPerPrimitive))
-	for k, v := range rep.Totals.CharsPerPrimitive {
-		chars[k] = v
-	}
+	chars := maps.Clone(rep.Totals.CharsPerPrimitive)
+	bytes := maps.Clone(rep.Totals.BytesPerPrimitive)
 	var sc map[string]string
 	if len(scope) > 0 {
 		sc = make(map[string]string, len(scope))
@@ -245,6 +244,7 @@ func Summary(rep overlay.Report, agent string, scope map[string]string, at strin
 		At: at, Agent: agent, Scope: sc,
 		RecordCount:       rep.Totals.Applied,
 		CharsPerPrimitive: chars,
+		BytesPerPrimitive: bytes,
 		Conflicts:         rep.Totals.Conflicts,
 		Spilled:           rep.Totals.Spilled,
 		RecordIDs:         ids,

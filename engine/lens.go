@@ -451,19 +451,20 @@ func (v *Verbs) agentForRecord(ctx context.Context, st store.Store, id string) (
 	return v.agentIn(st, name, base)
 }
 
-// Approve approves a pending proposal as the session's actor (Decide).
-func (v *Verbs) Approve(ctx context.Context, id string) (Outcome, error) {
-	return v.decide(ctx, id, true, "")
+// Approve approves a pending proposal as the session's actor (Decide);
+// content is the approver's edit of a merge's text ("" keeps it).
+func (v *Verbs) Approve(ctx context.Context, id, content string) (Outcome, error) {
+	return v.decide(ctx, id, true, "", content)
 }
 
 // Reject rejects a pending proposal as the session's actor (Decide).
 func (v *Verbs) Reject(ctx context.Context, id, reason string) (Outcome, error) {
-	return v.decide(ctx, id, false, reason)
+	return v.decide(ctx, id, false, reason, "")
 }
 
-func (v *Verbs) decide(ctx context.Context, id string, approve bool, reason string) (Outcome, error) {
+func (v *Verbs) decide(ctx context.Context, id string, approve bool, reason, content string) (Outcome, error) {
 	return v.write(ctx, func(st store.Store) (Outcome, error) {
-		return Decide(ctx, st, v.S.View, v.S.Actor, id, approve, reason, func(rid string) (*Agent, error) {
+		return Decide(ctx, st, v.S.View, v.S.Actor, id, approve, reason, content, func(rid string) (*Agent, error) {
 			return v.agentForRecord(ctx, st, rid)
 		})
 	})

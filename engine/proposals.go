@@ -59,7 +59,10 @@ func PendingReviews(ctx context.Context, st store.Reader, eng *Agent, agent stri
 // what approve, reject and the lens do. Another agent's proposal answers
 // exactly like a missing one. An approval by a human carries the diff it
 // made.
-func Decide(ctx context.Context, st store.Tx, v View, a store.Actor, id string, approve bool, reason string,
+//
+// content, when set, is the approver's edit of a merge proposal's merged
+// text (refused on any other proposal); the diff shows the edit.
+func Decide(ctx context.Context, st store.Tx, v View, a store.Actor, id string, approve bool, reason, content string,
 	agentFor func(recordID string) (*Agent, error)) (Outcome, error) {
 	p, err := v.GetProposal(ctx, st, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -77,9 +80,12 @@ func Decide(ctx context.Context, st store.Tx, v View, a store.Actor, id string, 
 	}
 	var diff string
 	if a.Kind == store.ActorHuman && p.State == store.ProposalPending {
+		if content != "" && p.MergedContent != "" {
+			p.MergedContent = content
+		}
 		diff, _ = eng.Preview(ctx, p)
 	}
-	res, err := eng.Approve(ctx, id, a, reason)
+	res, err := eng.ApproveWith(ctx, id, a, reason, content)
 	res.Diff = diff
 	return res, err
 }

@@ -71,11 +71,14 @@ type Event struct {
 	TokenID string `json:"tokenId,omitempty"`
 	// ConversationID is the supporting conversation of a corroborate.
 	ConversationID string `json:"conversationId,omitempty"`
-	// Overlay counts (agent.memory.overlay only).
-	RecordCount       int            `json:"recordCount,omitempty"`
-	Conflicts         int            `json:"conflicts,omitempty"`
-	Spilled           int            `json:"spilled,omitempty"`
-	CharsPerPrimitive map[string]int `json:"charsPerPrimitive,omitempty"`
+	// The instantiate summary (agent.memory.overlay only, where every one of
+	// them is always present, zeros included; nil on other events): records
+	// composed, conflicts, records spilled to recall, and the UTF-8 bytes of
+	// learned text per primitive (ADR-0008), every primitive listed.
+	RecordCount       *int           `json:"recordCount,omitempty"`
+	Conflicts         *int           `json:"conflicts,omitempty"`
+	Spilled           *int           `json:"spilled,omitempty"`
+	BytesPerPrimitive map[string]int `json:"bytesPerPrimitive,omitempty"`
 }
 
 // JSON returns the event's one-line JSON encoding (no trailing newline).
@@ -214,9 +217,21 @@ func (r *Reader) fromEntry(ctx context.Context, e store.LedgerEntry) (Event, rec
 }
 
 // FromSummary returns the overlay event of an instantiate summary.
+//
+// A summary stored before bytes were kept (it has characters per
+// primitive only) reports its characters as bytes: equal for ASCII text.
 func FromSummary(s store.OverlaySummary) Event {
+	sizes := s.BytesPerPrimitive
+	if sizes == nil {
+		sizes = s.CharsPerPrimitive
+	}
+	bytes := make(map[string]int, len(schema.Primitives))
+	for _, p := range schema.Primitives {
+		bytes[string(p)] = sizes[string(p)]
+	}
+	n, c, sp := s.RecordCount, s.Conflicts, s.Spilled
 	return Event{Type: Overlay, At: s.At, Agent: s.Agent, RecordIDs: s.RecordIDs, CandidateIDs: s.CandidateIDs,
-		RecordCount: s.RecordCount, Conflicts: s.Conflicts, Spilled: s.Spilled, CharsPerPrimitive: s.CharsPerPrimitive}
+		RecordCount: &n, Conflicts: &c, Spilled: &sp, BytesPerPrimitive: bytes}
 }
 
 // Since returns the events at or after since (a schema time string; ""

@@ -103,7 +103,7 @@ func TestSince(t *testing.T) {
 			if evs[6].RecordID != id || evs[6].NewRecordID != newID || evs[6].Actor != "human:ana" {
 				t.Errorf("supersede event %+v", evs[6])
 			}
-			if evs[7].RecordCount != 1 || len(evs[7].CandidateIDs) != 1 {
+			if evs[7].RecordCount == nil || *evs[7].RecordCount != 1 || len(evs[7].CandidateIDs) != 1 {
 				t.Errorf("overlay event %+v", evs[7])
 			}
 			// --since drops what came before.
@@ -192,5 +192,38 @@ func TestFollow(t *testing.T) {
 				t.Fatalf("Follow after cancel: %v", err)
 			}
 		})
+	}
+}
+
+// TestOverlayEventCarriesEveryField: the overlay event always carries its
+// counts, zeros included, and its sizes in UTF-8 bytes per primitive, every
+// primitive listed (ADR-0008); other events carry none of them; a summary
+// stored before bytes were kept reports its characters.
+func TestOverlayEventCarriesEveryField(t *testing.T) {
+	t.Parallel()
+	bytes := map[string]int{"judgment": len("Prüfe zuerst")}
+	for _, tt := range []struct {
+		name string
+		s    store.OverlaySummary
+		want string
+	}{
+		{"zeros", store.OverlaySummary{At: "2026-12-06T00:00:00.000Z", Agent: "bot", BytesPerPrimitive: map[string]int{}},
+			`"recordCount":0,"conflicts":0,"spilled":0,"bytesPerPrimitive":{"awareness":0,"background":0,"example":0,"judgment":0,"manual":0,"recovery":0}`},
+		{"bytes", store.OverlaySummary{At: "2026-12-06T00:00:00.000Z", Agent: "bot", RecordCount: 1,
+			CharsPerPrimitive: map[string]int{"judgment": 12}, BytesPerPrimitive: bytes},
+			`"recordCount":1,"conflicts":0,"spilled":0,"bytesPerPrimitive":{"awareness":0,"background":0,"example":0,"judgment":13,"manual":0,"recovery":0}`},
+		{"stored before bytes", store.OverlaySummary{At: "2026-12-06T00:00:00.000Z", Agent: "bot", RecordCount: 1, Spilled: 2,
+			CharsPerPrimitive: map[string]int{"background": 7}},
+			`"recordCount":1,"conflicts":0,"spilled":2,"bytesPerPrimitive":{"awareness":0,"background":7,"example":0,"judgment":0,"manual":0,"recovery":0}`},
+	} {
+		if got := string(FromSummary(tt.s).JSON()); !strings.Contains(got, tt.want) {
+			t.Errorf("%s: %s\nwant it to contain %s", tt.name, got, tt.want)
+		}
+	}
+	other := string(Event{Type: Write, At: "2026-12-06T00:00:00.000Z", RecordID: "r1"}.JSON())
+	for _, k := range []string{"recordCount", "conflicts", "spilled", "bytesPerPrimitive"} {
+		if strings.Contains(other, k) {
+			t.Errorf("a write event carries %s: %s", k, other)
+		}
 	}
 }

@@ -82,12 +82,16 @@ type HealthReport struct {
 	Scope      map[string]string          `json:"scope"`
 	At         string                     `json:"at"`
 	Primitives map[string]PrimitiveHealth `json:"primitives"`
-	TotalChars int                        `json:"totalChars"`
-	Ceiling    int                        `json:"ceiling"`
-	Promoted   int                        `json:"promoted"`
-	Candidates []CandidateProgress        `json:"candidates"`
-	Recall     RecallStats                `json:"recall"`
-	Findings   []Finding                  `json:"findings"`
+	// TotalChars is the learned text; ComposedChars the whole composition
+	// (what the ceiling counts), AuthoredChars of it authored.
+	TotalChars    int                 `json:"totalChars"`
+	ComposedChars int                 `json:"composedChars"`
+	AuthoredChars int                 `json:"authoredChars"`
+	Ceiling       int                 `json:"ceiling"`
+	Promoted      int                 `json:"promoted"`
+	Candidates    []CandidateProgress `json:"candidates"`
+	Recall        RecallStats         `json:"recall"`
+	Findings      []Finding           `json:"findings"`
 	// Conflicts are the agent's conflicts of every kind (Engine.Conflicts,
 	// the list lint and the lens show), read before this run's proposals.
 	Conflicts []Conflict `json:"conflicts"`
@@ -354,11 +358,13 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 				if c, _ := lexical.Contradicts(a.Content, b.Content); c {
 					continue
 				}
+				merged := MergeFragments(a.Content, b.Content)
 				f := Finding{Kind: FindingFragment, RecordIDs: []string{a.ID, b.ID},
-					Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge %s into %s (supersede %s with one entry holding both)", k, a.ID, b.ID, s, b.ID, a.ID, a.ID)}
+					Message: fmt.Sprintf("%s: %s and %s overlap (similarity %.2f): merge them into one entry: %q", k, a.ID, b.ID, s, merged)}
 				if isProm[a.ID] && isProm[b.ID] {
 					if err := propose(&f, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: b.ID, Tier: schema.TierOf(*b.Target),
-						Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID}); err != nil {
+						Reason: fmt.Sprintf("merge: fragment of %s (similarity %.2f)", a.ID, s), Invalidate: true, SupersededBy: a.ID,
+						MergedContent: merged}); err != nil {
 						return err
 					}
 					retired[b.ID] = true
@@ -457,9 +463,9 @@ func (e *Engine) sizes(h *HealthReport, prom []schema.MemoryRecord) {
 		h.Primitives[p] = ph
 	}
 	h.TotalChars = rep.Totals.Chars
+	h.ComposedChars, h.AuthoredChars = rep.Totals.ComposedChars, rep.Totals.AuthoredChars
 	if rep.Totals.CeilingExceeded {
-		h.Findings = append(h.Findings, Finding{Kind: FindingCeiling, RecordIDs: []string{},
-			Message: fmt.Sprintf("learned text is %d characters, over the ceiling of %d", rep.Totals.Chars, rep.Totals.Ceiling)})
+		h.Findings = append(h.Findings, Finding{Kind: FindingCeiling, RecordIDs: []string{}, Message: rep.Totals.CeilingMessage()})
 	}
 	spilled := rep.IDs(overlay.StatusSpilled)
 	if len(spilled) > 0 {

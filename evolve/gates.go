@@ -604,7 +604,16 @@ func (e *Engine) doInvalidate(ctx context.Context, id, reason string, actor stor
 // gets ErrRefused. Expired proposals are expired first and cannot be
 // approved.
 func (e *Engine) Approve(ctx context.Context, proposalID string, actor store.Actor, reason string) (Outcome, error) {
-	return e.atomically(ctx, func(be *Engine) (Outcome, error) { return be.decide(ctx, proposalID, actor, reason, true) })
+	return e.ApproveWith(ctx, proposalID, actor, reason, "")
+}
+
+// ApproveWith is Approve with the approver's edit of a merge proposal's
+// merged text (content; "" keeps the proposal's). content on any other
+// proposal is refused.
+func (e *Engine) ApproveWith(ctx context.Context, proposalID string, actor store.Actor, reason, content string) (Outcome, error) {
+	return e.atomically(ctx, func(be *Engine) (Outcome, error) {
+		return be.decideWith(ctx, proposalID, actor, reason, true, content)
+	})
 }
 
 // Reject closes a pending proposal without effect. Only humans reject.
@@ -613,6 +622,10 @@ func (e *Engine) Reject(ctx context.Context, proposalID string, actor store.Acto
 }
 
 func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reason string, approve bool) (Outcome, error) {
+	return e.decideWith(ctx, id, actor, reason, approve, "")
+}
+
+func (e *Engine) decideWith(ctx context.Context, id string, actor store.Actor, reason string, approve bool, content string) (Outcome, error) {
 	o := Outcome{ProposalID: id}
 	verb, done := "reject", "rejected"
 	if approve {
@@ -631,6 +644,15 @@ func (e *Engine) decide(ctx context.Context, id string, actor store.Actor, reaso
 	o.RecordID, o.Tier, o.Evidence = p.RecordID, p.Tier, p.Evidence
 	if p.State != store.ProposalPending {
 		return refused(o, "proposal %s is %s: nothing to %s", id, p.State, verb)
+	}
+	if content != "" && p.MergedContent == "" {
+		return refused(o, "proposal %s is not a merge: only a merge's text can be edited on approval", id)
+	}
+	if approve && p.MergedContent != "" {
+		if content == "" {
+			content = p.MergedContent
+		}
+		return e.merge(ctx, o, p, actor, reason, content)
 	}
 	if approve {
 		p, err = e.st.Approve(ctx, id, actor, reason)

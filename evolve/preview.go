@@ -37,8 +37,18 @@ func (e *Engine) Preview(ctx context.Context, p store.Proposal) (string, error) 
 	}
 	var others []schema.MemoryRecord
 	for _, r := range prom {
-		if r.ID != rec.ID {
+		if r.ID != rec.ID && (p.MergedContent == "" || r.ID != p.SupersededBy) {
 			others = append(others, r)
+		}
+	}
+	if p.MergedContent != "" {
+		// A merge: both fragments leave, one entry with the merged text
+		// takes the keeper's place.
+		for _, r := range prom {
+			if r.ID == p.SupersededBy {
+				r.Content = p.MergedContent
+				others = append(others, r)
+			}
 		}
 	}
 	with := append(append([]schema.MemoryRecord{}, others...), rec)

@@ -29,7 +29,8 @@ type Backend interface {
 	// report (it may open proposals, as system:garden).
 	Garden(ctx context.Context, name string) (engine.HealthReport, error)
 	// Approve, Reject and Supersede decide as Actor, through the gates.
-	Approve(ctx context.Context, proposalID string) (engine.Outcome, error)
+	// content is the approver's edit of a merge proposal's text ("" keeps it).
+	Approve(ctx context.Context, proposalID, content string) (engine.Outcome, error)
 	Reject(ctx context.Context, proposalID, reason string) (engine.Outcome, error)
 	Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error)
 }
@@ -56,8 +57,10 @@ type AgentView struct {
 	Sections []engine.Section
 	Records  map[string]schema.MemoryRecord
 	Sizes    []Size
-	Chars    int
-	Ceiling  int
+	// Chars is the whole composition's size (authored and learned), what
+	// the Ceiling limits.
+	Chars   int
+	Ceiling int
 	// Totals is the overlay's account of the composition (applied,
 	// spilled, dropped, shadowed records, conflicts, the ceiling).
 	Totals *engine.Totals

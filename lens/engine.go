@@ -40,7 +40,7 @@ func (b engineBackend) Agent(ctx context.Context, name, at string, since time.Ti
 		for _, pr := range schema.Primitives {
 			v.Sizes = append(v.Sizes, Size{Primitive: string(pr), Chars: res.Report.Totals.CharsPerPrimitive[string(pr)], Budget: p.Policy.Budgets.For(pr)})
 		}
-		v.Chars, v.Ceiling = res.Report.Totals.Chars, res.Report.Totals.Ceiling
+		v.Chars, v.Ceiling = res.Report.Totals.ComposedChars, res.Report.Totals.Ceiling
 		totals := res.Report.Totals
 		v.Totals = &totals
 	}
@@ -59,8 +59,8 @@ func (b engineBackend) Garden(ctx context.Context, name string) (engine.HealthRe
 	return b.v.Garden(ctx, name)
 }
 
-func (b engineBackend) Approve(ctx context.Context, id string) (engine.Outcome, error) {
-	return b.v.Approve(ctx, id)
+func (b engineBackend) Approve(ctx context.Context, id, content string) (engine.Outcome, error) {
+	return b.v.Approve(ctx, id, content)
 }
 
 func (b engineBackend) Reject(ctx context.Context, id, reason string) (engine.Outcome, error) {

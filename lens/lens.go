@@ -474,7 +474,7 @@ func (s *Server) approve(r *http.Request) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("%w: approve: no proposal id", errBadForm)
 	}
-	return outcome(s.b.Approve(r.Context(), id))
+	return outcome(s.b.Approve(r.Context(), id, strings.TrimSpace(r.PostForm.Get("content"))))
 }
 
 func (s *Server) reject(r *http.Request) (string, error) {

@@ -87,7 +87,11 @@ func (f *fakeBackend) Garden(_ context.Context, name string) (engine.HealthRepor
 	return engine.HealthReport{Agent: name}, nil
 }
 
-func (f *fakeBackend) Approve(_ context.Context, id string) (engine.Outcome, error) {
+func (f *fakeBackend) Approve(_ context.Context, id, content string) (engine.Outcome, error) {
+	if content != "" {
+		f.call("approve " + id + " content " + content)
+		return engine.Outcome{Status: engine.StatusApproved, ProposalID: id}, nil
+	}
 	f.call("approve " + id)
 	return engine.Outcome{Status: engine.StatusApproved, ProposalID: id}, nil
 }

@@ -173,7 +173,7 @@ func newChart(v AgentView) chart {
 	for _, s := range sizes {
 		add(s.Primitive, s.Chars, s.Budget)
 	}
-	add("total", v.Chars, v.Ceiling)
+	add("composition", v.Chars, v.Ceiling) // the whole prompt, authored and learned, against the ceiling
 	c.Width = chartLabelW + chartBarW + 150
 	c.Height = len(c.Rows)*chartRowH + 4
 	return c

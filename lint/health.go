@@ -9,14 +9,19 @@ import (
 // Health is the composition health report of one agent: size per primitive,
 // conflicts, candidates, staleness and unused-recall statistics.
 type Health struct {
-	Primitives      []PrimitiveSize `json:"primitives"`
-	TotalChars      int             `json:"totalChars"`
-	Ceiling         int             `json:"ceiling"`
-	CeilingExceeded bool            `json:"ceilingExceeded"`
-	Promoted        int             `json:"promoted"`
-	Applied         int             `json:"applied"`
-	Spilled         int             `json:"spilled"`
-	Dropped         int             `json:"dropped"`
+	Primitives []PrimitiveSize `json:"primitives"`
+	// TotalChars is the learned (memory-derived) text; ComposedChars the
+	// whole composition, AuthoredChars of it authored. The ceiling counts
+	// the whole composition.
+	TotalChars      int  `json:"totalChars"`
+	ComposedChars   int  `json:"composedChars"`
+	AuthoredChars   int  `json:"authoredChars"`
+	Ceiling         int  `json:"ceiling"`
+	CeilingExceeded bool `json:"ceilingExceeded"`
+	Promoted        int  `json:"promoted"`
+	Applied         int  `json:"applied"`
+	Spilled         int  `json:"spilled"`
+	Dropped         int  `json:"dropped"`
 	// Conflicts counts ConflictRecords.
 	Conflicts int `json:"conflicts"`
 	// ConflictRecords are the agent's conflicts of every kind (Conflicts:
@@ -81,6 +86,7 @@ func HealthOf(in Input) Health {
 	}
 	t := c.rep.Totals
 	h.TotalChars, h.CeilingExceeded = t.Chars, t.CeilingExceeded
+	h.ComposedChars, h.AuthoredChars = t.ComposedChars, t.AuthoredChars
 	if t.Ceiling > 0 {
 		h.Ceiling = t.Ceiling
 	}

@@ -119,10 +119,11 @@ func ruleCeiling(c *runCtx) []Finding {
 	if !t.CeilingExceeded {
 		return nil
 	}
-	f := c.finding("", fmt.Sprintf("memory-derived text is %d characters, over the composition ceiling of %d (.agent-ls.yaml ceiling)", t.Chars, t.Ceiling))
+	f := c.finding("", t.CeilingMessage()+" (.agent-ls.yaml ceiling)")
+	f.Related = append(f.Related, Related{Message: fmt.Sprintf("authored: %d characters", t.AuthoredChars)})
 	for _, p := range schema.Primitives {
 		if n := t.CharsPerPrimitive[string(p)]; n > 0 {
-			f.Related = append(f.Related, Related{Message: fmt.Sprintf("%s: %d characters", p, n)})
+			f.Related = append(f.Related, Related{Message: fmt.Sprintf("learned %s: %d characters", p, n)})
 		}
 	}
 	return []Finding{f}

@@ -23,6 +23,7 @@ type item struct {
 	rec      *schema.MemoryRecord
 	out      *RecordOutcome // holds the target
 	chars    int
+	bytes    int // UTF-8 bytes of the same text
 	supports int
 	judgment int // index of the target judgment, -1 when none
 	group    groupKey
@@ -139,7 +140,7 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 			drop(out, reason)
 			continue
 		}
-		out.Chars = it.chars
+		out.Chars, out.Bytes = it.chars, it.bytes
 		items = append(items, it)
 	}
 
@@ -162,8 +163,13 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 		}
 	}
 	attr.Spilled = spills.lists(items)
-	rep.Attribution = attr
 	rep.Totals = totals(&rep, p)
+	// The whole composition counts against the ceiling: render it once
+	// (Render hands this rendering back for c) and measure it.
+	prompt := render(c, attr)
+	measure(&rep.Totals, prompt)
+	attr.prompt, attr.of = &prompt, c
+	rep.Attribution = attr
 	return c, rep
 }
 
@@ -210,7 +216,7 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if authored.has(cfg, t.Section, t.Key, k) {
 			return ReasonAuthoredWins
 		}
-		it.chars = runes(t.Key) + runes(r.Content)
+		it.chars, it.bytes = runes(t.Key)+runes(r.Content), len(t.Key)+len(r.Content)
 		// Keys that read alike are one key (textkernel.Key).
 		it.group = groupKey{prim: t.Primitive, a: t.Section, b: k}
 	case schema.PrimitiveJudgment:
@@ -222,7 +228,7 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if authored.hasLine(lineSetKey{it.judgment, t.Slot}, judgmentSlot(&cfg.RoleTemplate.Judgments[it.judgment], t.Slot), r.Content, c) {
 			return ReasonDuplicate
 		}
-		it.chars = runes(r.Content)
+		it.chars, it.bytes = runes(r.Content), len(r.Content)
 		it.group = groupKey{prim: t.Primitive, a: t.Domain, b: t.Slot, text: c}
 	case schema.PrimitiveExample:
 		it.ex = new(schema.ExamplePayload)
@@ -233,7 +239,7 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if it.judgment < 0 {
 			return ReasonUnknownDomain
 		}
-		it.chars = runes(it.ex.Scenario) + runes(it.ex.Good) + runes(it.ex.Bad) + runes(it.ex.Reasoning)
+		it.chars, it.bytes = runes(it.ex.Scenario)+runes(it.ex.Good)+runes(it.ex.Bad)+runes(it.ex.Reasoning), len(it.ex.Scenario)+len(it.ex.Good)+len(it.ex.Bad)+len(it.ex.Reasoning)
 	case schema.PrimitiveAwareness:
 		it.aw = new(schema.AwarenessDomain)
 		if json.Unmarshal(r.Payload, it.aw) != nil || it.aw.Name == "" || it.aw.Description == "" || it.aw.AccessMethod == "" {
@@ -247,10 +253,10 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 				return ReasonAuthoredWins
 			}
 		}
-		it.chars = runes(it.aw.Name) + runes(it.aw.Description) + runes(it.aw.AccessMethod)
+		it.chars, it.bytes = runes(it.aw.Name)+runes(it.aw.Description)+runes(it.aw.AccessMethod), len(it.aw.Name)+len(it.aw.Description)+len(it.aw.AccessMethod)
 		it.group = groupKey{prim: t.Primitive, a: key}
 	case schema.PrimitiveRecovery:
-		it.chars = runes(r.Content)
+		it.chars, it.bytes = runes(r.Content), len(r.Content)
 	case schema.PrimitiveManual:
 		m, hasManual := cfg.Manuals[t.Capability]
 		if !hasManual && !slices.Contains(cfg.Capabilities, t.Capability) {
@@ -260,7 +266,7 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 		if authored.hasLine(lineSetKey{-1, t.Capability}, m.Workflows, r.Content, c) {
 			return ReasonDuplicate
 		}
-		it.chars = runes(r.Content)
+		it.chars, it.bytes = runes(r.Content), len(r.Content)
 		it.group = groupKey{prim: t.Primitive, a: t.Capability, text: c}
 	}
 	return ""
@@ -619,16 +625,19 @@ func place(c *schema.AgentConfig, it *item, attr *Attribution, learnedRecovery b
 }
 
 func totals(rep *Report, p Policy) Totals {
-	t := Totals{Records: len(rep.Records), CharsPerPrimitive: map[string]int{}, Conflicts: len(rep.Conflicts), Ceiling: p.Ceiling}
+	t := Totals{Records: len(rep.Records), CharsPerPrimitive: map[string]int{}, BytesPerPrimitive: map[string]int{}, Conflicts: len(rep.Conflicts), Ceiling: p.Ceiling}
 	for _, prim := range schema.Primitives {
 		t.CharsPerPrimitive[string(prim)] = 0
+		t.BytesPerPrimitive[string(prim)] = 0
 	}
 	for _, o := range rep.Records {
 		switch o.Status {
 		case StatusApplied:
 			t.Applied++
 			t.CharsPerPrimitive[string(o.Primitive)] += o.Chars
+			t.BytesPerPrimitive[string(o.Primitive)] += o.Bytes
 			t.Chars += o.Chars
+			t.Bytes += o.Bytes
 		case StatusDropped:
 			t.Dropped++
 		case StatusSpilled:
@@ -637,6 +646,22 @@ func totals(rep *Report, p Policy) Totals {
 			t.Shadowed++
 		}
 	}
-	t.CeilingExceeded = p.Ceiling > 0 && t.Chars > p.Ceiling
 	return t
+}
+
+// measure sets the totals the rendered composition gives: its size, how
+// much of it is authored, and whether it is over the ceiling (the whole
+// composition counts, not only what memory added).
+func measure(t *Totals, p Prompt) {
+	t.ComposedChars = p.Chars()
+	learned := 0 // the memory fragments as rendered, each with its line break
+	for _, s := range p.Sections {
+		for _, f := range s.Fragments {
+			if f.Source == SourceMemory {
+				learned += utf8.RuneCountInString(f.Text) + 1
+			}
+		}
+	}
+	t.AuthoredChars = max(t.ComposedChars-learned, 0)
+	t.CeilingExceeded = t.Ceiling > 0 && t.ComposedChars > t.Ceiling
 }

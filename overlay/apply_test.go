@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agent-ls/agent-ls/schema"
 )
@@ -334,32 +335,6 @@ func TestApplyRules(t *testing.T) {
 			},
 		},
 		{
-			name:   "ceiling exceeded is reported, not enforced",
-			policy: Policy{Ceiling: 10},
-			records: func(t *testing.T) []schema.MemoryRecord {
-				return []schema.MemoryRecord{rec(t, "A", ts(3, 9), "judgment.refunds.heuristics", "eleven char")}
-			},
-			want: map[string]want{"A": applied("/roleTemplate/judgments/0/heuristics/1")},
-			check: func(t *testing.T, _ *schema.AgentConfig, rep Report) {
-				if !rep.Totals.CeilingExceeded || rep.Totals.Chars != 11 || rep.Totals.Ceiling != 10 {
-					t.Errorf("totals = %+v, want ceiling exceeded at 11 > 10", rep.Totals)
-				}
-			},
-		},
-		{
-			name:   "ceiling equal to the total is not exceeded",
-			policy: Policy{Ceiling: 11},
-			records: func(t *testing.T) []schema.MemoryRecord {
-				return []schema.MemoryRecord{rec(t, "A", ts(3, 9), "judgment.refunds.heuristics", "eleven char")}
-			},
-			want: map[string]want{"A": applied("/roleTemplate/judgments/0/heuristics/1")},
-			check: func(t *testing.T, _ *schema.AgentConfig, rep Report) {
-				if rep.Totals.CeilingExceeded {
-					t.Errorf("ceiling exceeded at 11 <= 11")
-				}
-			},
-		},
-		{
 			name:   "runes, not bytes, count against budgets",
 			policy: budgets(schema.Budgets{Judgment: 5}),
 			records: func(t *testing.T) []schema.MemoryRecord {
@@ -425,7 +400,73 @@ func TestPolicyFrom(t *testing.T) {
 		p.Ceiling != schema.DefaultCeiling || p.RecallBudget != 10 || p.CandidateSlice != schema.DefaultCandidateSlice {
 		t.Errorf("PolicyFrom = %+v", p)
 	}
-	if d := DefaultPolicy(); d.Ceiling >= d.Budgets.Sum() {
-		t.Errorf("default ceiling %d not below budget sum %d", d.Ceiling, d.Budgets.Sum())
+	if d := DefaultPolicy(); d.Ceiling != schema.DefaultCeiling || d.Ceiling <= d.Budgets.Sum() {
+		t.Errorf("default ceiling %d: want %d, above the budgets' sum %d (the authored text counts too)", d.Ceiling, schema.DefaultCeiling, d.Budgets.Sum())
+	}
+}
+
+// TestCeilingCountsTheWholeComposition: the ceiling is measured on the
+// whole rendered prompt, authored and learned (ADR-0008: a
+// composition-wide ceiling), not on memory-derived text alone; equal to
+// it is not over it; an authored file over it is over it with no memory
+// at all; the totals say how much is authored and how much learned, in
+// characters and (learned) bytes.
+func TestCeilingCountsTheWholeComposition(t *testing.T) {
+	t.Parallel()
+	cfg := base(t)
+	recs := []schema.MemoryRecord{rec(t, "A", ts(3, 9), "judgment.refunds.heuristics", "Prüfe die Rückerstattung zuerst")}
+	c, rep := Apply(cfg, recs, Policy{})
+	text := Render(c, rep.Attribution).Text()
+	n := utf8.RuneCountInString(text)
+	tot := rep.Totals
+	_, alone := Apply(cfg, nil, Policy{})
+	authored := alone.Totals.ComposedChars
+	if tot.ComposedChars != n || tot.Chars != utf8.RuneCountInString(recs[0].Content) || tot.AuthoredChars != authored || alone.Totals.AuthoredChars != authored {
+		t.Fatalf("totals %+v: want composed %d (the rendered prompt), learned %d, authored the rest", tot, n, utf8.RuneCountInString(recs[0].Content))
+	}
+	if tot.Bytes != len(recs[0].Content) || tot.BytesPerPrimitive["judgment"] != len(recs[0].Content) || tot.Bytes == tot.Chars {
+		t.Fatalf("bytes %d (%v): want the UTF-8 length %d", tot.Bytes, tot.BytesPerPrimitive, len(recs[0].Content))
+	}
+	for _, tt := range []struct {
+		name    string
+		recs    []schema.MemoryRecord
+		ceiling int
+		over    bool
+	}{
+		{"equal to the composition", recs, n, false},
+		{"one below the composition", recs, n - 1, true},
+		{"above the learned text alone, below the whole", recs, n - authored/2, true},
+		{"no ceiling", recs, 0, false},
+		{"authored alone over it", nil, authored - 1, true},
+		{"authored alone at it", nil, authored, false},
+	} {
+		_, r := Apply(cfg, tt.recs, Policy{Ceiling: tt.ceiling})
+		if r.Totals.CeilingExceeded != tt.over || r.Totals.Ceiling != tt.ceiling {
+			t.Errorf("%s: ceiling %d, composed %d: exceeded %v, want %v", tt.name, tt.ceiling, r.Totals.ComposedChars, r.Totals.CeilingExceeded, tt.over)
+		}
+	}
+}
+
+// TestRenderReusesApplysRendering: Render of Apply's config with its
+// attribution is what rendering it afresh gives, and an append to the
+// returned sections does not reach the next caller's.
+func TestRenderReusesApplysRendering(t *testing.T) {
+	t.Parallel()
+	cfg := base(t)
+	recs := []schema.MemoryRecord{rec(t, "A", ts(3, 9), "judgment.refunds.heuristics", "Check the order first")}
+	c, rep := Apply(cfg, recs, Policy{})
+	fresh := render(c, Attribution{Lines: rep.Attribution.Lines, Spilled: rep.Attribution.Spilled})
+	got := Render(c, rep.Attribution)
+	if got.Text() != fresh.Text() || got.Annotated() != fresh.Annotated() || got.Chars() != utf8.RuneCountInString(fresh.Text()) {
+		t.Fatalf("reused rendering differs:\n%s\nfresh:\n%s", got.Annotated(), fresh.Annotated())
+	}
+	got.Sections = append(got.Sections, Section{Title: "extra"})
+	if again := Render(c, rep.Attribution); len(again.Sections) != len(fresh.Sections) {
+		t.Fatalf("an append to one rendering reached the next: %d sections, want %d", len(again.Sections), len(fresh.Sections))
+	}
+	other := cloneConfig(c)
+	other.RoleTemplate.Persona.Identity = "someone else"
+	if Render(other, rep.Attribution).Text() == got.Text() {
+		t.Fatal("another config rendered as Apply's")
 	}
 }

@@ -8,8 +8,9 @@ import "github.com/agent-ls/agent-ls/schema"
 type Policy struct {
 	// Budgets are characters (runes) of memory-derived text per primitive.
 	Budgets schema.Budgets `json:"budgets"`
-	// Ceiling is the composition-wide limit on memory-derived characters;
-	// exceeding it is reported (Report.Totals.CeilingExceeded), not enforced.
+	// Ceiling is the composition-wide limit on the whole composed prompt's
+	// characters, authored and learned; exceeding it is reported
+	// (Report.Totals.CeilingExceeded), not enforced.
 	Ceiling int `json:"ceiling"`
 	// RecallBudget is the recall block's character budget.
 	RecallBudget int `json:"recallBudget"`

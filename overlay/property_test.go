@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"pgregory.net/rapid"
 
@@ -238,7 +239,7 @@ func TestPropReportAccounts(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		recs := genRecords(t)
 		p := genPolicy(t)
-		_, rep := Apply(cfg, recs, p)
+		c, rep := Apply(cfg, recs, p)
 		if len(rep.Records) != len(recs) {
 			t.Fatalf("report has %d records, want %d", len(rep.Records), len(recs))
 		}
@@ -251,8 +252,11 @@ func TestPropReportAccounts(t *testing.T) {
 				t.Fatalf("%s: %d chars over budget %d", prim, tot.CharsPerPrimitive[string(prim)], b)
 			}
 		}
-		if tot.CeilingExceeded != (p.Ceiling > 0 && tot.Chars > p.Ceiling) {
+		if tot.CeilingExceeded != (p.Ceiling > 0 && tot.ComposedChars > p.Ceiling) {
 			t.Fatalf("ceiling flag wrong: %+v", tot)
+		}
+		if n := utf8.RuneCountInString(Render(c, rep.Attribution).Text()); tot.ComposedChars != n || tot.AuthoredChars > n || (tot.Applied+tot.Spilled == 0 && tot.AuthoredChars != n) {
+			t.Fatalf("composed %d, authored %d: the rendered prompt has %d characters, %d records applied", tot.ComposedChars, tot.AuthoredChars, n, tot.Applied)
 		}
 		nSpilled := 0
 		for _, ids := range rep.Attribution.Spilled {

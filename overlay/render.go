@@ -60,10 +60,24 @@ const DefaultMaxAttempts = 3
 // empty sections dropped. Elements named in attr render as memory fragments;
 // containers with spilled records get a marker line. With a zero
 // Attribution every fragment is authored.
+//
+// Rendering the config Apply returned, with its report's Attribution,
+// returns the rendering Apply made to measure the composition (the same
+// Prompt, not rendered twice); the config must not have changed since.
 func Render(cfg *schema.AgentConfig, attr Attribution) Prompt {
+	if attr.prompt != nil && attr.of == cfg && cfg != nil {
+		p := *attr.prompt
+		p.Sections = p.Sections[:len(p.Sections):len(p.Sections)] // an append copies
+		return p
+	}
+	return render(cfg, attr)
+}
+
+func render(cfg *schema.AgentConfig, attr Attribution) Prompt {
 	if cfg == nil {
 		cfg = &schema.AgentConfig{}
 	}
+	attr.prompt, attr.of = nil, nil
 	r := renderer{attr: attr, cfg: cfg}
 	var p Prompt
 	for _, f := range []func() Section{r.identity, r.boundaries, r.capabilities, r.context, r.mission, r.methodology} {
@@ -440,6 +454,31 @@ func (p Prompt) Markdown() string {
 
 // write joins fragments with newlines, a blank line before headings and
 // between sections; note (when set) annotates memory fragments.
+// Chars is the number of characters (runes) of Text, counted without
+// building it.
+func (p Prompt) Chars() int {
+	n := 0
+	for si, s := range p.Sections {
+		if si > 0 {
+			n += 2
+		}
+		for i, f := range s.Fragments {
+			if i > 0 {
+				if strings.HasPrefix(f.Text, "#") {
+					n += 2
+				} else {
+					n++
+				}
+			}
+			n += utf8.RuneCountInString(f.Text)
+		}
+	}
+	if n > 0 {
+		n++
+	}
+	return n
+}
+
 func (p Prompt) write(note func(Fragment) string) string {
 	var b strings.Builder
 	for si, s := range p.Sections {

@@ -52,8 +52,10 @@ type RecordOutcome struct {
 	// Container is the authored list or block the record's line joins
 	// (Container), set for applied and spilled records.
 	Container string `json:"container,omitempty"`
-	// Chars is the record's memory-derived text in runes (what budgets count).
+	// Chars is the record's memory-derived text in runes (what budgets
+	// count); Bytes the same text in UTF-8 bytes.
 	Chars int `json:"chars"`
+	Bytes int `json:"bytes"`
 }
 
 // MarshalJSON encodes the outcome with the target in its compact form.
@@ -105,12 +107,34 @@ type Totals struct {
 	Dropped  int `json:"dropped"`
 	Spilled  int `json:"spilled"`
 	Shadowed int `json:"shadowed"`
-	// CharsPerPrimitive counts applied memory-derived runes, every primitive listed.
+	// CharsPerPrimitive counts applied memory-derived runes (what budgets
+	// count), every primitive listed; Chars is their sum.
 	CharsPerPrimitive map[string]int `json:"charsPerPrimitive"`
 	Chars             int            `json:"chars"`
+	// BytesPerPrimitive counts the same text in UTF-8 bytes (the overlay
+	// event's sizes), every primitive listed; Bytes is their sum.
+	BytesPerPrimitive map[string]int `json:"bytesPerPrimitive"`
+	Bytes             int            `json:"bytes"`
 	Conflicts         int            `json:"conflicts"`
-	Ceiling           int            `json:"ceiling"`
-	CeilingExceeded   bool           `json:"ceilingExceeded"`
+	// ComposedChars is the rendered composition's size in characters, the
+	// whole prompt: AuthoredChars of it authored (the rest learned, Chars).
+	ComposedChars int `json:"composedChars"`
+	AuthoredChars int `json:"authoredChars"`
+	// Ceiling is the composition-wide limit; CeilingExceeded reports that
+	// the whole composition (ComposedChars) is over it.
+	Ceiling         int  `json:"ceiling"`
+	CeilingExceeded bool `json:"ceilingExceeded"`
+}
+
+// CeilingMessage says how the composition measures against the ceiling:
+// its size, how much of it is authored and how much learned, and the
+// ceiling (the one wording lint, garden and the CLI use).
+func (t Totals) CeilingMessage() string {
+	over := "within"
+	if t.CeilingExceeded {
+		over = "over"
+	}
+	return fmt.Sprintf("the composition is %d characters (%d authored, %d learned), %s the composition ceiling of %d", t.ComposedChars, t.AuthoredChars, t.ComposedChars-t.AuthoredChars, over, t.Ceiling)
 }
 
 // Report says what Apply did with every record, in canonical record order
@@ -153,6 +177,10 @@ func (r *Report) Outcome(id string) (RecordOutcome, bool) {
 type Attribution struct {
 	Lines   map[string][]string `json:"lines,omitempty"`
 	Spilled map[string][]string `json:"spilled,omitempty"`
+	// prompt is Apply's rendering of the config of, which Render returns
+	// for that config instead of rendering it again.
+	prompt *Prompt
+	of     *schema.AgentConfig
 }
 
 func (a *Attribution) addLine(ptr, id string) {

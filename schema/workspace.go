@@ -25,7 +25,8 @@ type WorkspaceConfig struct {
 	Actor string `json:"actor,omitempty"`
 	// Budgets are characters of memory-derived text per primitive.
 	Budgets Budgets `json:"budgets,omitempty"`
-	// Ceiling is the composition-wide limit, strictly below the budgets' sum.
+	// Ceiling is the composition-wide limit in characters: the whole composed
+	// prompt, authored and learned, counts against it (a hard lint failure).
 	Ceiling   int             `json:"ceiling,omitempty"`
 	Promotion PromotionConfig `json:"promotion,omitempty"`
 	Eval      *EvalConfig     `json:"eval,omitempty"`
@@ -129,7 +130,7 @@ var (
 
 // Default values of scalar settings.
 const (
-	DefaultCeiling        = 6000
+	DefaultCeiling        = 32000
 	DefaultRecurrence     = 2
 	DefaultCandidateSlice = 3
 	DefaultProposalExpiry = 72 * time.Hour

@@ -1,11 +1,9 @@
 package schema
 
-import "fmt"
-
 // ParseWorkspaceConfig parses and checks a workspace config (.agent-ls.yaml)
 // as written, without defaults (see WorkspaceConfig.WithDefaults). Malformed
 // YAML gives a *ParseError; unknown keys, wrong types, bad durations and a
-// ceiling not below the sum of the budgets are Problems at their positions.
+// (hard rules downgraded) are Problems at their positions.
 // An empty file is a valid config with every key unset.
 func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Problem, error) {
 	_, cfg, ps, err := LoadWorkspace(filename, data)
@@ -69,15 +67,6 @@ func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []
 			}
 			errAt(ptr, hardRuleMessage(id, how))
 		}
-	}
-	eff := cfg.WithDefaults()
-	if sum := eff.Budgets.Sum(); eff.Ceiling >= sum && !bad["/ceiling"] {
-		ptr := "/ceiling"
-		if !d.Has(ptr) {
-			ptr = "/budgets"
-		}
-		ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: valueRange(d, ptr),
-			Message: fmt.Sprintf("ceiling %d must be below the sum of the budgets (%d)", eff.Ceiling, sum)})
 	}
 	return d, cfg, sortProblems(ps), nil
 }

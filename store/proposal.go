@@ -48,6 +48,9 @@ func NewProposal(req ProposalRequest, rec *schema.MemoryRecord, cur *Promotion, 
 	tier := req.Tier
 	switch req.Kind {
 	case ProposePromote:
+		if req.MergedContent != "" {
+			return Proposal{}, fmt.Errorf("%w: only a demotion can be a merge", ErrInvalid)
+		}
 		if tier == "" && rec.Target != nil {
 			tier = schema.TierOf(*rec.Target)
 		}
@@ -55,6 +58,9 @@ func NewProposal(req ProposalRequest, rec *schema.MemoryRecord, cur *Promotion, 
 			return Proposal{}, err
 		}
 	case ProposeDemote:
+		if req.MergedContent != "" && (!req.Invalidate || req.SupersededBy == "" || req.SupersededBy == rec.ID) {
+			return Proposal{}, fmt.Errorf("%w: a merge proposal invalidates its record, superseded by another", ErrInvalid)
+		}
 		if cur == nil && !req.Invalidate {
 			return Proposal{}, fmt.Errorf("%w: record %s is not promoted", ErrConflict, rec.ID)
 		}
@@ -73,18 +79,19 @@ func NewProposal(req ProposalRequest, rec *schema.MemoryRecord, cur *Promotion, 
 		ttl = schema.DefaultProposalExpiry
 	}
 	return Proposal{
-		ID:           id,
-		Kind:         req.Kind,
-		RecordID:     rec.ID,
-		Tier:         tier,
-		RequestedBy:  req.RequestedBy,
-		CreatedAt:    now,
-		ExpiresAt:    schema.FormatTime(t.Add(ttl)),
-		Reason:       req.Reason,
-		Evidence:     CloneEvidence(req.Evidence),
-		Invalidate:   req.Invalidate,
-		SupersededBy: req.SupersededBy,
-		State:        ProposalPending,
+		ID:            id,
+		Kind:          req.Kind,
+		RecordID:      rec.ID,
+		Tier:          tier,
+		RequestedBy:   req.RequestedBy,
+		CreatedAt:     now,
+		ExpiresAt:     schema.FormatTime(t.Add(ttl)),
+		Reason:        req.Reason,
+		Evidence:      CloneEvidence(req.Evidence),
+		Invalidate:    req.Invalidate,
+		SupersededBy:  req.SupersededBy,
+		MergedContent: req.MergedContent,
+		State:         ProposalPending,
 	}, nil
 }
 
@@ -248,6 +255,9 @@ func CloneSummary(s OverlaySummary) OverlaySummary {
 	}
 	if s.CharsPerPrimitive != nil {
 		s.CharsPerPrimitive = maps.Clone(s.CharsPerPrimitive)
+	}
+	if s.BytesPerPrimitive != nil {
+		s.BytesPerPrimitive = maps.Clone(s.BytesPerPrimitive)
 	}
 	s.RecordIDs = slices.Clone(s.RecordIDs)
 	s.CandidateIDs = slices.Clone(s.CandidateIDs)

@@ -199,11 +199,16 @@ type Proposal struct {
 	// agent asked to invalidate or supersede it).
 	Invalidate bool `json:"invalidate,omitempty"`
 	// SupersededBy: approving the demotion sets the record's supersededBy.
-	SupersededBy string        `json:"supersededBy,omitempty"`
-	State        ProposalState `json:"state"`
-	DecidedAt    string        `json:"decidedAt,omitempty"`
-	DecidedBy    *Actor        `json:"decidedBy,omitempty"`
-	Decision     string        `json:"decision,omitempty"`
+	SupersededBy string `json:"supersededBy,omitempty"`
+	// MergedContent makes the demotion a garden merge: approving it writes
+	// this text (or the approver's edit) as one record that supersedes
+	// SupersededBy on its slot with both records' supports, then retires
+	// RecordID.
+	MergedContent string        `json:"mergedContent,omitempty"`
+	State         ProposalState `json:"state"`
+	DecidedAt     string        `json:"decidedAt,omitempty"`
+	DecidedBy     *Actor        `json:"decidedBy,omitempty"`
+	Decision      string        `json:"decision,omitempty"`
 }
 
 // ProposalRequest creates a pending proposal.
@@ -217,6 +222,9 @@ type ProposalRequest struct {
 	Evidence     Evidence
 	Invalidate   bool
 	SupersededBy string
+	// MergedContent: see Proposal.MergedContent (a demotion that
+	// invalidates RecordID, superseded by SupersededBy, only).
+	MergedContent string
 }
 
 // ProposalFilter selects proposals; zero values match all.
@@ -313,9 +321,12 @@ type OverlaySummary struct {
 	Scope             map[string]string `json:"scope,omitempty"`
 	RecordCount       int               `json:"recordCount"`
 	CharsPerPrimitive map[string]int    `json:"charsPerPrimitive"`
-	Conflicts         int               `json:"conflicts"`
-	Spilled           int               `json:"spilled"`
-	RecordIDs         []string          `json:"recordIds"`
+	// BytesPerPrimitive is the same learned text in UTF-8 bytes (nil in
+	// summaries stored before it was kept).
+	BytesPerPrimitive map[string]int `json:"bytesPerPrimitive,omitempty"`
+	Conflicts         int            `json:"conflicts"`
+	Spilled           int            `json:"spilled"`
+	RecordIDs         []string       `json:"recordIds"`
 	// CandidateIDs are the candidates the recall block's slice showed, in
 	// order; Rotation is the slice's position (see overlay.RotateCandidates)
 	// so the next instantiate shows the next slots and --at replays this one.

@@ -108,8 +108,16 @@ func writeEvent(w io.Writer, format string, ev events.Event) error {
 		}
 	}
 	if ev.Type == events.Overlay {
-		fmt.Fprintf(&b, "  recordCount=%d conflicts=%d spilled=%d", ev.RecordCount, ev.Conflicts, ev.Spilled)
+		fmt.Fprintf(&b, "  recordCount=%d conflicts=%d spilled=%d", deref(ev.RecordCount), deref(ev.Conflicts), deref(ev.Spilled))
 	}
 	_, err := fmt.Fprintln(w, b.String())
 	return err
+}
+
+// deref is *p, or 0 for nil.
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

@@ -40,8 +40,8 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 		if agent == "" {
 			agent = "(shared records)"
 		}
-		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %s, %s, learned text %d/%d chars\n",
-			agent, h.Promoted, schema.Count(len(h.Candidates), "candidate"), schema.Count(h.PendingReviews, "pending review"), h.TotalChars, h.Ceiling)
+		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %s, %s, composition %d/%d chars (%d learned)\n",
+			agent, h.Promoted, schema.Count(len(h.Candidates), "candidate"), schema.Count(h.PendingReviews, "pending review"), h.ComposedChars, h.Ceiling, h.TotalChars)
 		for _, p := range []string{"background", "judgment", "example", "awareness", "recovery", "manual"} {
 			ph := h.Primitives[p]
 			if ph.Promoted > 0 {

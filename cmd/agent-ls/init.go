@@ -258,13 +258,14 @@ scope:
 #   proposalExpiry: 72h  # how long a proposal for a guarded slot waits for a human
 
 # Characters of memory-derived text each primitive may add to the prompt;
-# records over budget spill to the recall block. The ceiling must stay below
-# the sum of the budgets (defaults: background 2000, judgment 1500, example
-# 1500, awareness 800, recovery 400, manual 800; ceiling 6000).
+# records over budget spill to the recall block (defaults: background 2000,
+# judgment 1500, example 1500, awareness 800, recovery 400, manual 800).
+# The ceiling limits the whole composed prompt, authored and learned
+# (default 32000 characters); over it is a hard lint error.
 # budgets:
 #   background: 2000
 #   judgment: 1500
-# ceiling: 6000
+# ceiling: 32000
 
 # Lint severity per rule id: off, error, warning, info or hint.
 # lint:

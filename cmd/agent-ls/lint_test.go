@@ -101,7 +101,7 @@ func TestLintExitCodes(t *testing.T) {
 		stderr           string
 	}{
 		{name: "ceiling error", rule: "ceiling-exceeded", kind: "positive", code: exitFindings,
-			stdout: []string{"support.agent.yaml:1:1: error: memory-derived text is ", "[ceiling-exceeded]"}},
+			stdout: []string{"support.agent.yaml:1:1: error: the composition is ", " learned), over the composition ceiling of ", "[ceiling-exceeded]"}},
 		{name: "ceiling clean", rule: "ceiling-exceeded", kind: "negative", code: exitOK, emptyOut: true},
 		{name: "warning only", rule: "memory-conflict", kind: "positive", code: exitOK,
 			stdout: []string{"support.agent.yaml:14:3: warning: memories m2 and m1 collide on background.projectContext.release_day: m2 renders (newer), m1 is shadowed [memory-conflict]"}},
@@ -318,5 +318,51 @@ func TestLintReportNamesConflicts(t *testing.T) {
 	cs := rep.Reports[0].Health.ConflictRecords
 	if len(cs) != 1 || cs[0].Kind != "key-collision" || cs[0].RecordID != "m2" || cs[0].With != "m1" || cs[0].Target == "" {
 		t.Errorf("conflictRecords %+v", cs)
+	}
+}
+
+// TestLintCeilingCountsAuthoredText: issue 34's reproduction. With
+// `ceiling: 50`, testdata/agents/support.agent.yaml composes to thousands
+// of characters with no memory at all: lint fails (a hard rule), and the
+// finding says how much is authored and how much learned.
+func TestLintCeilingCountsAuthoredText(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	agent, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "agents", "support.agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("support.agent.yaml", string(agent))
+	write(".agent-ls.yaml", "ceiling: 50\n")
+	r := runBin(t, dir, "", nil, "lint", "support.agent.yaml")
+	if r.code != exitFindings || !strings.Contains(r.stdout, ": error: the composition is ") ||
+		!strings.Contains(r.stdout, " learned), over the composition ceiling of 50 (.agent-ls.yaml ceiling) [ceiling-exceeded]") {
+		t.Fatalf("exit %d, want %d with the ceiling finding\nstdout: %s\nstderr: %s", r.code, exitFindings, r.stdout, r.stderr)
+	}
+	r = runBin(t, dir, "", nil, "lint", "--format", "json", "support.agent.yaml")
+	var out []struct {
+		Rule    string `json:"rule"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("lint --format json: %v\n%s", err, r.stdout)
+	}
+	found := false
+	for _, f := range out {
+		if f.Rule == "ceiling-exceeded" && strings.Contains(f.Message, " authored, 0 learned)") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("json findings lack the ceiling's authored/learned split:\n%s", r.stdout)
+	}
+	write(".agent-ls.yaml", "ceiling: 100000\n")
+	if r := runBin(t, dir, "", nil, "lint", "support.agent.yaml"); r.code != exitOK {
+		t.Fatalf("ceiling 100000: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

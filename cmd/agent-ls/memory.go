@@ -277,6 +277,15 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return code
 	}
+	for _, a := range pos {
+		// An agent file among the words is a misplaced --agent, not text a
+		// memory should learn: `memory save "text" ops.agent.yaml` would
+		// have saved the file name into a shared record.
+		if agentFileName(a) {
+			m.errorf("%q looks like an agent file: pass it with --agent %s (the arguments are the memory's text)", a, a)
+			return exitUsage
+		}
+	}
 	if content == "" {
 		content = strings.Join(pos, " ")
 	} else if len(pos) > 0 {
@@ -1465,4 +1474,18 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		fmt.Fprintf(m.e.stdout, "%s: %s\n", res.State, res.Guidance)
 	}
 	return exitOK
+}
+
+// agentFileName reports whether arg names an agent file (NAME.agent.yaml,
+// .agent.yml or .agent.json) rather than words of a memory's text.
+func agentFileName(arg string) bool {
+	if strings.ContainsAny(arg, " \t\n") {
+		return false
+	}
+	for _, ext := range []string{".agent.yaml", ".agent.yml", ".agent.json"} {
+		if strings.HasSuffix(strings.ToLower(arg), ext) {
+			return true
+		}
+	}
+	return false
 }

@@ -457,3 +457,26 @@ func TestMemorySaveReconciles(t *testing.T) {
 		t.Errorf("human invalidate printed %q", r.stdout)
 	}
 }
+
+// TestSaveRefusesAgentFileAsText: `memory save "text" ops.agent.yaml` (the
+// agent file given the way other commands take it) is refused with the
+// flag to use, instead of saving the file name into a shared record's
+// text; no store is created.
+func TestSaveRefusesAgentFileAsText(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if r := runBin(t, dir, "", nil, "init", ".", "--agent", "ops"); r.code != exitOK {
+		t.Fatalf("init: %d %s", r.code, r.stderr)
+	}
+	r := runBin(t, dir, "", nil, "memory", "save", "--conversation", "c1", "--target", "judgment.code-review.heuristics", "Ask for benchmarks", "ops.agent.yaml")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `"ops.agent.yaml" looks like an agent file: pass it with --agent ops.agent.yaml`) {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent-memory", "memory.db")); !os.IsNotExist(err) {
+		t.Fatalf("a refused save created the store: %v", err)
+	}
+	r = runBin(t, dir, "", nil, "memory", "save", "--conversation", "c1", "--agent", "ops.agent.yaml", "--target", "judgment.code-review.heuristics", "Ask for benchmarks")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "saved ") {
+		t.Fatalf("with --agent: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

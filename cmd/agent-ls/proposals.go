@@ -25,6 +25,10 @@ type proposalView struct {
 	CreatedAt   string `json:"createdAt"`
 	ExpiresAt   string `json:"expiresAt"`
 	Diff        string `json:"diff"`
+	// SupersededBy and MergedContent: a garden merge (the record merged
+	// into, the merged entry's text).
+	SupersededBy  string `json:"supersededBy,omitempty"`
+	MergedContent string `json:"mergedContent,omitempty"`
 }
 
 func runProposals(ctx context.Context, e *env, args []string) int {
@@ -53,7 +57,7 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 			p := it.Proposal
 			views = append(views, proposalView{ID: p.ID, Kind: string(p.Kind), RecordID: p.RecordID, Tier: string(p.Tier), Agent: name,
 				RequestedBy: p.RequestedBy.String(), Reason: p.Reason, CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
-				Content: it.Content, Target: it.Target, Diff: it.Diff})
+				Content: it.Content, Target: it.Target, Diff: it.Diff, SupersededBy: p.SupersededBy, MergedContent: p.MergedContent})
 		}
 		return nil
 	}); code != exitOK {
@@ -72,8 +76,13 @@ func runProposals(ctx context.Context, e *env, args []string) int {
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
-		fmt.Fprintf(e.stdout, "%s  %s %s (%s tier) of %s, requested by %s, expires %s\n", v.ID, v.Kind, v.Target, v.Tier, v.RecordID, v.RequestedBy, v.ExpiresAt)
-		fmt.Fprintf(e.stdout, "  %q\n", v.Content)
+		if v.MergedContent != "" {
+			fmt.Fprintf(e.stdout, "%s  merge %s into %s on %s (%s tier), requested by %s, expires %s\n", v.ID, v.RecordID, v.SupersededBy, v.Target, v.Tier, v.RequestedBy, v.ExpiresAt)
+			fmt.Fprintf(e.stdout, "  %q\n  merged: %q (edit it with approve %s --content TEXT)\n", v.Content, v.MergedContent, v.ID)
+		} else {
+			fmt.Fprintf(e.stdout, "%s  %s %s (%s tier) of %s, requested by %s, expires %s\n", v.ID, v.Kind, v.Target, v.Tier, v.RecordID, v.RequestedBy, v.ExpiresAt)
+			fmt.Fprintf(e.stdout, "  %q\n", v.Content)
+		}
 		if v.Reason != "" {
 			fmt.Fprintf(e.stdout, "  reason: %s\n", v.Reason)
 		}
@@ -100,8 +109,11 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 			"Reject a pending proposal: close it without effect. Only a human rejects."
 	}
 	c := newEvoCmd(e, name, line, summary, true)
-	var reason string
+	var reason, content string
 	c.fs.StringVar(&reason, "reason", "", "why (required to reject)")
+	if approve {
+		c.fs.StringVar(&content, "content", "", "a merge proposal's merged `text`, edited (default: the text garden proposed)")
+	}
 	pos, code, ok := c.parse(args, 1)
 	if !ok {
 		return code
@@ -125,14 +137,14 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	if c.missing {
 		return c.noStore()
 	}
-	return c.report(c.decide(ctx, pos[0], a, approve, reason))
+	return c.report(c.decide(ctx, pos[0], a, approve, reason, content))
 }
 
 // decide approves or rejects proposal id as actor a through the gates of
 // its record's agent (c's store open): engine.Decide, what the lens does
 // too.
-func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason string) (engine.Outcome, error) {
-	return engine.Decide(ctx, c.st, viewOf(a, c.loc), a, id, approve, reason, func(recordID string) (*engine.Agent, error) {
+func (c *evoCmd) decide(ctx context.Context, id string, a store.Actor, approve bool, reason, content string) (engine.Outcome, error) {
+	return engine.Decide(ctx, c.st, viewOf(a, c.loc), a, id, approve, reason, content, func(recordID string) (*engine.Agent, error) {
 		return c.engineForRecordAs(ctx, recordID, a)
 	})
 }

@@ -144,12 +144,13 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 }
 
 // ledgerPromotedID and ledgerPromotes are the expressions of the
-// agent_ls_ledger_promotes index (migrations/0002_vouch.sql), which must be
-// spelled alike for the planner to use it: the record a promote or approve
-// entry names, read from the entry's own bytes.
+// agent_ls_ledger_promoted_ids index (migrations/0003_promotes_split.sql),
+// which must be spelled alike for the planner to use it: the record a
+// promote or approve entry names, read from the entry's own bytes (the
+// layout store.SealEntryJSON writes: {"seq":N,"at":"T","op":"OP","recordId":"ID",...).
 const (
-	ledgerPromotedID = `substring(l.body from '^\{"seq":[0-9]+,"at":"[^"]*","op":"(?:promote|approve)","recordId":"([^"]*)"')`
-	ledgerPromotes   = `l.body ~ '^\{"seq":[0-9]+,"at":"[^"]*","op":"(?:promote|approve)","recordId":"'`
+	ledgerPromotedID = `split_part(l.body, '"', 14)`
+	ledgerPromotes   = `left(l.body, 7) = '{"seq":' AND split_part(l.body, '"', 10) IN ('promote', 'approve') AND split_part(l.body, '"', 12) = 'recordId'`
 )
 
 // promotedSQL is Promoted's one statement (one snapshot): the promotion
