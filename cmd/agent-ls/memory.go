@@ -1306,6 +1306,9 @@ func ledgerLine(e store.LedgerEntry) string {
 	if e.Record != nil && e.Record.ID != e.RecordID {
 		fmt.Fprintf(&b, "  new %s", e.Record.ID)
 	}
+	if e.Token != nil {
+		fmt.Fprintf(&b, "  token %s agent %s", e.Token.ID, e.Token.Agent)
+	}
 	if e.ProposalID != "" {
 		fmt.Fprintf(&b, "  proposal %s", e.ProposalID)
 	}
