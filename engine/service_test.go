@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -45,7 +46,7 @@ func TestServiceAgentFile(t *testing.T) {
 		"nested/c.agent.yaml":          false,
 		".agent-ls.yaml":               false,
 	} {
-		got, err := ServiceAgentFile(ws, rel)
+		got, err := ServiceAgentFile(ws, store.Token{AgentFile: rel})
 		if (err == nil) != ok {
 			t.Errorf("%q: %q %v, want ok=%v", rel, got, err, ok)
 		}

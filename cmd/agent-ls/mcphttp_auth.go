@@ -20,13 +20,13 @@ import (
 // is not there serves nothing (the handler answers 403).
 func tokenAuthenticator(e *env, ws *workspace.Workspace, open engine.OpenFunc, q *engine.StoreQueue, logger *slog.Logger) func(context.Context, string) (mcpserver.Binding, error) {
 	return func(ctx context.Context, secret string) (mcpserver.Binding, error) {
-		var tok tokenInfo
+		var tok store.Token
 		err := q.WithStore(ctx, open, false, func(tx store.Tx) error {
 			var err error
-			tok, err = authenticateToken(ctx, tx, secret, e.now())
+			tok, err = engine.Authenticate(ctx, tx, secret, e.now())
 			return err
 		})
-		if errors.Is(err, errTokenInvalid) {
+		if errors.Is(err, engine.ErrTokenInvalid) {
 			// The engine's reason names no secret (revoked, expired, unknown).
 			return mcpserver.Binding{}, fmt.Errorf("%w: %v", mcpserver.ErrInvalidToken, err)
 		}
@@ -34,7 +34,7 @@ func tokenAuthenticator(e *env, ws *workspace.Workspace, open engine.OpenFunc, q
 			return mcpserver.Binding{}, err
 		}
 		b := mcpserver.Binding{Agent: tok.Agent, Scope: tok.Scope, TokenID: tok.ID}
-		file, err := engine.ServiceAgentFile(ws, tok.AgentFile)
+		file, err := engine.ServiceAgentFile(ws, tok)
 		if err != nil {
 			logger.Warn("token names no agent file of the workspace", "token", tok.ID, "agent", tok.Agent, "err", err)
 			return b, nil // no AgentFile: the handler refuses it (403)

@@ -255,3 +255,48 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
 }
+
+// TestMCPHTTPTokenRevokedOnEveryServer: a token made by `agent-ls token
+// create` is served by two `mcp --http` processes on one store; after
+// `agent-ls token revoke`, the next request to either is 401
+// invalid_token, and the log names the token's id and why, never the
+// secret.
+func TestMCPHTTPTokenRevokedOnEveryServer(t *testing.T) {
+	t.Parallel()
+	dir := httpWorkspace(t)
+	cli := func(args ...string) string {
+		cmd := exec.Command(agentLSBin, args...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "USER=ops")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("agent-ls %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	secret := strings.SplitN(cli("token", "create", "--agent", "support.agent.yaml", "--name", "child"), "\n", 2)[0]
+	servers := []*httpServer{startHTTP(t, dir, "127.0.0.1:0"), startHTTP(t, dir, "127.0.0.1:0")}
+	c := &http.Client{Timeout: 10 * time.Second}
+	auth := map[string]string{"Authorization": "Bearer " + secret}
+	for i, s := range servers {
+		resp, body := do(t, c, http.MethodPost, s.url, initialize, auth)
+		if resp.StatusCode != 200 || !strings.Contains(body, `"result"`) || !strings.Contains(body, "support-bot") {
+			t.Fatalf("server %d with the token: %d %s\n%s", i, resp.StatusCode, body, s.stderr)
+		}
+	}
+	cli("token", "revoke", secret)
+	for i, s := range servers {
+		resp, body := do(t, c, http.MethodPost, s.url, initialize, auth)
+		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Bearer realm="agent-ls", error="invalid_token"` || strings.Contains(body, "jsonrpc") {
+			t.Errorf("server %d after revoke: %d %q %s", i, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		<-s.done
+		log := s.stderr.String()
+		if strings.Contains(log, secret) {
+			t.Errorf("server %d logged the secret", i)
+		}
+		if !strings.Contains(log, "outcome=invalid_token") || !strings.Contains(log, "revoked") || !strings.Contains(log, "token=tok_") {
+			t.Errorf("server %d's log lacks the refusal's token id or reason:\n%s", i, log)
+		}
+	}
+}

@@ -53,10 +53,10 @@ func TestMCPConformance(t *testing.T) {
 	_, err = os.Stat(suite)
 	require(t, err == nil, "test/mcphttp/node_modules/@modelcontextprotocol/conformance (make deps)")
 
-	bin := httpBinary(t)
+	bin := binary
 	dir := serviceWorkspace(t)
 	k := newTokens(t, bin, dir)
-	secret := k.create(t, "support.agent.yaml", "support-bot")
+	secret := k.create(t, "support.agent.yaml")
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -32,7 +32,7 @@ const benchClients = 8
 // percentile latency of one call. make bench runs it (scripts/bench.sh
 // prints the rows).
 func BenchmarkMCPService(b *testing.B) {
-	bin := httpBinary(b)
+	bin := binary
 	for _, backend := range []string{"bbolt", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
 			dir := serviceWorkspace(b)
@@ -48,7 +48,7 @@ func BenchmarkMCPService(b *testing.B) {
 			s := startHTTPServer(b, bin, dir, k.env(), storeArgs...)
 			var httpSessions []*mcp.ClientSession
 			for i := range benchClients {
-				secret := k.create(b, "support.agent.yaml", "support-bot", storeArgs...)
+				secret := k.create(b, "support.agent.yaml", storeArgs...)
 				cl := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("bench-%d", i), Version: "1"}, nil)
 				cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url,
 					HTTPClient: &http.Client{Transport: &alternating{servers: mustURLs(b, s.url), secret: secret}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)

@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,106 +12,42 @@ import (
 	"time"
 )
 
-// The tests of `agent-ls mcp --http` (issue 33) run a binary built with
-// the tag agentls_testtokens: where the binary has `agent-ls token` (the
-// token store), tokens are made and revoked with it; until then the tag's
-// test authenticator reads them from a JSON file the test writes
-// ($AGENT_LS_TEST_TOKENS, re-read per request). A release build has no
-// such authenticator.
-
-var (
-	httpBinOnce sync.Once
-	httpBin     string
-	httpBinErr  error
-)
-
-// httpBinary builds agent-ls with the test token seam (once per run).
-func httpBinary(t testing.TB) string {
-	t.Helper()
-	httpBinOnce.Do(func() {
-		httpBin = filepath.Join(filepath.Dir(binary), "agent-ls-http")
-		out, err := exec.Command("go", "build", "-tags", "agentls_testtokens", "-o", httpBin, "../../cmd/agent-ls").CombinedOutput()
-		if err != nil {
-			httpBinErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if httpBinErr != nil {
-		t.Fatal(httpBinErr)
-	}
-	return httpBin
-}
-
-// tokens makes and revokes service tokens for one workspace.
+// tokens makes and revokes service tokens (`agent-ls token`) for one
+// workspace, as the human actor human:ops.
 type tokens struct {
 	bin, dir string
-	real     bool // the binary has `agent-ls token`
-	file     string
-	mu       sync.Mutex
-	fake     map[string]map[string]any
 }
 
-func newTokens(t testing.TB, bin, dir string) *tokens {
-	t.Helper()
-	k := &tokens{bin: bin, dir: dir, file: filepath.Join(t.TempDir(), "tokens.json"), fake: map[string]map[string]any{}}
-	k.real = exec.Command(bin, "token", "--help").Run() == nil
-	k.write(t)
-	return k
-}
+func newTokens(_ testing.TB, bin, dir string) *tokens { return &tokens{bin: bin, dir: dir} }
 
-func (k *tokens) write(t testing.TB) {
-	t.Helper()
-	data, _ := json.Marshal(k.fake)
-	if err := os.WriteFile(k.file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// env is what a server process needs to see the tokens.
-func (k *tokens) env() []string {
-	env := append(os.Environ(), "USER=ops")
-	if !k.real {
-		env = append(env, "AGENT_LS_TEST_TOKENS="+k.file)
-	}
-	return env
-}
+// env is the environment of the CLI and of a server process.
+func (k *tokens) env() []string { return append(os.Environ(), "USER=ops") }
 
 // create returns the secret of a new token for agentFile (relative to the
 // workspace) with extra store flags (--store LOC).
-func (k *tokens) create(t testing.TB, agentFile, agent string, storeArgs ...string) string {
+func (k *tokens) create(t testing.TB, agentFile string, storeArgs ...string) string {
 	t.Helper()
-	if k.real {
-		cmd := exec.Command(k.bin, append(append([]string{"token", "create", "--agent", agentFile}, storeArgs...), "--name", "e2e")...)
-		cmd.Dir, cmd.Env = k.dir, k.env()
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("token create: %v %s", err, out)
-		}
-		return strings.SplitN(string(out), "\n", 2)[0]
+	cmd := exec.Command(k.bin, append(append([]string{"token", "create", "--agent", agentFile}, storeArgs...), "--name", "e2e")...)
+	cmd.Dir, cmd.Env = k.dir, k.env()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("token create: %v %s", err, out)
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	secret := "als_test_" + hex.EncodeToString(b[:])
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.fake[secret] = map[string]any{"id": "tok-" + hex.EncodeToString(b[:4]), "agent": agent, "agentFile": agentFile}
-	k.write(t)
+	secret := strings.SplitN(string(out), "\n", 2)[0]
+	if !strings.HasPrefix(secret, "als_") {
+		t.Fatalf("token create: first line %q", secret)
+	}
 	return secret
 }
 
+// revoke revokes a token by its secret.
 func (k *tokens) revoke(t testing.TB, secret string, storeArgs ...string) {
 	t.Helper()
-	if k.real {
-		cmd := exec.Command(k.bin, append(append([]string{"token", "revoke"}, storeArgs...), secret)...)
-		cmd.Dir, cmd.Env = k.dir, k.env()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("token revoke: %v %s", err, out)
-		}
-		return
+	cmd := exec.Command(k.bin, append(append([]string{"token", "revoke"}, storeArgs...), secret)...)
+	cmd.Dir, cmd.Env = k.dir, k.env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("token revoke: %v %s", err, out)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.fake[secret]["revoked"] = true
-	k.write(t)
 }
 
 // httpServer is a running `agent-ls mcp --http 127.0.0.1:0`.
@@ -237,11 +169,11 @@ func TestMCPHTTPTypeScriptClient(t *testing.T) {
 	node := nodeFor(t)
 	_, err := os.Stat("../mcphttp/node_modules/@modelcontextprotocol/sdk/package.json")
 	require(t, err == nil, "test/mcphttp/node_modules (npm ci there, or make deps)")
-	bin := httpBinary(t)
+	bin := binary
 	dir := serviceWorkspace(t)
 	k := newTokens(t, bin, dir)
-	tokA := k.create(t, "support.agent.yaml", "support-bot")
-	tokB := k.create(t, "deploy.agent.yaml", "deploy-ops")
+	tokA := k.create(t, "support.agent.yaml")
+	tokB := k.create(t, "deploy.agent.yaml")
 	s := startHTTPServer(t, bin, dir, k.env())
 
 	cmd := exec.Command(node, "client.mjs", s.url)
@@ -276,7 +208,7 @@ func TestMCPHTTPTypeScriptClient(t *testing.T) {
 	}
 	err = cmd.Wait()
 	out := strings.Join(lines, "\n")
-	t.Logf("tokens: %s\n%s", map[bool]string{true: "agent-ls token", false: "test seam"}[k.real], out)
+	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("client.mjs: %v\n%s\nserver log:\n%s", err, stderr.String(), s.stderr)
 	}
