@@ -330,6 +330,8 @@ func readiness(line string) *ready {
 	case fields[1] == "serve":
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
 		return &ready{stdin: fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body), first: regexp.MustCompile(`^Content-Length: \d+`)}
+	case fields[1] == "mcp" && strings.Contains(line, "--http"):
+		return &ready{first: regexp.MustCompile(`^http://127\.0\.0\.1:\d+/mcp$`)}
 	case fields[1] == "mcp":
 		return &ready{stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"examples_test","version":"0"}}}` + "\n",
 			first: regexp.MustCompile(`"id":1,"result":`)}
