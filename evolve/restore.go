@@ -57,25 +57,32 @@ func (e *Engine) Restore(ctx context.Context, id string, actor store.Actor) (Res
 	return res, err
 }
 
-func (e *Engine) restore(ctx context.Context, id string, actor store.Actor) (RestoreResult, error) {
-	res := RestoreResult{Outcome: Outcome{RecordID: id}, RestoredFrom: id}
+// restorePlan is what restoring a version does: the version, the
+// current one it supersedes ("" for none) and whether it goes through the
+// promotion gate.
+type restorePlan struct {
+	old         schema.MemoryRecord
+	cur         string
+	wasPromoted bool
+}
+
+// planRestore checks that id may be restored (why says why not) and plans it.
+func (e *Engine) planRestore(ctx context.Context, id string) (plan restorePlan, why string, err error) {
 	old, err := e.get(ctx, id)
 	if err != nil {
-		return res, err
+		return plan, "", err
 	}
+	plan.old = old
 	now := e.nowString()
 	if old.Valid(now) {
-		res.Outcome, err = refused(res.Outcome, "record %s is the current version: nothing to restore (restore brings back a superseded or invalidated one)", id)
-		return res, err
+		return plan, fmt.Sprintf("record %s is the current version: nothing to restore (restore brings back a superseded or invalidated one)", id), nil
 	}
 	if old.Target != nil {
 		if why := e.checkDomain(*old.Target); why != "" {
-			res.Outcome, err = refused(res.Outcome, "%s", why)
-			return res, err
+			return plan, why, nil
 		}
 	}
 	// The current version: follow supersededBy from id to a live record.
-	cur := ""
 	seen := map[string]bool{id: true}
 	for next := old.SupersededBy; next != "" && !seen[next]; {
 		seen[next] = true
@@ -84,28 +91,57 @@ func (e *Engine) restore(ctx context.Context, id string, actor store.Actor) (Res
 			break
 		}
 		if err != nil {
-			return res, err
+			return plan, "", err
 		}
 		if r.Valid(now) {
-			cur = r.ID
+			if r.Provenance.RestoredFrom == id || sameVersion(r, old) {
+				return plan, fmt.Sprintf("record %s is already the current version on its slot, as %s: nothing to restore", id, r.ID), nil
+			}
+			plan.cur = r.ID
 			break
 		}
 		next = r.SupersededBy
 	}
-	if cur != "" {
-		c, err := e.get(ctx, cur)
-		if err != nil {
-			return res, err
-		}
-		if c.Provenance.RestoredFrom == id || sameVersion(c, old) {
-			res.Outcome, err = refused(res.Outcome, "record %s is already the current version on its slot, as %s: nothing to restore", id, cur)
-			return res, err
+	plan.wasPromoted, err = e.promotedWhenRetired(ctx, old)
+	return plan, "", err
+}
+
+// RestorePreview is the composition diff restoring id would make (the
+// current version leaves, the restored one enters when it goes through the
+// promotion gate), or why id may not be restored.
+func (e *Engine) RestorePreview(ctx context.Context, id string) (diff, why string, err error) {
+	plan, why, err := e.planRestore(ctx, id)
+	if err != nil || why != "" || e.agent == nil {
+		return "", why, err
+	}
+	prom, err := e.promoted(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	var after []schema.MemoryRecord
+	for _, r := range prom {
+		if r.ID != plan.cur {
+			after = append(after, r)
 		}
 	}
-	wasPromoted, err := e.promotedWhenRetired(ctx, old)
+	if plan.wasPromoted && plan.old.Target != nil {
+		after = append(after, plan.old)
+	}
+	return e.renderDiff(prom, after, "current", "after restoring "+id), "", nil
+}
+
+func (e *Engine) restore(ctx context.Context, id string, actor store.Actor) (RestoreResult, error) {
+	res := RestoreResult{Outcome: Outcome{RecordID: id}, RestoredFrom: id}
+	plan, why, err := e.planRestore(ctx, id)
 	if err != nil {
 		return res, err
 	}
+	if why != "" {
+		res.Outcome, err = refused(res.Outcome, "%s", why)
+		return res, err
+	}
+	old, cur, wasPromoted := plan.old, plan.cur, plan.wasPromoted
+	now := e.nowString()
 	expires := old.ExpiresAt
 	if expires != "" && expires <= now {
 		expires = "" // an expired version comes back without its past expiry
