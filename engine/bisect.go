@@ -184,7 +184,6 @@ type bisectPoint struct {
 	cfg    *schema.AgentConfig
 	ids    map[string]bool
 	prompt string
-	state  store.State
 }
 
 // Bisect finds the first ledger entry between good and bad whose
@@ -327,7 +326,6 @@ func composePoints(entries []store.LedgerEntry, authored *schema.AgentConfig, ag
 			pt := compose(e.Seq, e.At)
 			if pt.prompt != points[len(points)-1].prompt {
 				pt.entry = &entries[i]
-				pt.state = cloneState(st)
 				points = append(points, pt)
 			}
 		}
@@ -339,22 +337,12 @@ func sortRecords(recs []schema.MemoryRecord) {
 	slices.SortFunc(recs, func(a, b schema.MemoryRecord) int { return strings.Compare(a.ID, b.ID) })
 }
 
-// cloneState copies what culprit reads of a state (records and
-// promotions; maps of values).
-func cloneState(st store.State) store.State {
-	out := store.State{Records: make(map[string]schema.MemoryRecord, len(st.Records)), Promotions: make(map[string]store.Promotion, len(st.Promotions))}
-	for k, v := range st.Records {
-		out.Records[k] = v
-	}
-	for k, v := range st.Promotions {
-		out.Promotions[k] = v
-	}
-	return out
-}
-
 // culprit describes the entry of point cur (prev is the point before it).
 func culprit(prev, cur bisectPoint, r SuiteResult, entries []store.LedgerEntry) *BisectCulprit {
 	e := cur.entry
+	// The state right after the entry (the chain verified: seq n is
+	// entries[n-1]).
+	state := store.ReplayAll(entries[:e.Seq])
 	c := &BisectCulprit{Seq: e.Seq, At: e.At, Op: e.Op, Actor: e.Actor.String(), Reason: e.Reason, Result: r}
 	for id := range cur.ids {
 		if !prev.ids[id] {
@@ -377,12 +365,12 @@ func culprit(prev, cur bisectPoint, r SuiteResult, entries []store.LedgerEntry) 
 	} else if len(c.Added) == 0 && len(c.Removed) == 1 {
 		id = c.Removed[0]
 	}
-	if rec, ok := cur.state.Records[id]; ok {
+	if rec, ok := state.Records[id]; ok {
 		br := &BisectedRecord{ID: rec.ID, Content: rec.Content, Provenance: rec.Provenance, Supports: rec.Supports, Record: &rec}
 		if rec.Target != nil {
 			br.Target = rec.Target.String()
 		}
-		if pr, ok := cur.state.Promotions[id]; ok {
+		if pr, ok := state.Promotions[id]; ok {
 			br.PromotedBy, br.Approver = pr.Actor.String(), pr.Approver
 		} else {
 			// Taken out by this entry: who had promoted it.
@@ -398,16 +386,29 @@ func culprit(prev, cur bisectPoint, r SuiteResult, entries []store.LedgerEntry) 
 		}
 		c.Record = br
 	}
-	c.Rollback = rollback(c, id)
+	// A learning that superseded a version is rolled back by restoring
+	// that version (which supersedes it in turn).
+	prior := ""
+	if len(c.Added) == 1 {
+		for _, le := range entries[:e.Seq] {
+			if le.Op == store.OpSupersede && le.Record != nil && le.Record.ID == c.Added[0] {
+				prior = le.RecordID
+			}
+		}
+	}
+	c.Rollback = rollback(c, id, prior)
 	return c
 }
 
 // rollback is the one command that undoes a culprit: a learning it put in
-// is invalidated (rollback is invalidation); a version it superseded or
+// is invalidated (rollback is invalidation), or, when it superseded a
+// version (prior), that version is restored; a version it superseded or
 // invalidated is restored; one it only demoted is promoted again.
-func rollback(c *BisectCulprit, id string) string {
+func rollback(c *BisectCulprit, id, prior string) string {
 	const why = `--reason "agent-ls bisect: first regression"`
 	switch {
+	case prior != "":
+		return "agent-ls memory restore " + prior
 	case c.Op == store.OpSupersede && len(c.Removed) > 0:
 		return "agent-ls memory restore " + c.Removed[0]
 	case len(c.Added) > 0:

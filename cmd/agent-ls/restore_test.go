@@ -22,7 +22,7 @@ func TestMemoryRestore(t *testing.T) {
 	w := newEvoWorkspace(t, "")
 	type saved struct {
 		Record struct{ ID string } `json:"record"`
-		State  string             `json:"state"`
+		State  string              `json:"state"`
 	}
 	var a, b, c saved
 	w.cliJSON(&a, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "conv-1", "--run", "run-1",
