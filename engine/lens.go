@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -87,43 +86,8 @@ func (v *Verbs) Agents(ctx context.Context, st store.Reader) ([]string, error) {
 	return names, nil
 }
 
-// agentFiles maps the roleTemplate.name of every agent file of the
-// workspace to its path relative to the workspace root (unreadable or
-// unparsable files are skipped; of two files naming one agent, the first).
-func (v *Verbs) agentFiles() map[string]string {
-	out := map[string]string{}
-	ws := v.S.Workspace
-	if ws == nil || ws.Root == "" {
-		return out
-	}
-	files, err := ws.AgentFiles()
-	if err != nil {
-		return out
-	}
-	for _, f := range files {
-		data, err := workspace.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		d, err := schema.ParseDocument(f, data)
-		if err != nil {
-			continue
-		}
-		val, _ := d.ValueAt("/roleTemplate/name")
-		name, ok := val.(string)
-		if !ok || name == "" {
-			continue
-		}
-		if _, dup := out[name]; dup {
-			continue
-		}
-		if rel, err := filepath.Rel(ws.Root, f); err == nil {
-			f = rel
-		}
-		out[name] = f
-	}
-	return out
-}
+// agentFiles is AgentFileNames of the session's workspace.
+func (v *Verbs) agentFiles() map[string]string { return AgentFileNames(v.S.Workspace) }
 
 // StoreAgents lists the agents that have records in st inside base scope,
 // sorted ("" for the shared records): the agents a report covers (the

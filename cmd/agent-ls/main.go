@@ -78,6 +78,7 @@ func commands() []command {
 		{"bisect", "which learning broke my agent? the first ledger entry whose composition regresses on the eval", "agent-ls bisect support.agent.yaml --good 1 --format json", runBisect},
 		{"lens", "serve the evolution lens: a local web page to review what agents learn", "agent-ls lens --open", runLens},
 		{"serve", "run the language server over stdio (LSP)", "agent-ls serve --log-level debug", runServe},
+		{"token", "create, list and revoke the service tokens that bind a served surface's callers to an agent file (humans only)", "agent-ls token list", runToken},
 		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", "agent-ls mcp support.agent.yaml --conversation conv-42", runMCP},
 		{"version", "print the version", "agent-ls version", runVersion},
 		{"help", "show help for a command", "agent-ls help memory save", runHelp},

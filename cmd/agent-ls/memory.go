@@ -1311,6 +1311,9 @@ func ledgerLine(e store.LedgerEntry) string {
 	if e.Record != nil && e.Record.Provenance.RestoredFrom != "" {
 		fmt.Fprintf(&b, "  restored from %s", e.Record.Provenance.RestoredFrom)
 	}
+	if e.Token != nil {
+		fmt.Fprintf(&b, "  token %s agent %s", e.Token.ID, e.Token.Agent)
+	}
 	if e.ProposalID != "" {
 		fmt.Fprintf(&b, "  proposal %s", e.ProposalID)
 	}
