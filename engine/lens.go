@@ -326,6 +326,17 @@ type RecordHistory struct {
 	Record    schema.MemoryRecord
 	Promotion *store.Promotion
 	Ledger    []store.LedgerEntry
+	// Restore, for a superseded or invalidated version, is what restoring
+	// it would do (nil for a live record).
+	Restore *RestorePreview
+}
+
+// RestorePreview is "restore this version": the composition diff it
+// would make, or why it may not be restored.
+type RestorePreview struct {
+	Diff string
+	// Why, when set, is why the version may not be restored.
+	Why string
 }
 
 // Record is one record of the actor's view with its promotion and ledger
@@ -347,9 +358,43 @@ func (v *Verbs) Record(ctx context.Context, id string) (RecordHistory, error) {
 			return err
 		}
 		h.Ledger, err = st.Ledger(ctx, store.LedgerFilter{RecordID: id})
-		return err
+		if err != nil || rec.Valid(schema.FormatTime(v.now())) {
+			return err
+		}
+		eng, err := v.agentForRecord(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		diff, why, err := eng.RestorePreview(ctx, id)
+		if err != nil {
+			return err
+		}
+		h.Restore = &RestorePreview{Diff: diff, Why: why}
+		return nil
 	})
 	return h, err
+}
+
+// now is the verbs' clock.
+func (v *Verbs) now() time.Time {
+	if v.Options.Now != nil {
+		return v.Options.Now()
+	}
+	return time.Now()
+}
+
+// Restore brings a superseded or invalidated version back as the current
+// one on its slot, as the session's actor (human only), through the gates
+// of the agent the record belongs to.
+func (v *Verbs) Restore(ctx context.Context, id string) (Outcome, error) {
+	return v.write(ctx, func(st store.Store) (Outcome, error) {
+		eng, err := v.agentForRecord(ctx, st, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		res, err := eng.Restore(ctx, id, v.S.Actor)
+		return res.Outcome, err
+	})
 }
 
 // write opens the store for one write as the session's actor.
@@ -398,7 +443,7 @@ func (v *Verbs) Garden(ctx context.Context, name string) (HealthReport, error) {
 // belongs to, in the workspace scope when the record lies in it, else in
 // the record's own scope (without its agent key). An agent actor gets its
 // own agent's engine.
-func (v *Verbs) agentForRecord(ctx context.Context, st store.Store, id string) (*Agent, error) {
+func (v *Verbs) agentForRecord(ctx context.Context, st store.Tx, id string) (*Agent, error) {
 	rec, err := v.S.View.Get(ctx, st, id)
 	if err != nil {
 		return nil, err
