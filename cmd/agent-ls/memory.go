@@ -1496,8 +1496,9 @@ func agentFileName(arg string) bool {
 }
 
 // memRestore brings a retired version back (engine Restore): human only.
-// Exit 0 restored, 1 refused (an agent or system actor, the current
-// version), 2 an unknown id, usage or store error.
+// Exit 0 restored, 1 refused or unknown (an agent or system actor, the
+// current version, no such record: as every memory command), 2 usage or
+// store error.
 func memRestore(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var actor, agentFile string
@@ -1518,10 +1519,6 @@ func memRestore(ctx context.Context, m *memCmd, args []string) int {
 	}
 	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
-		if code == exitFindings {
-			// No such record (or none this actor may see): an error here.
-			return exitUsage
-		}
 		return code
 	}
 	defer s.Close()
