@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
@@ -87,43 +86,8 @@ func (v *Verbs) Agents(ctx context.Context, st store.Reader) ([]string, error) {
 	return names, nil
 }
 
-// agentFiles maps the roleTemplate.name of every agent file of the
-// workspace to its path relative to the workspace root (unreadable or
-// unparsable files are skipped; of two files naming one agent, the first).
-func (v *Verbs) agentFiles() map[string]string {
-	out := map[string]string{}
-	ws := v.S.Workspace
-	if ws == nil || ws.Root == "" {
-		return out
-	}
-	files, err := ws.AgentFiles()
-	if err != nil {
-		return out
-	}
-	for _, f := range files {
-		data, err := workspace.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		d, err := schema.ParseDocument(f, data)
-		if err != nil {
-			continue
-		}
-		val, _ := d.ValueAt("/roleTemplate/name")
-		name, ok := val.(string)
-		if !ok || name == "" {
-			continue
-		}
-		if _, dup := out[name]; dup {
-			continue
-		}
-		if rel, err := filepath.Rel(ws.Root, f); err == nil {
-			f = rel
-		}
-		out[name] = f
-	}
-	return out
-}
+// agentFiles is AgentFileNames of the session's workspace.
+func (v *Verbs) agentFiles() map[string]string { return AgentFileNames(v.S.Workspace) }
 
 // StoreAgents lists the agents that have records in st inside base scope,
 // sorted ("" for the shared records): the agents a report covers (the
@@ -362,6 +326,17 @@ type RecordHistory struct {
 	Record    schema.MemoryRecord
 	Promotion *store.Promotion
 	Ledger    []store.LedgerEntry
+	// Restore, for a superseded or invalidated version, is what restoring
+	// it would do (nil for a live record).
+	Restore *RestorePreview
+}
+
+// RestorePreview is "restore this version": the composition diff it
+// would make, or why it may not be restored.
+type RestorePreview struct {
+	Diff string
+	// Why, when set, is why the version may not be restored.
+	Why string
 }
 
 // Record is one record of the actor's view with its promotion and ledger
@@ -383,9 +358,43 @@ func (v *Verbs) Record(ctx context.Context, id string) (RecordHistory, error) {
 			return err
 		}
 		h.Ledger, err = st.Ledger(ctx, store.LedgerFilter{RecordID: id})
-		return err
+		if err != nil || rec.Valid(schema.FormatTime(v.now())) {
+			return err
+		}
+		eng, err := v.agentForRecord(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		diff, why, err := eng.RestorePreview(ctx, id)
+		if err != nil {
+			return err
+		}
+		h.Restore = &RestorePreview{Diff: diff, Why: why}
+		return nil
 	})
 	return h, err
+}
+
+// now is the verbs' clock.
+func (v *Verbs) now() time.Time {
+	if v.Options.Now != nil {
+		return v.Options.Now()
+	}
+	return time.Now()
+}
+
+// Restore brings a superseded or invalidated version back as the current
+// one on its slot, as the session's actor (human only), through the gates
+// of the agent the record belongs to.
+func (v *Verbs) Restore(ctx context.Context, id string) (Outcome, error) {
+	return v.write(ctx, func(st store.Store) (Outcome, error) {
+		eng, err := v.agentForRecord(ctx, st, id)
+		if err != nil {
+			return Outcome{}, err
+		}
+		res, err := eng.Restore(ctx, id, v.S.Actor)
+		return res.Outcome, err
+	})
 }
 
 // write opens the store for one write as the session's actor.
@@ -434,7 +443,7 @@ func (v *Verbs) Garden(ctx context.Context, name string) (HealthReport, error) {
 // belongs to, in the workspace scope when the record lies in it, else in
 // the record's own scope (without its agent key). An agent actor gets its
 // own agent's engine.
-func (v *Verbs) agentForRecord(ctx context.Context, st store.Store, id string) (*Agent, error) {
+func (v *Verbs) agentForRecord(ctx context.Context, st store.Tx, id string) (*Agent, error) {
 	rec, err := v.S.View.Get(ctx, st, id)
 	if err != nil {
 		return nil, err

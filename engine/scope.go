@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -120,15 +121,27 @@ func CheckVisible(ws *workspace.Workspace, scope map[string]string, cfg *schema.
 // AgentNames lists the roleTemplate.name of every agent file of ws
 // (unreadable or unparsable files are skipped), sorted and distinct.
 func AgentNames(ws *workspace.Workspace) []string {
+	files := AgentFileNames(ws)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// AgentFileNames maps the roleTemplate.name of every agent file of ws to
+// its path relative to the workspace root (unreadable or unparsable files
+// are skipped; of two files naming one agent, the first).
+func AgentFileNames(ws *workspace.Workspace) map[string]string {
+	out := map[string]string{}
 	if ws == nil || ws.Root == "" {
-		return nil
+		return out
 	}
 	files, err := ws.AgentFiles()
 	if err != nil {
-		return nil
+		return out
 	}
-	seen := map[string]bool{}
-	var names []string
 	for _, f := range files {
 		data, err := workspace.ReadFile(f)
 		if err != nil {
@@ -139,13 +152,19 @@ func AgentNames(ws *workspace.Workspace) []string {
 			continue
 		}
 		val, _ := d.ValueAt("/roleTemplate/name")
-		if v, ok := val.(string); ok && v != "" && !seen[v] {
-			seen[v] = true
-			names = append(names, v)
+		name, ok := val.(string)
+		if !ok || name == "" {
+			continue
 		}
+		if _, dup := out[name]; dup {
+			continue
+		}
+		if rel, err := filepath.Rel(ws.Root, f); err == nil {
+			f = rel
+		}
+		out[name] = f
 	}
-	sort.Strings(names)
-	return names
+	return out
 }
 
 // FormatScope is the k=v,... form of a scope, keys sorted.

@@ -38,6 +38,10 @@ type Session struct {
 	ActorSource ActorSource
 	View        View
 	Opener      Opener
+	// StoreOptions are the options a verb that opens the store itself
+	// (the token verbs) passes to Open, ReadOnly set per call: the
+	// surface's clock and lock timeout. Zero is the defaults.
+	StoreOptions store.Options
 }
 
 // Resolve finds the workspace around r.Start, the store location and the

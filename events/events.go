@@ -38,6 +38,8 @@ const (
 	Invalidate  Type = "agent.memory.invalidate"
 	Delete      Type = "agent.memory.delete"
 	Import      Type = "agent.memory.import"
+	TokenCreate Type = "agent.memory.token-create"
+	TokenRevoke Type = "agent.memory.token-revoke"
 )
 
 // TypeOf returns the event type of a ledger op.
@@ -64,6 +66,9 @@ type Event struct {
 	Target       string      `json:"target,omitempty"`
 	Tier         schema.Tier `json:"tier,omitempty"`
 	Actor        string      `json:"actor,omitempty"`
+	// TokenID is the service token of a token-create or token-revoke
+	// (never its secret or hash).
+	TokenID string `json:"tokenId,omitempty"`
 	// ConversationID is the supporting conversation of a corroborate.
 	ConversationID string `json:"conversationId,omitempty"`
 	// The instantiate summary (agent.memory.overlay only, where every one of
@@ -197,6 +202,9 @@ func (r *Reader) fromEntry(ctx context.Context, e store.LedgerEntry) (Event, rec
 		ev.Target = e.Conflict.Target
 	}
 	ev.Agent = ri.agent
+	if e.Token != nil {
+		ev.TokenID, ev.Agent = e.Token.ID, e.Token.Agent
+	}
 	if ri.target != nil {
 		if ev.Target == "" {
 			ev.Target = ri.target.String()

@@ -105,6 +105,22 @@ func (c *CommandEvaluator) Evaluate(ctx context.Context, base, candidate *schema
 	return Compare(b, k, c.Require), nil
 }
 
+// RunSuite runs the suite once on cfg, as Evaluate runs it on each of its
+// two configs (same argv, config file, AGENT_LS_PROMPT_FILE, timeout and
+// output contract). A suite that cannot run (no command, timeout, crash,
+// unusable output) returns why in reason; err is reserved for the host.
+func (c *CommandEvaluator) RunSuite(ctx context.Context, cfg *schema.AgentConfig) (res SuiteResult, reason string, err error) {
+	if len(c.Command) == 0 {
+		return SuiteResult{}, "no eval command configured (eval.command in .agent-ls.yaml)", nil
+	}
+	dir, err := os.MkdirTemp(c.TmpDir, "agent-ls-eval-")
+	if err != nil {
+		return SuiteResult{}, "", fmt.Errorf("eval temp dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	return c.runOne(ctx, dir, "config", cfg)
+}
+
 // Compare applies the requirement to two suite results: non-regression
 // (score and passed count not lower) or improvement (non-regression and a
 // higher score or passed count).

@@ -468,6 +468,20 @@ func (v *cachedView) RecordExpiry(ctx context.Context, id string, actor store.Ac
 	return ok, err
 }
 
+// CreateToken changes tokens only.
+func (v *cachedView) CreateToken(ctx context.Context, t store.Token, hash string, actor store.Actor) (store.Token, error) {
+	out, err := v.Tx.CreateToken(ctx, t, hash, actor)
+	v.failed(err)
+	return out, err
+}
+
+// RevokeToken changes tokens only.
+func (v *cachedView) RevokeToken(ctx context.Context, id string, actor store.Actor) (store.Token, error) {
+	out, err := v.Tx.RevokeToken(ctx, id, actor)
+	v.failed(err)
+	return out, err
+}
+
 // Import may add records to any slot: the cache starts over.
 func (v *cachedView) Import(ctx context.Context, recs []schema.MemoryRecord, actor store.Actor) error {
 	err := v.Tx.Import(ctx, recs, actor)

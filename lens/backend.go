@@ -33,6 +33,9 @@ type Backend interface {
 	Approve(ctx context.Context, proposalID, content string) (engine.Outcome, error)
 	Reject(ctx context.Context, proposalID, reason string) (engine.Outcome, error)
 	Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error)
+	// Restore brings a superseded or invalidated version back as the
+	// current one on its slot, as Actor (human only), through the gates.
+	Restore(ctx context.Context, id string) (engine.Outcome, error)
 }
 
 // Overview is the pending-review queue, the conflicts and the agents

@@ -67,6 +67,10 @@ func (b engineBackend) Reject(ctx context.Context, id, reason string) (engine.Ou
 	return b.v.Reject(ctx, id, reason)
 }
 
+func (b engineBackend) Restore(ctx context.Context, id string) (engine.Outcome, error) {
+	return b.v.Restore(ctx, id)
+}
+
 func (b engineBackend) Supersede(ctx context.Context, keepID, dropID string) (engine.Outcome, error) {
 	return b.v.Supersede(ctx, keepID, dropID)
 }

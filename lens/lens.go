@@ -155,6 +155,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /approve", s.serial(s.act(s.approve)))
 	mux.HandleFunc("POST /reject", s.serial(s.act(s.reject)))
 	mux.HandleFunc("POST /supersede", s.serial(s.act(s.supersede)))
+	mux.HandleFunc("POST /restore", s.serial(s.act(s.restore)))
 	mux.HandleFunc("POST /garden", s.serial(s.act(s.garden)))
 	return s.guard(mux)
 }
@@ -491,6 +492,14 @@ func (s *Server) supersede(r *http.Request) (string, error) {
 		return "", fmt.Errorf("%w: keep this one needs both records", errBadForm)
 	}
 	return outcome(s.b.Supersede(r.Context(), keep, drop))
+}
+
+func (s *Server) restore(r *http.Request) (string, error) {
+	id := r.PostForm.Get("id")
+	if id == "" {
+		return "", fmt.Errorf("%w: restore: no record id", errBadForm)
+	}
+	return outcome(s.b.Restore(r.Context(), id))
 }
 
 func (s *Server) garden(r *http.Request) (string, error) {

@@ -73,7 +73,21 @@ const (
 )
 
 func (f *fakeBackend) Record(_ context.Context, id string) (RecordView, error) {
-	return RecordView{Record: schema.MemoryRecord{ID: id, Content: evil, CreatedAt: "2025-12-31T06:04:05.000Z"}}, nil
+	v := RecordView{Record: schema.MemoryRecord{ID: id, Content: evil, CreatedAt: "2025-12-31T06:04:05.000Z"}}
+	if strings.HasPrefix(id, "old") {
+		// A superseded version: restoring it is offered with its diff.
+		v.Record.InvalidAt, v.Record.SupersededBy = "2026-01-01T00:00:00.000Z", "r9"
+		v.Restore = &engine.RestorePreview{Diff: "--- current\n+++ after restoring " + id + "\n@@ -1 +1 @@\n-- new line\n+- " + evil + "\n"}
+		if id == "old-current" {
+			v.Restore = &engine.RestorePreview{Why: "record old-current is already the current version on its slot, as r9: nothing to restore"}
+		}
+	}
+	return v, nil
+}
+
+func (f *fakeBackend) Restore(_ context.Context, id string) (engine.Outcome, error) {
+	f.call("restore " + id)
+	return engine.Outcome{Status: engine.StatusApproved, RecordID: "r10", Reason: "restored " + id + " as r10, superseding r9"}, nil
 }
 
 func (f *fakeBackend) call(s string) {
@@ -310,7 +324,23 @@ func TestStateChangesNeedTokenAndSameOrigin(t *testing.T) {
 	if code != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "err=refused") {
 		t.Fatalf("refused supersede: %d %q", code, h.Get("Location"))
 	}
-	want := []string{"approve p1", "reject p1 too broad", "supersede r1 r2"}
+	code, _, h = do(t, ts, post(ts, c, "/restore", url.Values{"token": {"secret-token"}, "id": {"old1"}, "back": {"/record/old1"}}, nil))
+	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/record/old1?msg=approved") {
+		t.Fatalf("restore: %d %q", code, h.Get("Location"))
+	}
+	code, _, h = do(t, ts, post(ts, c, "/restore", url.Values{"token": {"secret-token"}}, nil))
+	if code != http.StatusSeeOther || !strings.Contains(h.Get("Location"), "err=") {
+		t.Fatalf("restore without an id: %d %q", code, h.Get("Location"))
+	}
+	for _, form := range []url.Values{{"id": {"old1"}}, {"id": {"old1"}, "token": {"x"}}} {
+		if code, _, _ := do(t, ts, post(ts, c, "/restore", form, nil)); code != http.StatusForbidden {
+			t.Fatalf("restore without the form token: %d, want 403", code)
+		}
+	}
+	if code, _, _ := do(t, ts, post(ts, c, "/restore", url.Values{"token": {"secret-token"}, "id": {"old1"}}, map[string]string{"Origin": "http://evil.example"})); code != http.StatusForbidden {
+		t.Fatalf("cross-origin restore: %d, want 403", code)
+	}
+	want := []string{"approve p1", "reject p1 too broad", "supersede r1 r2", "restore old1"}
 	if strings.Join(fb.calls, "|") != strings.Join(want, "|") {
 		t.Fatalf("backend calls %v, want %v", fb.calls, want)
 	}
@@ -326,7 +356,12 @@ func TestReadOnlyForAgentActor(t *testing.T) {
 	if strings.Contains(body, `action="/approve"`) || !strings.Contains(body, "read-only") {
 		t.Fatalf("read-only page shows actions")
 	}
-	for _, p := range []string{"/approve", "/reject", "/supersede", "/garden"} {
+	req, _ = http.NewRequest("GET", ts.URL+"/record/old1", nil)
+	req.AddCookie(c)
+	if _, body, _ = do(t, ts, req); strings.Contains(body, `action="/restore"`) || !strings.Contains(body, "Restore this version") {
+		t.Fatalf("read-only record page: want the restore diff without its form:\n%s", body)
+	}
+	for _, p := range []string{"/approve", "/reject", "/supersede", "/garden", "/restore"} {
 		code, _, _ := do(t, ts, post(ts, c, p, url.Values{"token": {"secret-token"}, "id": {"p1"}, "reason": {"x"}, "keep": {"a"}, "drop": {"b"}}, nil))
 		if code != http.StatusForbidden {
 			t.Errorf("%s: %d, want 403", p, code)
@@ -558,5 +593,44 @@ func TestStoreEventsResume(t *testing.T) {
 	<-done
 	if fmt.Sprint(got) != "[1 2 3]" {
 		t.Fatalf("events %v, want [1 2 3] (each once)", got)
+	}
+}
+
+// TestRecordRestore: a superseded version's record page offers "restore
+// this version" with its composition diff (escaped) and a form carrying
+// the token, posting to /restore; a version that may not be restored says
+// why without a form; a live record offers nothing.
+func TestRecordRestore(t *testing.T) {
+	t.Parallel()
+	ts, _, fb := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	get := func(path string) string {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.AddCookie(c)
+		code, body, _ := do(t, ts, req)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, code)
+		}
+		return body
+	}
+	body := get("/record/old1")
+	for _, want := range []string{"Restore this version", `action="/restore"`, `name="id" value="old1"`, `name="token" value="secret-token"`,
+		`name="back" value="/record/old1"`, "after restoring old1", "&lt;script&gt;"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("record page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, evil) {
+		t.Error("the restore diff is not escaped")
+	}
+	body = get("/record/old-current")
+	if !strings.Contains(body, "already the current version") || strings.Contains(body, `action="/restore"`) {
+		t.Errorf("a version that may not be restored: want why, no form")
+	}
+	if body = get("/record/r1"); strings.Contains(body, "Restore this version") {
+		t.Errorf("a live record offers a restore")
+	}
+	if len(fb.calls) != 0 {
+		t.Fatalf("pages acted: %v", fb.calls)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -399,5 +400,77 @@ func TestNoGoReferenceTime(t *testing.T) {
 		if m := goReference.FindString(string(data)); m != "" {
 			t.Errorf("assets/%s has Go's reference time %q", e.Name(), m)
 		}
+	}
+}
+
+// TestRestoreThroughVerbs: over a real store, a superseded promoted
+// version's record page offers "restore this version" with the composition
+// diff it makes (the current line leaves, the old one enters); posting it
+// restores the version as human:ana, the composition renders it, and its
+// page then says it is already current, without a form.
+func TestRestoreThroughVerbs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var oldID, newID string
+	v := workspaceVerbs(t, func(st store.Store) {
+		ana := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+		tg, _ := schema.ParseTarget("background.projectContext.carrier")
+		scope := map[string]string{"project": "atlas", "agent": "deploy-ops"}
+		recs, err := st.Write(ctx, []store.WriteRequest{{Scope: scope, Kind: schema.KindFact, Content: "Parcels ship with DHL", Target: &tg}}, ana)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldID = recs[0].ID
+		if _, err := st.Promote(ctx, oldID, store.PromoteRequest{Tier: schema.TierAuto, Actor: ana}); err != nil {
+			t.Fatal(err)
+		}
+		recs, err = st.Write(ctx, []store.WriteRequest{{Scope: scope, Kind: schema.KindFact, Content: "Parcels ship with UPS", Target: &tg, Supersedes: oldID}}, ana)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newID = recs[0].ID
+		if _, err := st.Promote(ctx, newID, store.PromoteRequest{Tier: schema.TierAuto, Actor: ana}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h, err := v.Record(ctx, oldID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Restore == nil || h.Restore.Why != "" || !strings.Contains(h.Restore.Diff, "-") ||
+		!strings.Contains(h.Restore.Diff, "Parcels ship with DHL") || !strings.Contains(h.Restore.Diff, "Parcels ship with UPS") {
+		t.Fatalf("restore preview: %+v", h.Restore)
+	}
+	if h, err := v.Record(ctx, newID); err != nil || h.Restore != nil {
+		t.Fatalf("a live record offers a restore: %+v %v", h.Restore, err)
+	}
+	s, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c := cookieFor(t, ts)
+	if body := getPage(t, ts, c, "/record/"+oldID); !strings.Contains(body, `action="/restore"`) || !strings.Contains(body, "after restoring "+oldID) {
+		t.Fatalf("record page of the superseded version: no restore form or diff")
+	}
+	code, _, hdr := do(t, ts, post(ts, c, "/restore", url.Values{"token": {"secret-token"}, "id": {oldID}, "back": {"/record/" + oldID}}, nil))
+	if code != http.StatusSeeOther || !strings.Contains(hdr.Get("Location"), "msg=approved") {
+		t.Fatalf("restore: %d %q", code, hdr.Get("Location"))
+	}
+	page, err := v.Agent(ctx, "deploy-ops", "", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Composed == nil {
+		t.Fatal("deploy-ops did not compose")
+	}
+	text := page.Composed.Prompt.Text()
+	if !strings.Contains(text, "Parcels ship with DHL") || strings.Contains(text, "UPS") {
+		t.Errorf("composition after restore:\n%s", text)
+	}
+	if body := getPage(t, ts, c, "/record/"+oldID); strings.Contains(body, `action="/restore"`) || !strings.Contains(body, "already the current version") {
+		t.Errorf("record page after the restore still offers it")
 	}
 }

@@ -105,6 +105,10 @@ func opLabel(op store.Op) string {
 		return "imported"
 	case store.OpDelete:
 		return "deleted"
+	case store.OpTokenCreate:
+		return "token created"
+	case store.OpTokenRevoke:
+		return "token revoked"
 	}
 	return string(op)
 }

@@ -171,7 +171,7 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 	}
 	for _, f := range []struct{ name, v string }{
 		{"id", r.ID}, {"supersededBy", r.SupersededBy}, {"provenance.conversationId", r.Provenance.ConversationID},
-		{"provenance.runId", r.Provenance.RunID}, {"provenance.author", r.Provenance.Author},
+		{"provenance.runId", r.Provenance.RunID}, {"provenance.author", r.Provenance.Author}, {"provenance.restoredFrom", r.Provenance.RestoredFrom},
 	} {
 		if err := CheckText(f.name, f.v, l.ID, "id", false); err != nil {
 			return err

@@ -33,6 +33,10 @@ type Provenance struct {
 	RunID          string `json:"runId,omitempty"`
 	Author         string `json:"author,omitempty"`
 	At             string `json:"at,omitempty"`
+	// RestoredFrom names the retired version this record brings back
+	// (agent-ls memory restore): carried in the hash-chained write or
+	// supersede entry that creates the record.
+	RestoredFrom string `json:"restoredFrom,omitempty"`
 }
 
 // Support is one corroboration of a record: another episode that taught the

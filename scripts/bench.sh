@@ -107,4 +107,26 @@ echo
 echo "PostgreSQL load (8 processes x 4 connections; exact counts and verify checked by the test):"
 grep -o 'PGLOAD.*' "$out/pgload.txt" || echo "(not run)"
 echo
+# BenchmarkMCPService (test/e2e, issue 33): 8 clients against one agent-ls
+# process over streamable HTTP (mcp --http, a session and token each) and
+# over stdio (one long-lived session), on bbolt and on PostgreSQL.
+echo "MCP service, 8 concurrent clients (medians over -count runs of BenchmarkMCPService; ops/s wall clock, p95 per call):"
+awk '
+/^BenchmarkMCPService\// {
+  name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkMCPService\//, "", name)
+  for (i = 3; i < NF; i += 2) v[name, $(i+1)] = v[name, $(i+1)] " " $i
+  if (!(name in seen)) { seen[name] = 1; order[++n] = name }
+}
+function med(name, metric,   m, a, i, j, t) {
+  m = split(v[name, metric], a, " ")
+  for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+  return m ? a[int((m + 1) / 2)] : ""
+}
+END {
+  if (!n) { print "(not run)"; exit }
+  printf "| %-28s | %-10s | %-10s |\n", "store/transport/call", "ops/s", "p95 ms"
+  printf "|%s|%s|%s|\n", "------------------------------", "------------", "------------"
+  for (k = 1; k <= n; k++) printf "| %-28s | %-10s | %-10s |\n", order[k], med(order[k], "ops/s"), med(order[k], "p95-ms")
+}' "$out/go.txt"
+echo
 echo "bench.sh: $(( $(date +%s) - start_s )) s in all"

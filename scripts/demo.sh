@@ -48,6 +48,20 @@ step "What the agent would unlearn if the Thursday fact were invalidated (compos
 step "The overlay report (ids only: what applied where, what spilled, totals against the budgets)"
 "$AGENT_LS" overlay deploy.agent.yaml --report
 
+step "Which learning broke the agent? An eval (the team ships on Tuesdays), then bisect over the ledger"
+mkdir -p evals
+cat > evals/deploy-window.sh <<'EVAL'
+#!/bin/sh
+# The team ships on Tuesdays: a prompt that says Thursdays fails the case.
+if grep -q "Thursdays" "$AGENT_LS_PROMPT_FILE"; then echo '{"score": 0, "passed": 0, "failed": 1}'; else echo '{"score": 1, "passed": 1, "failed": 0}'; fi
+EVAL
+printf 'eval:\n  command: [sh, evals/deploy-window.sh]\n' >> .agent-ls.yaml
+"$AGENT_LS" bisect deploy.agent.yaml
+
+step "Roll it back: restore the Tuesday version (a new record supersedes Thursday; the past is unchanged), and bisect again"
+"$AGENT_LS" memory restore "$TUE"
+"$AGENT_LS" bisect deploy.agent.yaml || echo "(exit $?: no regression any more)"
+
 step "The evolution lens on this workspace (a local web page: the review queue, the composed prompt with its learned lines, the timeline)"
 if [[ ${DEMO_LENS:-} == 1 ]]; then
 	echo "demo workspace (kept): $ws"

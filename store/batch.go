@@ -129,6 +129,20 @@ func (g *TxGuard) AppendOverlaySummary(ctx context.Context, s OverlaySummary) er
 	return err
 }
 
+// CreateToken passes through and remembers a failure.
+func (g *TxGuard) CreateToken(ctx context.Context, t Token, hash string, actor Actor) (Token, error) {
+	out, err := g.Tx.CreateToken(ctx, t, hash, actor)
+	g.note("create token", err)
+	return out, err
+}
+
+// RevokeToken passes through and remembers a failure.
+func (g *TxGuard) RevokeToken(ctx context.Context, id string, actor Actor) (Token, error) {
+	out, err := g.Tx.RevokeToken(ctx, id, actor)
+	g.note("revoke token", err)
+	return out, err
+}
+
 // Import passes through and remembers a failure.
 func (g *TxGuard) Import(ctx context.Context, recs []schema.MemoryRecord, actor Actor) error {
 	err := g.Tx.Import(ctx, recs, actor)

@@ -105,6 +105,20 @@
 // *VerifyFailedError until a Verify passes. A Head (SEQ:HASH) pinned outside the store is checked with
 // CheckPin. Limits: every write passes CheckLimits (schema.Limits).
 //
+// # Service tokens
+//
+// A Token binds a served surface's caller to one agent file. The store
+// keeps its public record and the SHA-256 of its secret (StoredToken,
+// TokenHash), never the secret. CreateToken (PrepareToken's rules) and
+// RevokeToken (ApplyRevoke; twice is a no-op) are human-only
+// (CheckTokenActor) and append token-create / token-revoke entries that
+// carry the StoredToken, hash included: ReplayAll rebuilds State.Tokens,
+// Verify compares them with the stored rows, and Load stores
+// ReplayTokens of the copied ledger. The hash of a 256-bit random secret
+// cannot be turned back into it, so ledgering it gives nothing to
+// authenticate with. TokenByHash compares hashes in constant time
+// (TokenHashEqual, FindTokenHash).
+//
 // # Writing a backend
 //
 // A backend stores bytes; the rules live here. Implement View and Update

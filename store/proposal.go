@@ -237,6 +237,14 @@ func CloneEntry(e LedgerEntry) LedgerEntry {
 		p := CloneProposal(*e.Proposal)
 		e.Proposal = &p
 	}
+	if e.Conflict != nil {
+		c := ConflictInfo{Records: slices.Clone(e.Conflict.Records), Target: e.Conflict.Target}
+		e.Conflict = &c
+	}
+	if e.Token != nil {
+		t := CloneStoredToken(*e.Token)
+		e.Token = &t
+	}
 	return e
 }
 

@@ -56,4 +56,10 @@ func (readOnly) AppendOverlaySummary(context.Context, OverlaySummary) error {
 func (readOnly) Import(context.Context, []schema.MemoryRecord, Actor) error {
 	return errReadOnly("import")
 }
+func (readOnly) CreateToken(context.Context, Token, string, Actor) (Token, error) {
+	return Token{}, errReadOnly("create token")
+}
+func (readOnly) RevokeToken(context.Context, string, Actor) (Token, error) {
+	return Token{}, errReadOnly("revoke token")
+}
 func (readOnly) Update(context.Context, func(Tx) error) error { return errReadOnly("update") }

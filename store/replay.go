@@ -18,11 +18,13 @@ type State struct {
 	Records    map[string]schema.MemoryRecord
 	Promotions map[string]Promotion
 	Proposals  map[string]Proposal
+	// Tokens are the service tokens, by id (with their secrets' hashes).
+	Tokens map[string]StoredToken
 }
 
 // NewState returns an empty State.
 func NewState() State {
-	return State{Records: map[string]schema.MemoryRecord{}, Promotions: map[string]Promotion{}, Proposals: map[string]Proposal{}}
+	return State{Records: map[string]schema.MemoryRecord{}, Promotions: map[string]Promotion{}, Proposals: map[string]Proposal{}, Tokens: map[string]StoredToken{}}
 }
 
 // ReplayAll rebuilds the whole state the ledger describes, applying every
@@ -85,6 +87,13 @@ func ApplyEntry(st *State, e LedgerEntry) {
 		st.Promotions[e.RecordID] = PromotionOf(e)
 	case OpDemote:
 		delete(st.Promotions, e.RecordID)
+	case OpTokenCreate, OpTokenRevoke:
+		if e.Token != nil {
+			if st.Tokens == nil {
+				st.Tokens = map[string]StoredToken{}
+			}
+			st.Tokens[e.Token.ID] = CloneStoredToken(*e.Token)
+		}
 	}
 	if e.Proposal != nil {
 		st.Proposals[e.Proposal.ID] = CloneProposal(*e.Proposal)
@@ -102,7 +111,7 @@ func ApplyEntry(st *State, e LedgerEntry) {
 }
 
 // Difference is one way a store's content departs from what its ledger
-// says: Kind is "record", "promotion", "proposal", "index" or "ledger", ID
+// says: Kind is "record", "promotion", "proposal", "token", "index" or "ledger", ID
 // the record or proposal (for an index, the id its key names).
 type Difference struct {
 	Kind   string `json:"kind"`
@@ -176,6 +185,18 @@ func CompareState(want, got State) []Difference {
 			out = append(out, Difference{"proposal", id, "the ledger has it, but it is not stored"})
 		case !sameJSON(w, g):
 			out = append(out, Difference{"proposal", id, "the stored proposal differs from the ledger's"})
+		}
+	}
+	for _, id := range unionKeys(want.Tokens, got.Tokens) {
+		w, wok := want.Tokens[id]
+		g, gok := got.Tokens[id]
+		switch {
+		case !wok:
+			out = append(out, Difference{"token", id, "stored, but no ledger entry created it"})
+		case !gok:
+			out = append(out, Difference{"token", id, "the ledger has it, but it is not stored"})
+		case !sameJSON(w, g):
+			out = append(out, Difference{"token", id, "the stored token differs from the ledger's"})
 		}
 	}
 	return out

@@ -257,6 +257,11 @@ const (
 	// OpConflict records a memory-vs-memory collision the first time an
 	// instantiate or curation sees it; it changes no state.
 	OpConflict Op = "conflict"
+	// OpTokenCreate and OpTokenRevoke record a service token's creation
+	// and revocation; they carry the token (StoredToken) and change no
+	// record.
+	OpTokenCreate Op = "token-create"
+	OpTokenRevoke Op = "token-revoke"
 )
 
 // ConflictInfo names the records of a residual memory-vs-memory conflict:
@@ -291,8 +296,12 @@ type LedgerEntry struct {
 	Proposal *Proposal `json:"proposal,omitempty"`
 	// Conflict names the records of a conflict entry.
 	Conflict *ConflictInfo `json:"conflict,omitempty"`
-	PrevHash string        `json:"prevHash"`
-	Hash     string        `json:"hash"`
+	// Token is a token-create or token-revoke entry's token as it stood
+	// after the entry (its public record and its secret's hash, never the
+	// secret), so replay rebuilds the tokens.
+	Token    *StoredToken `json:"token,omitempty"`
+	PrevHash string       `json:"prevHash"`
+	Hash     string       `json:"hash"`
 }
 
 // LedgerFilter selects ledger entries; zero values match all.
@@ -410,6 +419,12 @@ type Reader interface {
 	// Export calls fn for every readable record (invalidated and expired
 	// included), in id order, and returns how many failed to decode.
 	Export(ctx context.Context, fn func(schema.MemoryRecord) error) (skipped int, err error)
+	// Tokens returns every service token, revoked and expired ones
+	// included, oldest first. Never a secret or its hash.
+	Tokens(ctx context.Context) ([]Token, error)
+	// TokenByHash returns the token whose secret hashes to hash (TokenHash),
+	// revoked and expired ones included; none is ErrNotFound.
+	TokenByHash(ctx context.Context, hash string) (Token, error)
 	// Vouch checks each record as given (its content and every other
 	// field) and its stored promotion row against the record's ledger
 	// entries (VouchRecord), at a cost proportional to the records checked,
@@ -460,6 +475,16 @@ type Writer interface {
 	RecordExpiry(ctx context.Context, id string, actor Actor) (recorded bool, err error)
 	// AppendOverlaySummary stores an instantiate summary (bounded retention).
 	AppendOverlaySummary(ctx context.Context, s OverlaySummary) error
+	// CreateToken stores a service token (PrepareToken's rules: an empty
+	// t.ID gets a fresh one, CreatedAt is now, CreatedBy the actor) with
+	// its secret's hash and ledgers it (OpTokenCreate). Agents get
+	// ErrForbidden; an invalid token or hash is ErrInvalid, a used id or
+	// hash ErrConflict.
+	CreateToken(ctx context.Context, t Token, hash string, actor Actor) (Token, error)
+	// RevokeToken marks a token revoked and ledgers it (OpTokenRevoke).
+	// Revoking twice is a no-op returning the token; an unknown id is
+	// ErrNotFound; agents get ErrForbidden.
+	RevokeToken(ctx context.Context, id string, actor Actor) (Token, error)
 	// Import stores records with their ids all-or-nothing; an existing id is
 	// ErrConflict, an invalid record ErrInvalid naming its index.
 	Import(ctx context.Context, recs []schema.MemoryRecord, actor Actor) error

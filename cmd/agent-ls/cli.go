@@ -172,6 +172,13 @@ func exampleOf(path string) string {
 				}
 			}
 		}
+		if c.name == "token" {
+			for _, s := range tokenSubs() {
+				if s.name == words[1] {
+					return s.example
+				}
+			}
+		}
 	}
 	return ""
 }

@@ -20,6 +20,11 @@ func commandPaths() [][]string {
 				out = append(out, []string{"memory", s.name})
 			}
 		}
+		if c.name == "token" {
+			for _, s := range tokenSubs() {
+				out = append(out, []string{"token", s.name})
+			}
+		}
 	}
 	return out
 }

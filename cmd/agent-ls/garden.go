@@ -254,7 +254,7 @@ func (c *evoCmd) printReports(reports []engine.HealthReport) {
 			agent = "(shared records)"
 		}
 		fmt.Fprintf(e.stdout, "agent %s: %d promoted, %s, %s, composition %d/%d chars (%d learned)\n",
-			agent, h.Promoted, schema.Count(len(h.Candidates), "candidate"), schema.Count(h.PendingReviews, "pending review"), h.ComposedChars, h.Ceiling, h.TotalChars)
+			agent, h.Promoted, schema.Count(len(h.Candidates), "candidate"), schema.Count(h.PendingReviews, "pending review"), h.ComposedChars, h.Ceiling, h.ComposedChars-h.AuthoredChars)
 		for _, p := range []string{"background", "judgment", "example", "awareness", "recovery", "manual"} {
 			ph := h.Primitives[p]
 			if ph.Promoted > 0 {

@@ -503,8 +503,6 @@ func entrySubject(e store.LedgerEntry, records map[string]schema.MemoryRecord) s
 	return s
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // describeEntry writes an entry's event, record and provenance.
 func describeEntry(w *strings.Builder, e store.LedgerEntry, records map[string]schema.MemoryRecord) {
 	fmt.Fprintf(w, "Ledger entry %d: %s by %s at %s\n", e.Seq, e.Op, e.Actor, e.At)

@@ -411,7 +411,7 @@ func (c *lintCmd) printReports(format string, reports []lintReport) error {
 			over = " (over the ceiling)"
 		}
 		fmt.Fprintf(w, "%s (agent %s): composition %d/%d chars%s (%d authored, %d learned); %d promoted: %d applied, %d spilled, %d dropped; %s; %s\n",
-			r.File, r.Agent, h.ComposedChars, h.Ceiling, over, h.AuthoredChars, h.TotalChars, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
+			r.File, r.Agent, h.ComposedChars, h.Ceiling, over, h.AuthoredChars, h.ComposedChars-h.AuthoredChars, h.Promoted, h.Applied, h.Spilled, h.Dropped, schema.Count(h.Conflicts, "conflict"), schema.Count(h.PendingReviews, "pending review"))
 		for _, cf := range h.ConflictRecords {
 			fmt.Fprintf(w, "  %s\n", conflictLine(cf))
 		}

@@ -268,7 +268,7 @@ func TestLintListRulesAndReport(t *testing.T) {
 		t.Errorf("list-rules text: %d\n%s", r.code, r.stdout)
 	}
 	r = runBin(t, dir, "", nil, "lint", "--report", "support.agent.yaml")
-	for _, s := range []string{"support.agent.yaml (agent support-bot): learned text", "2 promoted: 1 applied, 1 spilled", "background", "recall: 0 candidates"} {
+	for _, s := range []string{"support.agent.yaml (agent support-bot): composition 494/4000 chars (370 authored, 124 learned)", "2 promoted: 1 applied, 1 spilled", "background", "recall: 0 candidates"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("report lacks %q:\n%s", s, r.stdout)
 		}

@@ -75,9 +75,11 @@ func commands() []command {
 		{"reject", "reject a pending proposal (humans only)", "agent-ls reject 01J9Z8M0A1B2C3D4E5F6G7H8J9 --reason \"one customer's request\"", runReject},
 		{"garden", "curate memory: duplicates, conflicts, staleness, evals; health report", "agent-ls garden support.agent.yaml", runGarden},
 		{"learnings", "what the agent learned and unlearned since a time", "agent-ls learnings support.agent.yaml --since 7d", runLearnings},
+		{"bisect", "which learning broke my agent? the first ledger entry whose composition regresses on the eval", "agent-ls bisect support.agent.yaml --good 1 --format json", runBisect},
 		{"lens", "serve the evolution lens: a local web page to review what agents learn", "agent-ls lens --open", runLens},
 		{"serve", "run the language server over stdio (LSP)", "agent-ls serve --log-level debug", runServe},
-		{"mcp", "serve an agent's memory toolbox over the Model Context Protocol (stdio)", "agent-ls mcp support.agent.yaml --conversation conv-42", runMCP},
+		{"token", "create, list and revoke the service tokens that bind a served surface's callers to an agent file (humans only)", "agent-ls token list", runToken},
+		{"mcp", "serve the memory toolbox over the Model Context Protocol (stdio, or streamable HTTP with --http)", "agent-ls mcp support.agent.yaml --conversation conv-42\n  agent-ls mcp --http 127.0.0.1:0", runMCP},
 		{"version", "print the version", "agent-ls version", runVersion},
 		{"help", "show help for a command", "agent-ls help memory save", runHelp},
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agent-ls/agent-ls/engine"
 	mcpserver "github.com/agent-ls/agent-ls/mcp"
@@ -18,7 +19,9 @@ import (
 )
 
 // runMCP serves the memory toolbox over MCP on stdin/stdout, bound to one
-// agent and scope. Stdout carries protocol messages only; logs go to stderr.
+// agent and scope (stdout carries protocol messages only; logs go to
+// stderr), or, with --http, over streamable HTTP for every agent file of
+// the workspace, a request's token deciding the agent (runMCPHTTP).
 func runMCP(ctx context.Context, e *env, args []string) int {
 	fs := flag.NewFlagSet("agent-ls mcp", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -29,10 +32,21 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a tool's conversationId wins)")
 	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a tool's runId wins)")
 	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
+	hf := httpFlags{}
+	fs.StringVar(&hf.addr, "http", "", "serve MCP over streamable HTTP at `addr` (HOST:PORT; 127.0.0.1:0 picks a free port) instead of stdio: every agent file of the workspace, a request's bearer token deciding the agent")
+	fs.StringVar(&hf.tlsCert, "tls-cert", "", "with --http: TLS certificate `file` (PEM); required for a non-loopback address")
+	fs.StringVar(&hf.tlsKey, "tls-key", "", "with --http: TLS private key `file` (PEM)")
+	fs.Var(&hf.allowedHosts, "allowed-host", "with --http: a `host` header value to accept besides the listen address (host:port, or a host for any port; repeatable), e.g. the name a reverse proxy forwards")
+	fs.Var(&hf.allowedOrigins, "allowed-origin", "with --http: a browser `origin` (scheme://host[:port]) allowed to call (repeatable); any other Origin header is refused")
+	fs.DurationVar(&hf.readHeaderTimeout, "read-header-timeout", 10*time.Second, "with --http: how long a client may take to send a request's headers")
+	fs.DurationVar(&hf.idleTimeout, "idle-timeout", 2*time.Minute, "with --http: how long an idle keep-alive connection stays open")
+	fs.DurationVar(&hf.writeTimeout, "write-timeout", 2*time.Minute, "with --http: how long a request may take, from its headers to the end of its answer")
+	fs.DurationVar(&hf.shutdownTimeout, "shutdown-timeout", 10*time.Second, "with --http: how long SIGINT/SIGTERM waits for requests in flight")
+	fs.IntVar(&hf.maxServers, "max-agents", 64, "with --http: how many (agent file, scope) servers are kept ready")
 	sf.register(fs, sf)
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
-		printHelp(e.stdout, help{path: "mcp", usage: "AGENT_FILE [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]",
+		printHelp(e.stdout, help{path: "mcp", usage: "AGENT_FILE [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]\n       agent-ls mcp --http ADDR [--tls-cert FILE --tls-key FILE] [--allowed-host H]... [--store LOC]",
 			body: `Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,
 memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource
 agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past
@@ -40,7 +54,18 @@ a gate, delete, or reach another agent's records. The store is opened per call
 (calls wait their turn for it). A line that is not a JSON-RPC message is answered with
 a JSON-RPC error and the server reads on; at the end of input every request read is
 answered before the server exits.
-The agent file is the argument (--agent FILE is the same).`}, fs)
+The agent file is the argument (--agent FILE is the same).
+
+With --http ADDR it serves MCP's streamable HTTP transport at /mcp instead (stateless: any
+request may reach any of several servers on one store) and prints the endpoint URL as its
+first stdout line. No agent file is given: it serves every agent file of the workspace
+around the working directory, and a request's token (Authorization: Bearer, made by
+'agent-ls token create --agent FILE') decides the agent and scope; the model never does.
+A request without a valid token gets 401; GET /healthz answers without one. Loopback by
+default; a non-loopback address needs --tls-cert and --tls-key. The conversation and run
+of a save come from the request's _meta, as on stdio. Deploying it: docs/SERVICE.md.
+Over HTTP on a free loopback port (the first line printed is the URL):
+  agent-ls mcp --http 127.0.0.1:0`}, fs)
 		return exitOK
 	}
 	if err != nil {
@@ -50,6 +75,24 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 		fmt.Fprintf(e.stderr, "agent-ls mcp: %s\n", fmt.Sprintf(format, a...))
 		return exitUsage
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
+		return fail("--log-level %q: want debug, info, warn or error", logLevel)
+	}
+	if hf.addr != "" {
+		if agentFile != "" || len(pos) > 0 || scopeFlag != "" || conv != "" || run != "" {
+			return usageFail(e.stderr, "mcp", errors.New("--http serves every agent file of the workspace: a request's token decides the agent and scope, its _meta the conversation and run; give no AGENT_FILE, --scope, --conversation or --run"))
+		}
+		if !flagSet(fs, "log-level") {
+			level = slog.LevelInfo // a service logs its requests
+		}
+		return runMCPHTTP(ctx, e, &hf, sf, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})))
+	}
+	for _, name := range []string{"tls-cert", "tls-key", "allowed-host", "allowed-origin", "read-header-timeout", "idle-timeout", "write-timeout", "shutdown-timeout", "max-agents"} {
+		if flagSet(fs, name) {
+			return usageFail(e.stderr, "mcp", fmt.Errorf("--%s goes with --http", name))
+		}
+	}
 	if len(pos) > 0 && agentFile == "" {
 		agentFile, pos = pos[0], pos[1:]
 	}
@@ -58,10 +101,6 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 	}
 	if agentFile == "" {
 		return usageFail(e.stderr, "mcp", errors.New("want the AGENT_FILE (or --agent FILE)"))
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
-		return fail("--log-level %q: want debug, info, warn or error", logLevel)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	if !filepath.IsAbs(agentFile) {
@@ -104,4 +143,11 @@ The agent file is the argument (--agent FILE is the same).`}, fs)
 		return fail("%v", err)
 	}
 	return exitOK
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

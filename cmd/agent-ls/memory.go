@@ -54,6 +54,8 @@ func memorySubs() []memorySub {
 			"agent-ls memory ledger --verify", memLedger},
 		{"retarget", "ID TARGET [--actor A] [--agent FILE] [flags]", "move a record to another target (a new record supersedes it, its supports carried)",
 			"agent-ls memory retarget 01J9Z8K3V4M5N6P7Q8R9S0T1U2 judgment.refunds.escalationTriggers", memRetarget},
+		{"restore", "ID [--actor A] [--agent FILE] [flags]", "bring a superseded or invalidated version back as the current one on its slot (humans only; a new record supersedes the current one)",
+			`agent-ls memory invalidate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --reason "wrong call" && agent-ls memory restore 01J9Z8K3V4M5N6P7Q8R9S0T1U2`, memRestore},
 		{"backup", "FILE [flags]", "write a consistent snapshot of the whole store (records, promotions, proposals, ledger) to FILE and verify it",
 			"agent-ls memory backup backups/memory-2026-12-04.db", memBackup},
 		{"save-batch", "FILE.jsonl [--scope k=v,...] [--actor A] [--agent FILE] [flags]", "save the memories of a JSONL file (one save request per line) in one transaction",
@@ -1314,6 +1316,12 @@ func ledgerLine(e store.LedgerEntry) string {
 	if e.Record != nil && e.Record.ID != e.RecordID {
 		fmt.Fprintf(&b, "  new %s", e.Record.ID)
 	}
+	if e.Record != nil && e.Record.Provenance.RestoredFrom != "" {
+		fmt.Fprintf(&b, "  restored from %s", e.Record.Provenance.RestoredFrom)
+	}
+	if e.Token != nil {
+		fmt.Fprintf(&b, "  token %s agent %s", e.Token.ID, e.Token.Agent)
+	}
 	if e.ProposalID != "" {
 		fmt.Fprintf(&b, "  proposal %s", e.ProposalID)
 	}
@@ -1493,4 +1501,52 @@ func agentFileName(arg string) bool {
 		}
 	}
 	return false
+}
+
+// memRestore brings a retired version back (engine Restore): human only.
+// Exit 0 restored, 1 refused or unknown (an agent or system actor, the
+// current version, no such record: as every memory command), 2 usage or
+// store error.
+func memRestore(ctx context.Context, m *memCmd, args []string) int {
+	fs := m.flags()
+	var actor, agentFile string
+	fs.StringVar(&actor, "actor", "", "who restores, `kind:name` (default: the workspace actor or human:$USER); only a human may")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
+	pos, code, ok := m.parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		m.errorf("want one record ID (a superseded or invalidated version)")
+		return exitUsage
+	}
+	id := pos[0]
+	if err := schema.CheckIDArg("ID", id); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
+	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
+	if !ok {
+		return code
+	}
+	defer s.Close()
+	res, err := eng.Restore(ctx, id, a)
+	if errors.Is(err, engine.ErrRefused) {
+		if m.format == "json" {
+			if c := m.writeJSON(res); c != exitOK {
+				return c
+			}
+		}
+		m.errorf("refused: %s", res.Reason)
+		return exitFindings
+	}
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
+	if m.format == "json" {
+		return m.writeJSON(res)
+	}
+	fmt.Fprintf(m.e.stdout, "%s\n", res.Reason)
+	return exitOK
 }

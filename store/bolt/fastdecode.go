@@ -241,6 +241,8 @@ func (d *recordDecoder) provenance(p *schema.Provenance) bool {
 			return seen.first(2) && d.str(&p.Author)
 		case "at":
 			return seen.first(3) && d.str(&p.At)
+		case "restoredFrom":
+			return seen.first(4) && d.str(&p.RestoredFrom)
 		}
 		return false
 	})

@@ -18,7 +18,7 @@ var _ store.Loader = (*Store)(nil)
 // ledger head.
 func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 	return s.update(ctx, func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketRecords, bucketLedger, bucketProposals, bucketSummaries} {
+		for _, name := range [][]byte{bucketRecords, bucketLedger, bucketProposals, bucketSummaries, bucketTokens} {
 			if b := tx.Bucket(name); b != nil {
 				if k, _ := b.Cursor().First(); k != nil {
 					return fmt.Errorf("load into %s: %w: the destination is not empty", s.path, store.ErrConflict)
@@ -53,6 +53,9 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			if err := putJSON(tx.Bucket(bucketProposals), []byte(p.ID), p); err != nil {
 				return err
 			}
+		}
+		if err := loadTokens(tx, snap.Ledger); err != nil {
+			return err
 		}
 		ledger, idx := tx.Bucket(bucketLedger), tx.Bucket(bucketLedgerOf)
 		for _, e := range snap.Ledger {

@@ -83,6 +83,7 @@ func (s *Store) storedState(tx *bbolt.Tx, want store.State) (store.State, []stor
 			return nil
 		})
 	}
+	diffs = append(diffs, storedTokenState(tx, &st)...)
 	return st, append(diffs, store.CompareProposalRows(want, rows)...)
 }
 

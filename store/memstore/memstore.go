@@ -30,6 +30,7 @@ type Store struct {
 	records    map[string]*store.Stored
 	promotions map[string]store.Promotion
 	proposals  map[string]store.Proposal
+	tokens     map[string]store.StoredToken
 	ledger     []store.LedgerEntry
 	summaries  []store.OverlaySummary // oldest first
 	// changes counts the changes made (the store's stamp); an Update commit
@@ -70,6 +71,7 @@ func New(opts store.Options) *Store {
 		records:    map[string]*store.Stored{},
 		promotions: map[string]store.Promotion{},
 		proposals:  map[string]store.Proposal{},
+		tokens:     map[string]store.StoredToken{},
 	}
 }
 
@@ -589,6 +591,7 @@ func (s *Store) verify() error {
 		got.Proposals[id] = p
 		rows = append(rows, store.ProposalRow{Key: id, RecordID: p.RecordID, Kind: string(p.Kind), State: string(p.State), ExpiresAt: p.ExpiresAt, Body: p})
 	}
+	maps.Copy(got.Tokens, s.tokens)
 	want := store.ReplayAll(s.ledger)
 	if diffs := append(store.CompareState(want, got), store.CompareProposalRows(want, rows)...); len(diffs) > 0 {
 		return &store.StateError{Diffs: diffs}
@@ -735,7 +738,7 @@ func (s *Store) View(ctx context.Context, fn func(tx store.Reader) error) error 
 	defer s.mu.Unlock()
 	child := &Store{now: s.now, retention: s.retention, ids: s.ids, seq: s.seq,
 		changes: s.changes, base: s.changes, view: true, readOnly: true,
-		records: s.records, promotions: s.promotions, proposals: s.proposals,
+		records: s.records, promotions: s.promotions, proposals: s.proposals, tokens: s.tokens,
 		ledger: s.ledger, summaries: s.summaries}
 	defer func() {
 		child.mu.Lock()
@@ -758,6 +761,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		records:    make(map[string]*store.Stored, len(s.records)),
 		promotions: maps.Clone(s.promotions),
 		proposals:  make(map[string]store.Proposal, len(s.proposals)),
+		tokens:     make(map[string]store.StoredToken, len(s.tokens)),
 		ledger:     slices.Clone(s.ledger),
 		summaries:  slices.Clone(s.summaries),
 	}
@@ -770,6 +774,9 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	for id, p := range s.proposals {
 		child.proposals[id] = cloneProposal(p)
 	}
+	for id, t := range s.tokens {
+		child.tokens[id] = store.CloneStoredToken(t)
+	}
 	g := &store.TxGuard{Tx: child}
 	err := fn(g)
 	if err == nil {
@@ -781,8 +788,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		child.closed = true
 		return err
 	}
-	s.seq, s.records, s.promotions, s.proposals, s.ledger, s.summaries =
-		child.seq, child.records, child.promotions, child.proposals, child.ledger, child.summaries
+	s.seq, s.records, s.promotions, s.proposals, s.tokens, s.ledger, s.summaries =
+		child.seq, child.records, child.promotions, child.proposals, child.tokens, child.ledger, child.summaries
 	s.changes = child.base + 1
 	child.closed = true
 	return nil

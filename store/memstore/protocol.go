@@ -79,6 +79,9 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 	for _, sum := range snap.Summaries {
 		s.summaries = append(s.summaries, store.CloneSummary(sum))
 	}
+	for _, t := range store.ReplayTokens(snap.Ledger) {
+		s.tokens[t.ID] = t
+	}
 	s.changes++
 	return nil
 }

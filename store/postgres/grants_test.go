@@ -22,7 +22,8 @@ const RuntimeGrants = `
 GRANT SELECT ON agent_ls_migrations TO ROLE;
 GRANT SELECT, UPDATE ON agent_ls_head TO ROLE;
 GRANT SELECT, INSERT ON agent_ls_ledger TO ROLE;
-GRANT SELECT, INSERT, UPDATE, DELETE ON agent_ls_records, agent_ls_promotions, agent_ls_proposals, agent_ls_summaries TO ROLE;`
+GRANT SELECT, INSERT, UPDATE, DELETE ON agent_ls_records, agent_ls_promotions, agent_ls_proposals, agent_ls_summaries TO ROLE;
+GRANT SELECT, INSERT, UPDATE ON agent_ls_tokens TO ROLE;`
 
 // TestRuntimeRoleGrants: a role with only the documented grants (after
 // memory init by a role that may create) does everything the protocol
@@ -95,6 +96,16 @@ func TestRuntimeRoleGrants(t *testing.T) {
 		}},
 		{"delete", func() error { return s.Delete(ctx, recs[1].ID, human) }},
 		{"summary", func() error { return s.AppendOverlaySummary(ctx, store.OverlaySummary{Agent: "a"}) }},
+		{"token", func() error {
+			tok, err := s.CreateToken(ctx, store.Token{Agent: "a", AgentFile: "a.agent.yaml"}, store.TokenHash("als_grants"), human)
+			if err == nil {
+				_, err = s.TokenByHash(ctx, store.TokenHash("als_grants"))
+			}
+			if err == nil {
+				_, err = s.RevokeToken(ctx, tok.ID, human)
+			}
+			return err
+		}},
 		{"verify", func() error { return s.Verify(ctx) }},
 	}
 	for _, st := range steps {

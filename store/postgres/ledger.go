@@ -273,7 +273,12 @@ func storedState(ctx context.Context, q querier) (store.State, []store.ProposalR
 		st.Proposals[r.Key] = r.Body
 		props = append(props, r)
 	}
-	return st, props, diffs, prows.Err()
+	if err := prows.Err(); err != nil {
+		return st, nil, nil, err
+	}
+	prows.Close()
+	tdiffs, err := storedTokens(ctx, q, &st)
+	return st, props, append(diffs, tdiffs...), err
 }
 
 // eachBody runs sql (selecting an id and a JSON body) and calls fn for

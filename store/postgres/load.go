@@ -17,7 +17,8 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 	return s.mutate(ctx, func(ts *txState) error {
 		var used bool
 		if err := ts.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM agent_ls_records) OR EXISTS (SELECT 1 FROM agent_ls_ledger)
-			OR EXISTS (SELECT 1 FROM agent_ls_proposals) OR EXISTS (SELECT 1 FROM agent_ls_summaries)`).Scan(&used); err != nil {
+			OR EXISTS (SELECT 1 FROM agent_ls_proposals) OR EXISTS (SELECT 1 FROM agent_ls_summaries)
+			OR EXISTS (SELECT 1 FROM agent_ls_tokens)`).Scan(&used); err != nil {
 			return err
 		}
 		if used {
@@ -58,6 +59,9 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 			}
 			ts.queueLedger(int64(e.Seq), e.RecordID, carried, string(b))
 			ts.h.ledgerSeq, ts.h.ledgerHash = int64(e.Seq), e.Hash
+		}
+		if err := loadTokens(ctx, ts, snap.Ledger); err != nil {
+			return err
 		}
 		for _, sum := range snap.Summaries {
 			b, err := json.Marshal(sum)

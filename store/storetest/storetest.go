@@ -108,6 +108,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"UpdateSeesItsWrites", k.updateSeesItsWritesTests()},
 		{"Protocol", k.protocolTests()},
 		{"Load", k.loadTests()},
+		{"Tokens", k.tokenTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -289,7 +289,11 @@ func TestHelpExamplesRun(t *testing.T) {
 			if m := ulidRE.FindString(line); m != "" && m != f.candidate && m != f.promoted && m != f.proposal {
 				t.Fatalf("%s (%s): id %s is no placeholder this test fills", ex, where, m)
 			}
-			runExample(t, copyDir(t, f.dir), line, where)
+			dir := copyDir(t, f.dir)
+			if strings.HasPrefix(line, "agent-ls bisect ") {
+				bisectEval(t, dir)
+			}
+			runExample(t, dir, line, where)
 		})
 	}
 }
@@ -330,6 +334,8 @@ func readiness(line string) *ready {
 	case fields[1] == "serve":
 		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
 		return &ready{stdin: fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body), first: regexp.MustCompile(`^Content-Length: \d+`)}
+	case fields[1] == "mcp" && strings.Contains(line, "--http"):
+		return &ready{first: regexp.MustCompile(`^http://127\.0\.0\.1:\d+/mcp$`)}
 	case fields[1] == "mcp":
 		return &ready{stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"examples_test","version":"0"}}}` + "\n",
 			first: regexp.MustCompile(`"id":1,"result":`)}
@@ -422,5 +428,25 @@ func startExample(t *testing.T, dir, line, where string, r *ready) {
 			go func() { exited <- cmd.Wait() }()
 			t.Fatalf("%s (printed by %s) did not start within 30 s\nstdout:\n%s\nstderr:\n%s", line, where, strings.Join(seen, "\n"), stderr.String())
 		}
+	}
+}
+
+// bisectEval configures an eval suite in an example's workspace copy (the
+// fixture has none, and bisect needs one): it regresses once the composed
+// prompt holds the fixture's promoted "before anything else" learning, so
+// `agent-ls bisect` finds that promotion and exits 0.
+func bisectEval(t *testing.T, dir string) {
+	t.Helper()
+	script := "#!/bin/sh\nif grep -q 'before anything else' \"$AGENT_LS_PROMPT_FILE\"; then echo '{\"score\": 0.5, \"passed\": 1, \"failed\": 1}'; else echo '{\"score\": 1, \"passed\": 2, \"failed\": 0}'; fi\n"
+	if err := os.WriteFile(filepath.Join(dir, "eval.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".agent-ls.yaml")
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append(data, "\neval:\n  command: [sh, eval.sh]\n"...), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
