@@ -48,7 +48,7 @@ func memorySubs() []memorySub {
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
 		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
 			"agent-ls memory import records.jsonl", memImport},
-		{"export", "[--format jsonl|text|json] [--git DIR] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store); --git DIR writes the agents' evolution as a git repository instead: a commit per ledger entry that changes a composition, holding NAME.prompt.md for every agent as render shows it then (run again, it appends the new entries)",
+		{"export", "[--format jsonl|text|json] [--git DIR] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store); --git DIR: the agents' evolution as a git repository, a commit per composition change",
 			"agent-ls memory export > records.jsonl", memExport},
 		{"ledger", "[--since T] [--record ID] [--verify] [--head [SEQ:HASH]] [flags]", "list or verify the hash-chained ledger",
 			"agent-ls memory ledger --verify", memLedger},
@@ -1022,7 +1022,7 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var actor, gitDir string
 	fs.StringVar(&actor, "actor", "", readActorUsage)
-	fs.StringVar(&gitDir, "git", "", "write the agents' evolution as a git repository in `DIR` (created if missing; an earlier export there is continued)")
+	fs.StringVar(&gitDir, "git", "", "write the agents' evolution as a git repository in `DIR`: a commit per ledger entry that changes a composition, holding NAME.prompt.md for every agent file as render prints it then (DIR created if missing; run again, it appends the new entries)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
