@@ -108,7 +108,7 @@ func TestWorkspaceConfigFile(t *testing.T) {
 		line, char int
 		want       string
 	}{
-		{0, 2, "Composition-wide limit on memory-derived characters"},
+		{0, 2, "Composition-wide limit in characters on the whole composed prompt"},
 		{0, 2, "workspace config (.agent-ls.yaml)"},
 		{3, 6, "Lint rule `budget-spill`"},
 	} {
