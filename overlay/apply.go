@@ -653,15 +653,12 @@ func totals(rep *Report, p Policy) Totals {
 // much of it is authored, and whether it is over the ceiling (the whole
 // composition counts, not only what memory added).
 func measure(t *Totals, p Prompt) {
-	t.ComposedChars = p.Chars()
-	learned := 0 // the memory fragments as rendered, each with its line break
-	for _, s := range p.Sections {
-		for _, f := range s.Fragments {
-			if f.Source == SourceMemory {
-				learned += utf8.RuneCountInString(f.Text) + 1
-			}
+	learned := 0
+	t.ComposedChars = p.count(func(f Fragment, n int) {
+		if f.Source == SourceMemory {
+			learned += n + 1 // the memory fragment as rendered, with its line break
 		}
-	}
+	})
 	t.AuthoredChars = max(t.ComposedChars-learned, 0)
 	t.CeilingExceeded = t.Ceiling > 0 && t.ComposedChars > t.Ceiling
 }

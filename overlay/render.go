@@ -456,7 +456,11 @@ func (p Prompt) Markdown() string {
 // between sections; note (when set) annotates memory fragments.
 // Chars is the number of characters (runes) of Text, counted without
 // building it.
-func (p Prompt) Chars() int {
+func (p Prompt) Chars() int { return p.count(nil) }
+
+// count is Chars, calling each (when set) with every fragment and its
+// characters.
+func (p Prompt) count(each func(f Fragment, n int)) int {
 	n := 0
 	for si, s := range p.Sections {
 		if si > 0 {
@@ -470,7 +474,11 @@ func (p Prompt) Chars() int {
 					n++
 				}
 			}
-			n += utf8.RuneCountInString(f.Text)
+			c := utf8.RuneCountInString(f.Text)
+			n += c
+			if each != nil {
+				each(f, c)
+			}
 		}
 	}
 	if n > 0 {

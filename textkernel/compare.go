@@ -39,9 +39,33 @@ import (
 // Canon mixes scripts. It is idempotent on its output for the strings the
 // tests cover, and ASCII input takes a fast path (lowercasing only).
 func Canon(s string) string {
-	if isASCII(s) {
-		return lowerASCII(s)
+	// One pass decides the ASCII fast path and whether it lowercases.
+	upper := false
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= utf8.RuneSelf {
+			return canonUnicode(s)
+		}
+		if 'A' <= b && b <= 'Z' {
+			upper = true
+		}
 	}
+	if !upper {
+		return s
+	}
+	out := make([]byte, len(s))
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		out[i] = b
+	}
+	return string(out)
+}
+
+// canonUnicode is Canon of a string that is not all ASCII.
+func canonUnicode(s string) string {
 	s = norm.NFKC.String(s)
 	c := folders.Get().(*cases.Caser)
 	s = c.String(s)
@@ -158,14 +182,6 @@ func isASCII(s string) bool {
 	return true
 }
 
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
-}
 
 // Clause breaks: punctuation that ends a clause for Words.
 func clauseBreak(r rune) bool {
