@@ -182,7 +182,6 @@ func isASCII(s string) bool {
 	return true
 }
 
-
 // Clause breaks: punctuation that ends a clause for Words.
 func clauseBreak(r rune) bool {
 	switch r {
