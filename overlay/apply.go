@@ -305,11 +305,57 @@ const authoredLinear = 16
 // textkernel.Key the first time it is asked about (a 1,400-entry section
 // searched once per record was most of Apply on such a file).
 type authoredKeys struct {
-	sections map[string]map[string]struct{}
-	// lines holds the Canon of each authored line of a judgment slot or a
-	// manual's workflows, built the first time a record of it is asked
-	// about.
-	lines map[lineSetKey]map[string]struct{}
+	// sections holds each asked-about background section's keys in their
+	// textkernel.Key form; lines the textkernel.Canon of each authored line
+	// of a judgment slot or a manual's workflows. Each is built the first
+	// time a record of it is asked about.
+	sections map[string]*kernelSet
+	lines    map[lineSetKey]*kernelSet
+	// judgment is lines for judgment slots, by judgment index and slot
+	// (heuristics, constraints, escalation triggers): no hashing per record.
+	judgment [][3]*kernelSet
+}
+
+// slotIndex is a judgment slot's index in authoredKeys.judgment, -1 for
+// another name.
+func slotIndex(slot string) int {
+	switch slot {
+	case schema.SlotHeuristics:
+		return 0
+	case schema.SlotConstraints:
+		return 1
+	case schema.SlotEscalationTriggers:
+		return 2
+	}
+	return -1
+}
+
+// kernelSet is a set of kernel forms: a slice searched linearly up to
+// authoredLinear entries (cheaper than hashing each record's text), a map
+// above.
+type kernelSet struct {
+	small []string
+	large map[string]struct{}
+}
+
+func newKernelSet(n int, each func(add func(string))) *kernelSet {
+	ks := &kernelSet{}
+	if n > authoredLinear {
+		ks.large = make(map[string]struct{}, n)
+		each(func(s string) { ks.large[s] = struct{}{} })
+	} else {
+		ks.small = make([]string, 0, n)
+		each(func(s string) { ks.small = append(ks.small, s) })
+	}
+	return ks
+}
+
+func (ks *kernelSet) has(s string) bool {
+	if ks.large != nil {
+		_, ok := ks.large[s]
+		return ok
+	}
+	return slices.Contains(ks.small, s)
 }
 
 // lineSetKey names an authored list of lines: a judgment's slot, or a
@@ -320,34 +366,26 @@ type lineSetKey struct {
 }
 
 // has reports whether key (whose textkernel.Key is k) is an authored key of
-// section: AuthoredKey's rule, with the section's keys indexed once per
-// Apply.
+// section: AuthoredKey's rule, with the section's keys in kernel form
+// computed once per Apply.
 func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key, k string) bool {
 	sec := cfg.Background.Section(section)
-	if sec == nil {
-		return false
-	}
-	if len(*sec) <= authoredLinear {
-		for _, e := range *sec {
-			if e.Key == key || textkernel.Key(e.Key) == k {
-				return true
-			}
-		}
+	if sec == nil || len(*sec) == 0 {
 		return false
 	}
 	keys, ok := a.sections[section]
 	if !ok {
-		keys = make(map[string]struct{}, len(*sec))
-		for _, e := range *sec {
-			keys[textkernel.Key(e.Key)] = struct{}{}
-		}
+		keys = newKernelSet(len(*sec), func(add func(string)) {
+			for _, e := range *sec {
+				add(textkernel.Key(e.Key))
+			}
+		})
 		if a.sections == nil {
-			a.sections = map[string]map[string]struct{}{}
+			a.sections = map[string]*kernelSet{}
 		}
 		a.sections[section] = keys
 	}
-	_, ok = keys[k]
-	return ok
+	return keys.has(k)
 }
 
 // hasLine reports whether the authored lines named by at hold text (whose
@@ -355,22 +393,36 @@ func (a *authoredKeys) has(cfg *schema.AgentConfig, section, key, k string) bool
 // with format characters or confusable letters is the line. Each list's Canon
 // computed once per Apply.
 func (a *authoredKeys) hasLine(at lineSetKey, lines []string, text, c string) bool {
-	if len(lines) <= authoredLinear && slices.Contains(lines, text) {
-		return true
+	if len(lines) == 0 {
+		return false
+	}
+	build := func() *kernelSet {
+		return newKernelSet(len(lines), func(add func(string)) {
+			for _, l := range lines {
+				add(textkernel.Canon(l))
+			}
+		})
+	}
+	if i := slotIndex(at.name); at.judgment >= 0 && i >= 0 {
+		for len(a.judgment) <= at.judgment {
+			a.judgment = append(a.judgment, [3]*kernelSet{})
+		}
+		set := a.judgment[at.judgment][i]
+		if set == nil {
+			set = build()
+			a.judgment[at.judgment][i] = set
+		}
+		return set.has(c)
 	}
 	set, ok := a.lines[at]
 	if !ok {
-		set = make(map[string]struct{}, len(lines))
-		for _, l := range lines {
-			set[textkernel.Canon(l)] = struct{}{}
-		}
+		set = build()
 		if a.lines == nil {
-			a.lines = map[lineSetKey]map[string]struct{}{}
+			a.lines = map[lineSetKey]*kernelSet{}
 		}
 		a.lines[at] = set
 	}
-	_, ok = set[c]
-	return ok
+	return set.has(c)
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }
