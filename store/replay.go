@@ -163,40 +163,30 @@ func CompareState(want, got State) []Difference {
 			}
 		}
 	}
-	for _, id := range unionKeys(want.Promotions, got.Promotions) {
-		w, wok := want.Promotions[id]
-		g, gok := got.Promotions[id]
+	out = append(out, rowDifferences("promotion", want.Promotions, got.Promotions,
+		"a promotion row no ledger entry made", "the ledger promoted it, but no promotion row is stored", "the stored promotion row differs from the ledger's")...)
+	out = append(out, rowDifferences("proposal", want.Proposals, got.Proposals,
+		"stored, but no ledger entry made it", "the ledger has it, but it is not stored", "the stored proposal differs from the ledger's")...)
+	out = append(out, rowDifferences("token", want.Tokens, got.Tokens,
+		"stored, but no ledger entry created it", "the ledger has it, but it is not stored", "the stored token differs from the ledger's")...)
+	return out
+}
+
+// rowDifferences compares the rows of one kind the ledger rebuilt (want)
+// with the stored ones (got), by id: a row only stored, a row only rebuilt,
+// a row that differs, each with its message.
+func rowDifferences[T any](kind string, want, got map[string]T, onlyStored, onlyLedger, differs string) []Difference {
+	var out []Difference
+	for _, id := range unionKeys(want, got) {
+		w, wok := want[id]
+		g, gok := got[id]
 		switch {
 		case !wok:
-			out = append(out, Difference{"promotion", id, "a promotion row no ledger entry made"})
+			out = append(out, Difference{kind, id, onlyStored})
 		case !gok:
-			out = append(out, Difference{"promotion", id, "the ledger promoted it, but no promotion row is stored"})
+			out = append(out, Difference{kind, id, onlyLedger})
 		case !sameJSON(w, g):
-			out = append(out, Difference{"promotion", id, "the stored promotion row differs from the ledger's"})
-		}
-	}
-	for _, id := range unionKeys(want.Proposals, got.Proposals) {
-		w, wok := want.Proposals[id]
-		g, gok := got.Proposals[id]
-		switch {
-		case !wok:
-			out = append(out, Difference{"proposal", id, "stored, but no ledger entry made it"})
-		case !gok:
-			out = append(out, Difference{"proposal", id, "the ledger has it, but it is not stored"})
-		case !sameJSON(w, g):
-			out = append(out, Difference{"proposal", id, "the stored proposal differs from the ledger's"})
-		}
-	}
-	for _, id := range unionKeys(want.Tokens, got.Tokens) {
-		w, wok := want.Tokens[id]
-		g, gok := got.Tokens[id]
-		switch {
-		case !wok:
-			out = append(out, Difference{"token", id, "stored, but no ledger entry created it"})
-		case !gok:
-			out = append(out, Difference{"token", id, "the ledger has it, but it is not stored"})
-		case !sameJSON(w, g):
-			out = append(out, Difference{"token", id, "the stored token differs from the ledger's"})
+			out = append(out, Difference{kind, id, differs})
 		}
 	}
 	return out

@@ -574,13 +574,8 @@ func memShow(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		m.errorf("want one record ID")
-		return exitUsage
-	}
-	id := pos[0]
-	if err := schema.CheckIDArg("ID", id); err != nil {
-		m.errorf("%v", err)
+	id, ok := m.oneID(pos, "one record ID")
+	if !ok {
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(true)
@@ -677,17 +672,12 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		m.errorf("want one record ID")
+	id, ok := m.oneID(pos, "one record ID")
+	if !ok {
 		return exitUsage
 	}
 	if strings.TrimSpace(reason) == "" {
 		reason = "invalidated with agent-ls memory invalidate"
-	}
-	id := pos[0]
-	if err := schema.CheckIDArg("ID", id); err != nil {
-		m.errorf("%v", err)
-		return exitUsage
 	}
 	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
@@ -1516,13 +1506,8 @@ func memRestore(ctx context.Context, m *memCmd, args []string) int {
 	if !ok {
 		return code
 	}
-	if len(pos) != 1 {
-		m.errorf("want one record ID (a superseded or invalidated version)")
-		return exitUsage
-	}
-	id := pos[0]
-	if err := schema.CheckIDArg("ID", id); err != nil {
-		m.errorf("%v", err)
+	id, ok := m.oneID(pos, "one record ID (a superseded or invalidated version)")
+	if !ok {
 		return exitUsage
 	}
 	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
@@ -1549,4 +1534,19 @@ func memRestore(ctx context.Context, m *memCmd, args []string) int {
 	}
 	fmt.Fprintf(m.e.stdout, "%s\n", res.Reason)
 	return exitOK
+}
+
+// oneID is the one record ID a command takes as its arguments, checked
+// (schema.CheckIDArg); want says what the command wants when the count is
+// wrong. It reports the problem and returns false.
+func (m *memCmd) oneID(pos []string, want string) (string, bool) {
+	if len(pos) != 1 {
+		m.errorf("want %s", want)
+		return "", false
+	}
+	if err := schema.CheckIDArg("ID", pos[0]); err != nil {
+		m.errorf("%v", err)
+		return "", false
+	}
+	return pos[0], true
 }
