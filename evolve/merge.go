@@ -109,6 +109,11 @@ func (e *Engine) merge(ctx context.Context, o Outcome, p store.Proposal, actor s
 		return refused(o, "merge %s: the merged text is empty", p.ID)
 	}
 	prov := schema.Provenance{ConversationID: keep.Provenance.ConversationID, RunID: keep.Provenance.RunID}
+	// The workspace's limits hold for a merged text as for a saved one (the
+	// store checks the rest: bidi controls, identifiers).
+	if err := store.CheckLimits(e.ws.Limits, &schema.MemoryRecord{Content: content, Scope: keep.Scope, Tags: keep.Tags, Provenance: prov}); err != nil {
+		return refused(o, "merge %s: the merged text: %v", p.ID, err)
+	}
 	recs, err := e.st.Write(ctx, []store.WriteRequest{{Scope: keep.Scope, Kind: keep.Kind, Content: content, Tags: keep.Tags,
 		Provenance: prov, Target: keep.Target, Supersedes: keep.ID}}, actor)
 	if err != nil {

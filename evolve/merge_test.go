@@ -92,6 +92,24 @@ func TestGardenMergeKeepsBoth(t *testing.T) {
 			t.Fatalf("ledger: %v", err)
 		}
 	}
+	// An edit the save door would refuse is refused, and changes nothing.
+	{
+		f := newFixture(t, func(c *Config) { c.Workspace.Limits.Content = 80 })
+		keep := f.write("Always run the smoke tests after every deploy", "judgment.deploy.heuristics", "conv-1", true)
+		frag := f.write("Run smoke tests and check the error budget dashboard after deploys", "judgment.deploy.heuristics", "conv-2", true)
+		h, err := f.eng.Garden(f.ctx)
+		if err != nil || len(h.Proposals) != 1 {
+			t.Fatalf("garden: %v %v", h.Proposals, err)
+		}
+		for _, bad := range []string{strings.Repeat("x", 81), "smoke tests \u202e reversed"} {
+			if _, err := f.eng.ApproveWith(f.ctx, h.Proposals[0], human, "", bad); err == nil {
+				t.Errorf("merged text %q approved", bad)
+			}
+		}
+		if !f.isPromoted(keep.ID) || !f.isPromoted(frag.ID) {
+			t.Fatal("a refused merge changed the store")
+		}
+	}
 	// content on a proposal that is not a merge.
 	f := newFixture(t)
 	keep := f.write("Flag unchecked errors on deferred Close calls", "judgment.code-review.heuristics", "conv-1", true)
