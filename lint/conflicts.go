@@ -309,9 +309,9 @@ func (c *runCtx) recordContradictions(live []*schema.MemoryRecord, text func(int
 // authoredPlace is the JSON pointer of the authored key or name a dropped
 // record's target collides with, and how to name it.
 func (c *runCtx) authoredPlace(o overlay.RecordOutcome) (ptr, what string) {
-	switch o.Target.Primitive {
+	t := targetOf(o)
+	switch t.Primitive {
 	case schema.PrimitiveBackground:
-		t := o.Target
 		if k, ok := overlay.AuthoredKey(c.cfg, t.Section, t.Key); ok {
 			t.Key = k // the authored spelling the lookalike collides with
 		}
@@ -329,7 +329,7 @@ func (c *runCtx) authoredPlace(o overlay.RecordOutcome) (ptr, what string) {
 		}
 		return ptr, what
 	default:
-		return c.targetPointer(o.Target), o.Target.String()
+		return c.targetPointer(t), t.String()
 	}
 }
 

@@ -97,6 +97,14 @@ func (c *runCtx) recordPointer(r *schema.MemoryRecord) string {
 	return c.targetPointer(*r.Target)
 }
 
+// targetOf is a copy of o's target, the zero target when it has none.
+func targetOf(o overlay.RecordOutcome) schema.MemoryTarget {
+	if o.Target == nil {
+		return schema.MemoryTarget{}
+	}
+	return *o.Target
+}
+
 // targetPointer is the authored place a target names (overlay.TargetPointer).
 func (c *runCtx) targetPointer(t schema.MemoryTarget) string { return overlay.TargetPointer(c.cfg, t) }
 
@@ -214,7 +222,7 @@ func ruleMemoryConflict(c *runCtx) []Finding {
 		if o, ok := c.rep.Outcome(winner); ok {
 			ptr = o.Pointer
 			if ptr == "" {
-				ptr = c.targetPointer(o.Target)
+				ptr = c.targetPointer(targetOf(o))
 			}
 		}
 		f := c.finding(ptr, fmt.Sprintf("memories %s and %s collide on %s: %s renders (newer), %s is shadowed", winner, shadowed, cf.Target, winner, shadowed))
@@ -289,7 +297,7 @@ func (c *runCtx) unapplicable(reasons ...overlay.Reason) []struct {
 	}
 	var out []item
 	for _, o := range c.dropped(reasons...) {
-		out = append(out, item{c.records[o.ID], o.Target, o.ID, o.Reason, false})
+		out = append(out, item{c.records[o.ID], targetOf(o), o.ID, o.Reason, false})
 	}
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]

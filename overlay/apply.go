@@ -26,6 +26,12 @@ type item struct {
 	bytes    int // UTF-8 bytes of the same text
 	supports int
 	judgment int // index of the target judgment, -1 when none
+	// age ranks the record's createdAt among the records (equal createdAt,
+	// equal age; later, higher) and pos is its place in canonical order
+	// (createdAt, then id): the spill and collision orders compare these
+	// instead of the records' strings.
+	age, pos int32
+	spill    int32 // the spillIndex group of a spilled record
 	group    groupKey
 	ex       *schema.ExamplePayload
 	aw       *schema.AwarenessDomain
@@ -115,7 +121,11 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 	items := make([]item, 0, len(recs))
 	var authored authoredKeys
 	lastID := ""
+	var age int32
 	for i, r := range recs {
+		if i > 0 && r.CreatedAt != recs[i-1].CreatedAt {
+			age++
+		}
 		out := &rep.Records[i]
 		out.ID = r.ID
 		if i > 0 && r.ID == lastID {
@@ -127,15 +137,12 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 			drop(out, ReasonUntargeted)
 			continue
 		}
-		t := *r.Target
-		out.Primitive = t.Primitive
-		out.Target = t
-		if t.Validate() != nil {
-			out.Primitive, out.Target = "", schema.MemoryTarget{}
+		if r.Target.Validate() != nil {
 			drop(out, ReasonInvalidTarget)
 			continue
 		}
-		it := item{rec: r, out: out, judgment: -1, supports: distinctConversations(r)}
+		out.Primitive, out.Target = r.Target.Primitive, r.Target
+		it := item{rec: r, out: out, judgment: -1, supports: distinctConversations(r), age: age, pos: int32(len(items))}
 		if reason := classify(cfg, &authored, &it); reason != "" {
 			drop(out, reason)
 			continue
@@ -199,11 +206,11 @@ func canonicalCmp(a, b *schema.MemoryRecord) int {
 
 // newer reports whether a beats b in a collision: newest createdAt, then the
 // smaller id.
-func newer(a, b *schema.MemoryRecord) bool {
-	if a.CreatedAt != b.CreatedAt {
-		return a.CreatedAt > b.CreatedAt
+func newer(a, b *item) bool {
+	if a.age != b.age {
+		return a.age > b.age
 	}
-	return a.ID < b.ID
+	return a.pos < b.pos
 }
 
 // classify checks a targeted record against the authored config, fills the
@@ -499,7 +506,7 @@ func resolveGroups(items []item, rep *Report, hash func(*groupKey) uint64) {
 		switch {
 		case !ok:
 			return true
-		case newer(items[i].rec, items[w].rec):
+		case newer(&items[i], &items[w]):
 			losers = append(losers, w)
 			return true
 		}
@@ -546,7 +553,7 @@ func resolveGroups(items []item, rep *Report, hash func(*groupKey) uint64) {
 		if it.group.prim == schema.PrimitiveBackground {
 			// The group key is textkernel.Key; the report names the key
 			// as the rendering record spells it.
-			wt := &items[w].out.Target
+			wt := items[w].out.Target
 			slot = "background." + wt.Section + "." + wt.Key
 		}
 		rep.Conflicts = append(rep.Conflicts, Conflict{Slot: slot, Winner: items[w].rec.ID, Shadowed: it.rec.ID})
@@ -589,10 +596,10 @@ func spillCmp(a, b *item) int {
 	if a.supports != b.supports {
 		return cmp.Compare(b.supports, a.supports)
 	}
-	if c := strings.Compare(b.rec.CreatedAt, a.rec.CreatedAt); c != 0 {
-		return c
+	if a.age != b.age {
+		return cmp.Compare(b.age, a.age)
 	}
-	return strings.Compare(a.rec.ID, b.rec.ID)
+	return cmp.Compare(a.pos, b.pos)
 }
 
 // containerKey identifies a container: the primitive, the one of section,
@@ -605,7 +612,7 @@ type containerKey struct {
 
 // container is the pointer of the list or block a record targets, where a
 // spill marker renders (containerPtr, the rule Container states).
-func container(it *item) string { return containerPtr(it.out.Target, it.judgment) }
+func container(it *item) string { return containerPtr(*it.out.Target, it.judgment) }
 
 // parentContainer is the container of a placed line's pointer: its parent
 // (a substring, no allocation), or the recovery block for a line of its

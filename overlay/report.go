@@ -42,11 +42,13 @@ const (
 type RecordOutcome struct {
 	ID        string           `json:"id"`
 	Primitive schema.Primitive `json:"primitive,omitempty"`
-	// Target is the record's target; JSON gives its compact form, e.g.
+	// Target is the record's target (it points at the record's own target:
+	// read it, do not change it), nil when the record has none or an invalid
+	// one; JSON gives its compact form, e.g.
 	// "background.projectContext.deploy_window".
-	Target schema.MemoryTarget `json:"-"`
-	Status Status              `json:"status"`
-	Reason Reason              `json:"reason,omitempty"`
+	Target *schema.MemoryTarget `json:"-"`
+	Status Status               `json:"status"`
+	Reason Reason               `json:"reason,omitempty"`
 	// Pointer is where an applied record landed in config′ (see pointer.go).
 	Pointer string `json:"pointer,omitempty"`
 	// Container is the authored list or block the record's line joins
@@ -62,7 +64,7 @@ type RecordOutcome struct {
 func (o RecordOutcome) MarshalJSON() ([]byte, error) {
 	type plain RecordOutcome
 	var target string
-	if o.Target.Primitive != "" {
+	if o.Target != nil && o.Target.Primitive != "" {
 		target = o.Target.String()
 	}
 	return json.Marshal(struct {
@@ -87,7 +89,7 @@ func (o *RecordOutcome) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return fmt.Errorf("record %s: %w", o.ID, err)
 		}
-		o.Target = t
+		o.Target = &t
 	}
 	return nil
 }

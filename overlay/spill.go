@@ -27,7 +27,7 @@ type spillGroup struct {
 
 // containerOf is the key of the container an item targets.
 func containerOf(it *item) containerKey {
-	t := &it.out.Target
+	t := it.out.Target
 	return containerKey{t.Primitive, cmp.Or(t.Section, t.Slot, t.Capability), it.judgment}
 }
 
@@ -76,11 +76,13 @@ func (s *spillIndex) count(it *item) string {
 		}
 	}
 	s.groups[g].n++
+	it.spill = int32(g)
 	return s.groups[g].ptr
 }
 
 // lists returns Attribution.Spilled: per container pointer, the ids of its
-// spilled items in item order; nil when nothing spilled.
+// spilled items in item order (each counted by count); nil when nothing
+// spilled.
 func (s *spillIndex) lists(items []item) map[string][]string {
 	if len(s.groups) == 0 {
 		return nil
@@ -102,8 +104,7 @@ func (s *spillIndex) lists(items []item) map[string][]string {
 		if it.out.Status != StatusSpilled {
 			continue
 		}
-		g := s.group(containerOf(it))
-		ids[g] = append(ids[g], it.rec.ID)
+		ids[it.spill] = append(ids[it.spill], it.rec.ID)
 	}
 	out := make(map[string][]string, len(s.groups))
 	for i, g := range s.groups {
