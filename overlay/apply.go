@@ -142,13 +142,17 @@ func apply(cfg *schema.AgentConfig, records []schema.MemoryRecord, p Policy, has
 			continue
 		}
 		out.Primitive, out.Target = r.Target.Primitive, r.Target
-		it := item{rec: r, out: out, judgment: -1, supports: distinctConversations(r), age: age, pos: int32(len(items))}
-		if reason := classify(cfg, &authored, &it); reason != "" {
+		// The item is built in its place (items has room for every
+		// record) and kept by extending the slice over it.
+		n := len(items)
+		it := &items[:n+1][n]
+		*it = item{rec: r, out: out, judgment: -1, supports: distinctConversations(r), age: age, pos: int32(n)}
+		if reason := classify(cfg, &authored, it); reason != "" {
 			drop(out, reason)
 			continue
 		}
 		out.Chars, out.Bytes = it.chars, it.bytes
-		items = append(items, it)
+		items = items[:n+1]
 	}
 
 	resolveGroups(items, &rep, hash)

@@ -55,7 +55,7 @@ type MemoryTarget struct {
 // the identifier rule (CheckIdentifier). Every door calls it: ParseTarget
 // for the compact string form, the store's write and import checks for the
 // object form.
-func (t MemoryTarget) Validate() error {
+func (t *MemoryTarget) Validate() error {
 	if err := t.validateShape(); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (t MemoryTarget) Validate() error {
 }
 
 // validateShape is Validate without the identifier rule.
-func (t MemoryTarget) validateShape() error {
+func (t *MemoryTarget) validateShape() error {
 	switch t.Primitive {
 	case PrimitiveBackground:
 		if !contains(BackgroundSections, t.Section) {
@@ -103,7 +103,7 @@ func (t MemoryTarget) validateShape() error {
 			return fmt.Errorf("example target: only judgmentDomain is allowed")
 		}
 	case PrimitiveAwareness, PrimitiveRecovery:
-		if t != (MemoryTarget{Primitive: t.Primitive}) {
+		if *t != (MemoryTarget{Primitive: t.Primitive}) {
 			return fmt.Errorf("%s target: takes no fields", t.Primitive)
 		}
 	case PrimitiveManual:
