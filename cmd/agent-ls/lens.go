@@ -41,7 +41,9 @@ func runLens(ctx context.Context, e *env, args []string) int {
 	if len(pos) > 0 {
 		return usageFail(e.stderr, "lens", fmt.Errorf("unexpected arguments %q", pos))
 	}
-	v, err := lensVerbs(e, sf)
+	opener, done := e.longLivedOpener()
+	defer done()
+	v, err := lensVerbs(e, opener, sf)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agent-ls lens: %v\n", err)
 		return exitUsage
@@ -102,8 +104,8 @@ func openBrowser(url string) error {
 // lensVerbs resolves the lens's session (the workspace around the working
 // directory, --store, the workspace's actor) and returns its review verbs:
 // the lens is an adapter over them (lens.EngineBackend).
-func lensVerbs(e *env, sf storeFlags) (*engine.Verbs, error) {
-	s, err := engine.Resolve(e.opener(), engine.Request{Start: e.cwd, Dir: e.cwd, Store: sf.path, Getenv: e.getenv})
+func lensVerbs(e *env, opener engine.Opener, sf storeFlags) (*engine.Verbs, error) {
+	s, err := engine.Resolve(opener, engine.Request{Start: e.cwd, Dir: e.cwd, Store: sf.path, Getenv: e.getenv})
 	if err != nil {
 		// No actor is no access: nothing falls back to a human.
 		return nil, fmt.Errorf("workspace actor: %w", err)

@@ -71,7 +71,7 @@ func lensOver(t *testing.T, dir string, sf storeFlags) (*httptest.Server, *http.
 		}
 		return ""
 	}, cwd: dir, now: time.Now}
-	v, err := lensVerbs(e, sf)
+	v, err := lensVerbs(e, e.opener(), sf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func TestLensPostgres(t *testing.T) {
 func liveLens(t *testing.T, dir string, sf storeFlags) <-chan string {
 	t.Helper()
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "ana" }, cwd: dir, now: time.Now}
-	v, err := lensVerbs(e, sf)
+	v, err := lensVerbs(e, e.opener(), sf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,13 +118,15 @@ Over HTTP on a free loopback port (the first line printed is the URL):
 	if sf.path != "" {
 		path = engine.StoreLocation(e.cwd, sf.path)
 	}
+	opener, done := e.longLivedOpener()
+	defer done()
 	srv, err := mcpserver.New(mcpserver.Config{
 		AgentFile:  agentFile,
 		Workspace:  ws.Config,
 		Scope:      scope,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run},
 		Open: func(ctx context.Context, readOnly bool) (store.Store, error) {
-			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
+			return engine.OpenStore(ctx, opener, path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
 		},
 		// The calls of this process wait their turn for the store.
 		Queue:     engine.QueueFor(path),

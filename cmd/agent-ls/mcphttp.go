@@ -79,8 +79,10 @@ func runMCPHTTP(ctx context.Context, e *env, hf *httpFlags, sf storeFlags, logge
 	if sf.path != "" {
 		path = engine.StoreLocation(e.cwd, sf.path)
 	}
+	opener, done := e.longLivedOpener()
+	defer done()
 	open := func(ctx context.Context, readOnly bool) (store.Store, error) {
-		return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
+		return engine.OpenStore(ctx, opener, path, store.Options{Now: e.now, LockTimeout: sf.lockTimeout, ReadOnly: readOnly, Logger: logger})
 	}
 	queue := engine.QueueFor(path)
 	var tlsCfg *tls.Config

@@ -70,15 +70,17 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		}
 		defer stop()
 	}
+	opener, done := e.longLivedOpener()
+	defer done()
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
 		return func(ctx context.Context, path string) (store.Store, error) {
-			return engine.OpenStore(ctx, e.opener(), path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
+			return engine.OpenStore(ctx, opener, path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
 	err = lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{
 		OpenStore:         open(false),
 		OpenStoreReadOnly: open(true),
-		Follow:            e.opener().Source,
+		Follow:            opener.Source,
 		Now:               e.now,
 		Logger:            logger,
 		Lint:              lsp.LintEngine(),

@@ -7,7 +7,9 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agent-ls/agent-ls/events"
@@ -70,4 +72,70 @@ func Init(ctx context.Context, location string, opts store.Options) (string, err
 		return "", err
 	}
 	return fmt.Sprintf("file schema version %d", bolt.Version), nil
+}
+
+// Pool opens stores for a long-lived process: a database store is
+// connected once per location and options and lent to every Open after
+// that (its Close does nothing; Pool.Close closes it), so a request pays
+// neither a new connection nor the schema check. A file store is opened
+// per call as Open does: the embedded store never stays open between
+// operations, so several processes can take turns writing. A Pool is safe
+// for concurrent use; the zero value is ready.
+type Pool struct {
+	mu     sync.Mutex
+	dbs    map[poolKey]*postgres.Store
+	closed bool
+}
+
+// poolKey is what makes two opens of a database the same connection pool:
+// the location and the options that change how it is opened (the first
+// open's clock, entropy and logger serve the rest).
+type poolKey struct {
+	loc       string
+	readOnly  bool
+	timeout   time.Duration
+	retention int
+}
+
+// Open opens the store at location with opts (see Pool).
+func (p *Pool) Open(ctx context.Context, location string, opts store.Options) (store.Store, error) {
+	if !IsURL(location) {
+		return Open(ctx, location, opts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	k := poolKey{location, opts.ReadOnly, opts.LockTimeout, opts.SummaryRetention}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("open store %s: the process is shutting down: %w", Redact(location), store.ErrUnavailable)
+	}
+	if db, ok := p.dbs[k]; ok {
+		return db.Borrow(), nil
+	}
+	// Connecting holds the lock: concurrent first requests wait for one
+	// connection rather than each making its own.
+	db, err := postgres.Open(ctx, location, opts)
+	if err != nil {
+		return nil, err
+	}
+	if p.dbs == nil {
+		p.dbs = map[poolKey]*postgres.Store{}
+	}
+	p.dbs[k] = db
+	return db.Borrow(), nil
+}
+
+// Close closes every database store the pool holds; an Open after it fails.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	var errs []error
+	for k, db := range p.dbs {
+		errs = append(errs, db.Close())
+		delete(p.dbs, k)
+	}
+	return errors.Join(errs...)
 }

@@ -71,6 +71,9 @@ type Store struct {
 	tx     *txState
 	txMu   *sync.Mutex
 	nested int
+	// borrowed is set on a handle Borrow returns: its Close leaves the
+	// connections to the store it was borrowed from.
+	borrowed bool
 }
 
 // shared is what a store and its batch views share.
@@ -271,10 +274,17 @@ func (s *Store) Location() string { return s.shared.location }
 // Schema returns the schema the store's tables live in.
 func (s *Store) Schema() string { return s.shared.schema }
 
+// Borrow returns a handle on s's connections for one operation: it works
+// as s does, and its Close does nothing, so a long-lived process (a
+// language server, a memory service) opens the database once and lends it
+// to every request. s.Close still closes the connections.
+func (s *Store) Borrow() *Store { return &Store{shared: s.shared, borrowed: true} }
+
 // Close releases the store's connections. Closing twice is a no-op; a batch
-// view is closed when its batch ends.
+// view is closed when its batch ends, a borrowed handle (Borrow) by the
+// store it was borrowed from.
 func (s *Store) Close() error {
-	if s.tx != nil {
+	if s.tx != nil || s.borrowed {
 		return nil
 	}
 	sh := s.shared
