@@ -233,6 +233,10 @@ func CloneEntry(e LedgerEntry) LedgerEntry {
 		r := CloneRecord(*e.Record)
 		e.Record = &r
 	}
+	if e.RecordRef != nil {
+		ref := *e.RecordRef
+		e.RecordRef = &ref
+	}
 	if e.Proposal != nil {
 		p := CloneProposal(*e.Proposal)
 		e.Proposal = &p

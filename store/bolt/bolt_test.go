@@ -757,9 +757,17 @@ func TestSalvageFromLedgerCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Damage every record value (8-byte sequence, then the record's JSON);
-	// ledger copies sit after `"record":` and stay intact.
+	// the versions the ledger entries reference sit after their key (the
+	// version's sha256) and the references after `"recordRef":`; both stay
+	// intact.
 	damaged := 0
-	for _, id := range []string{kept.ID, gone.ID} {
+	for _, rec := range []schema.MemoryRecord{kept, gone} {
+		id := rec.ID
+		v, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(v)
 		pat := []byte(`{"id":"` + id + `"`)
 		for i := 0; ; {
 			j := bytes.Index(data[i:], pat)
@@ -767,7 +775,7 @@ func TestSalvageFromLedgerCopies(t *testing.T) {
 				break
 			}
 			at := i + j
-			if at == 0 || data[at-1] != ':' {
+			if at >= len(sum) && data[at-1] != ':' && !bytes.Equal(data[at-len(sum):at], sum[:]) {
 				data[at] = 'X'
 				damaged++
 			}
