@@ -17,8 +17,19 @@ import (
 // whether its ledger's chain verifies, so the chain is read once per
 // change of the file rather than on every request.
 type ledgerVerdicts struct {
-	mu   sync.Mutex
-	last map[string]ledgerVerdict // store path -> verdict
+	mu       sync.Mutex
+	last     map[string]ledgerVerdict // store path -> verdict
+	inflight map[string]*chainCheck   // store path -> the check running
+}
+
+// chainCheck is one running check of a store file's chain: the documents
+// opened together wait for one walk of the ledger rather than each
+// walking it (ten walks of a large ledger at start).
+type chainCheck struct {
+	stamp   storeStamp
+	done    chan struct{}
+	problem string
+	ok      bool // a verdict (not a cancelled or failed read)
 }
 
 type ledgerVerdict struct {
@@ -38,7 +49,55 @@ func (v *ledgerVerdicts) problem(ctx context.Context, path string, st store.Read
 		if hit && got.stamp == stamp {
 			return got.problem
 		}
+		if p, ok := v.join(ctx, path, stamp); ok {
+			return p
+		}
+		c := &chainCheck{stamp: stamp, done: make(chan struct{})}
+		v.mu.Lock()
+		if v.inflight == nil {
+			v.inflight = map[string]*chainCheck{}
+		}
+		if _, running := v.inflight[path]; !running {
+			v.inflight[path] = c
+			defer func() {
+				v.mu.Lock()
+				if v.inflight[path] == c {
+					delete(v.inflight, path)
+				}
+				v.mu.Unlock()
+				close(c.done)
+			}()
+		}
+		v.mu.Unlock()
+		problem, verdict := v.check(ctx, path, st, stamp, ok)
+		c.problem, c.ok = problem, verdict
+		return problem
 	}
+	problem, _ := v.check(ctx, path, st, stamp, ok)
+	return problem
+}
+
+// join waits for a check of the same file state that is already running
+// and returns its verdict; ok is false when there is none (or it gave no
+// verdict, or ctx ended first): the caller checks for itself.
+func (v *ledgerVerdicts) join(ctx context.Context, path string, stamp storeStamp) (string, bool) {
+	v.mu.Lock()
+	c := v.inflight[path]
+	v.mu.Unlock()
+	if c == nil || c.stamp != stamp {
+		return "", false
+	}
+	select {
+	case <-c.done:
+		return c.problem, c.ok
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// check walks st's chain; verdict is false for errors that are no verdict
+// (they give ""). A verdict on a file that kept its stamp is remembered.
+func (v *ledgerVerdicts) check(ctx context.Context, path string, st store.Reader, stamp storeStamp, ok bool) (string, bool) {
 	err := store.CheckChain(ctx, st, "")
 	var ce *store.ChainError
 	problem := ""
@@ -46,7 +105,7 @@ func (v *ledgerVerdicts) problem(ctx context.Context, path string, st store.Read
 	case errors.As(err, &ce):
 		problem = ce.Error()
 	case err != nil:
-		return ""
+		return "", false
 	}
 	if after, _, ok2 := stampOf(path); ok && ok2 && after == stamp {
 		v.mu.Lock()
@@ -55,8 +114,9 @@ func (v *ledgerVerdicts) problem(ctx context.Context, path string, st store.Read
 		}
 		v.last[path] = ledgerVerdict{stamp: stamp, problem: problem}
 		v.mu.Unlock()
+		return problem, true
 	}
-	return problem
+	return problem, false
 }
 
 // ledgerReadOnly is the readOnlyCheck of a store whose ledger does not

@@ -21,6 +21,14 @@ const racyWindow = 100 * time.Millisecond
 // maxCachedViews bounds the cache (closed files are not dropped one by one).
 const maxCachedViews = 64
 
+// maxLiveViews is how many compositions (and agents' store data) the view
+// cache keeps: those of the files used last. A composition holds its
+// agent's records, candidates and history (~4 MB for 5,000 candidates),
+// so keeping one per open file made the server's memory grow with the
+// files open (issue 35); a request on another file composes it again from
+// the store (the lint facts cache keeps two agents the same way).
+const maxLiveViews = 2
+
 // storeStamp identifies one state of a store file by what a write changes:
 // a bbolt commit rewrites pages (modification and change times), a growth
 // changes the size, a replacement the inode.
@@ -58,6 +66,7 @@ type cachedView struct {
 	key   viewKey
 	until string
 	view  *memoryView
+	used  uint64 // viewCache.tick at the last get or put
 }
 
 // viewCache keeps the last composition of each agent file so that hover,
@@ -67,6 +76,7 @@ type viewCache struct {
 	mu     sync.Mutex
 	m      map[protocol.DocumentURI]cachedView
 	stores map[storeKey]cachedStore
+	tick   uint64 // counts gets and puts: the order of use
 }
 
 // get returns the cached view of uri for key when it still holds at now.
@@ -77,6 +87,9 @@ func (c *viewCache) get(uri protocol.DocumentURI, key viewKey, now string) *memo
 	if !ok || e.key != key || e.until != "" && e.until <= now {
 		return nil
 	}
+	c.tick++
+	e.used = c.tick
+	c.m[uri] = e
 	return e.view
 }
 
@@ -96,7 +109,18 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 	if _, ok := c.m[uri]; c.m == nil || !ok && len(c.m) >= maxCachedViews {
 		c.m = map[protocol.DocumentURI]cachedView{} // bounded: start over
 	}
-	c.m[uri] = cachedView{key: key, until: until, view: v}
+	c.tick++
+	c.m[uri] = cachedView{key: key, until: until, view: v, used: c.tick}
+	for len(c.m) > maxLiveViews {
+		var old protocol.DocumentURI
+		first := true
+		for u, e := range c.m {
+			if first || e.used < c.m[old].used {
+				old, first = u, false
+			}
+		}
+		delete(c.m, old)
+	}
 }
 
 // storeData is what a composition reads from the store for one agent of a
@@ -120,6 +144,7 @@ type storeKey struct {
 type cachedStore struct {
 	until string
 	data  *storeData
+	used  uint64 // viewCache.tick at the last get or put
 }
 
 // getStore returns the cached store data for key when it still holds at now.
@@ -130,6 +155,9 @@ func (c *viewCache) getStore(key storeKey, now string) *storeData {
 	if !ok || e.until != "" && e.until <= now {
 		return nil
 	}
+	c.tick++
+	e.used = c.tick
+	c.stores[key] = e
 	return e.data
 }
 
@@ -147,7 +175,18 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 			delete(c.stores, k)
 		}
 	}
-	c.stores[key] = cachedStore{until: until, data: d}
+	c.tick++
+	c.stores[key] = cachedStore{until: until, data: d, used: c.tick}
+	for len(c.stores) > maxLiveViews {
+		var old storeKey
+		first := true
+		for k, e := range c.stores {
+			if first || e.used < c.stores[old].used {
+				old, first = k, false
+			}
+		}
+		delete(c.stores, old)
+	}
 }
 
 // untilOf is the first expiry or invalidation time after now among recs.

@@ -118,3 +118,34 @@ func TestViewCache(t *testing.T) {
 		t.Errorf("hint after an edit above it: %+v, want line %d", moved, h.Position.Line+1)
 	}
 }
+
+// TestViewCacheKeepsLastUsed: the cache keeps the compositions and store
+// data of the maxLiveViews files and agents used last; a get counts as a
+// use.
+func TestViewCacheKeepsLastUsed(t *testing.T) {
+	t.Parallel()
+	var c viewCache
+	ws := &workspaceInfo{}
+	now := "2026-01-01T00:00:00Z"
+	uris := []protocol.DocumentURI{"file:///a.agent.yaml", "file:///b.agent.yaml", "file:///c.agent.yaml"}
+	views := map[protocol.DocumentURI]*memoryView{}
+	for _, u := range uris[:2] {
+		views[u] = &memoryView{}
+		c.put(u, viewKey{ws: ws}, now, views[u])
+		c.putStore(storeKey{ws: ws, agent: string(u)}, now, &storeData{})
+	}
+	// a used after b: b is the least recently used when c comes.
+	if c.get(uris[0], viewKey{ws: ws}, now) != views[uris[0]] || c.getStore(storeKey{ws: ws, agent: string(uris[0])}, now) == nil {
+		t.Fatal("a not cached")
+	}
+	views[uris[2]] = &memoryView{}
+	c.put(uris[2], viewKey{ws: ws}, now, views[uris[2]])
+	c.putStore(storeKey{ws: ws, agent: string(uris[2])}, now, &storeData{})
+	for i, u := range uris {
+		kept := c.get(u, viewKey{ws: ws}, now) != nil
+		keptStore := c.getStore(storeKey{ws: ws, agent: string(u)}, now) != nil
+		if want := i != 1; kept != want || keptStore != want {
+			t.Errorf("%s: view kept %v, store data kept %v; want %v", u, kept, keptStore, want)
+		}
+	}
+}

@@ -5,6 +5,10 @@
 //
 //	go run ./bench/gen -dir /tmp/ws
 //	go run ./bench/gen -dir /tmp/ws10 -records 100000 -files 10
+//	go run ./bench/gen -dir /tmp/ws1m -records 1000000 -files 10
+//
+// The last two are the workspaces of scripts/bench.sh's RSS step (171 MB
+// and about 1.8 GB of store; the 1M one takes minutes to write).
 //
 // With -files F > 1 it also writes bench-1.agent.yaml ... bench-(F-1)
 // (agents bench-bot-1 ...; the same text otherwise), each with 100 promoted

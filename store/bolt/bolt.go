@@ -333,6 +333,10 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 				}
 				return fmt.Errorf("store %s: %w: schema version %d is newer than this agent-ls supports (%d); upgrade agent-ls", s.path, ErrVersion, v, Version)
 			}
+			if checkSize {
+				// The size checked: the mapping covers the transaction.
+				defer trimMapping(tx)()
+			}
 			return fn(tx)
 		})
 	})

@@ -1,0 +1,75 @@
+//go:build linux
+
+package bolt
+
+import (
+	"sync"
+	"syscall"
+	"time"
+
+	bbolt "go.etcd.io/bbolt"
+)
+
+// trimEvery is how often a long read on a large file drops the pages it has
+// faulted into its mapping (see trimMapping).
+const trimEvery = 20 * time.Millisecond
+
+// trimMinSize is the smallest file whose reads are trimmed: below it the
+// whole mapping is small next to the heap.
+const trimMinSize = 8 << 20
+
+// trimMapping bounds what a read transaction on a large file keeps
+// resident: every trimEvery, until the returned stop, it tells the kernel
+// (madvise MADV_DONTNEED) that the mapping's pages are not needed. The
+// mapping is bbolt's read-only MAP_SHARED map of the file, so nothing is
+// lost: a page touched again is mapped again from the page cache (a minor
+// fault), and the bytes the reader holds pointers into stay the file's.
+// Without it, a read that visits records spread over the file (an agent's
+// candidates and their ledger entries, the ledger chain check) faults in,
+// with the kernel's fault-around, most of the file, and each open store
+// handle maps it once more: ten such reads at once counted ten times the
+// file in the process's RSS. The range is the transaction's size (its high
+// water mark), which the mapping covers while the transaction is open (the
+// reader's shared lock keeps writers from growing the file). stop waits
+// for the trimmer, so it must run before the transaction ends and the
+// database is closed (munmap).
+func trimMapping(tx *bbolt.Tx) (stop func()) {
+	return trimMappingEvery(tx, trimEvery, trimMinSize)
+}
+
+// trimMappingEvery is trimMapping with its interval and threshold.
+func trimMappingEvery(tx *bbolt.Tx, every time.Duration, minSize int64) (stop func()) {
+	size := tx.Size()
+	if size < minSize {
+		return func() {}
+	}
+	addr := tx.DB().Info().Data
+	if addr == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				dontNeed(addr, size)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+		dontNeed(addr, size)
+	}
+}
+
+func dontNeed(addr uintptr, size int64) {
+	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, addr, uintptr(size), syscall.MADV_DONTNEED)
+}

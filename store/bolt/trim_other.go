@@ -1,0 +1,8 @@
+//go:build !linux
+
+package bolt
+
+import bbolt "go.etcd.io/bbolt"
+
+// trimMapping does nothing here: see trim_linux.go.
+func trimMapping(*bbolt.Tx) (stop func()) { return func() {} }
