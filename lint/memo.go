@@ -5,12 +5,16 @@ import (
 	"sync"
 
 	"github.com/agent-ls/agent-ls/evolve/contradiction"
+	"github.com/agent-ls/agent-ls/overlay"
+	"github.com/agent-ls/agent-ls/schema"
 )
 
 // Memo keeps, between runs over the same store facts, the parts of the
 // conflict list that an edit of the agent file cannot change: the
 // contradictions among live records, and each judgment domain's
 // contradictions with its authored lines while those lines are unchanged.
+// It also keeps the overlay report of the last agent config, for the next
+// run over that same config.
 // A host that lints one file on every keystroke (the language server)
 // keeps one Memo per StoreFacts value and passes it in Input.Memo; it must
 // never be shared between different facts. It is safe for concurrent use.
@@ -25,6 +29,12 @@ type Memo struct {
 	// dups is the near-duplicate groups of live records (dupsDone: computed).
 	dups     []dupGroup
 	dupsDone bool
+	// report is the overlay report of the agent config last linted
+	// (reportOf, under reportPolicy): a function of the config, the facts
+	// and the policy, and the config is never changed once decoded.
+	reportOf     *schema.AgentConfig
+	reportPolicy overlay.Policy
+	report       overlay.Report
 }
 
 type authoredMemo struct {
@@ -96,6 +106,35 @@ func (m *Memo) setAuthored(domain, sig string, out []liveConflict) {
 		m.authored = map[string]authoredMemo{}
 	}
 	m.authored[domain] = authoredMemo{sig: sig, out: out}
+}
+
+// getReport is the report kept for cfg under the same policy. Configs
+// compare by identity: the language server's parse cache hands back the
+// config it decoded before for a text whose value is unchanged
+// (schema.ParseCache), and comparing values would cost a good part of what
+// the report saves.
+func (m *Memo) getReport(cfg *schema.AgentConfig, p overlay.Policy) (overlay.Report, bool) {
+	if m == nil || cfg == nil {
+		return overlay.Report{}, false
+	}
+	m.mu.Lock()
+	of, policy, rep := m.reportOf, m.reportPolicy, m.report
+	m.mu.Unlock()
+	if of != cfg || policy != p {
+		return overlay.Report{}, false
+	}
+	return rep, true
+}
+
+// setReport keeps the report of the latest config only. The report is
+// shared between runs: it is never changed after Apply returns it.
+func (m *Memo) setReport(cfg *schema.AgentConfig, p overlay.Policy, rep overlay.Report) {
+	if m == nil || cfg == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reportOf, m.reportPolicy, m.report = cfg, p, rep
 }
 
 func (m *Memo) getDupGroups() ([]dupGroup, bool) {

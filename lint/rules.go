@@ -60,7 +60,13 @@ func newRunCtx(in Input) *runCtx {
 	case in.Report != nil:
 		c.rep = *in.Report
 	case in.Config != nil:
-		_, c.rep = overlay.Apply(in.Config, in.Facts.Promoted, overlay.PolicyFrom(in.Settings))
+		p := overlay.PolicyFrom(in.Settings)
+		rep, ok := in.Memo.getReport(in.Config, p)
+		if !ok {
+			_, rep = overlay.Apply(in.Config, in.Facts.Promoted, p)
+			in.Memo.setReport(in.Config, p, rep)
+		}
+		c.rep = rep
 	}
 	return c
 }

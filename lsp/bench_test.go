@@ -241,6 +241,51 @@ func BenchmarkDidChangeLint(b *testing.B) {
 	reportPercentiles(b, ds)
 }
 
+// BenchmarkDidChangeLintIncremental is BenchmarkDidChangeLint with the
+// edit sent as a ranged change (incremental sync), as an editor sends it:
+// the same texts, the previous edit's line replaced.
+func BenchmarkDidChangeLintIncremental(b *testing.B) {
+	c, uri, text := benchServerWith(b, map[string]any{"resolveSupport": map[string]any{"properties": []string{"tooltip"}}}, LintEngine())
+	settled := c.awaitLint(uri, 1)
+	last := strings.Count(text, "\n")
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := i + 2
+		c.forget()
+		start := time.Now()
+		c.changeRange(uri, last, 0, last+min(i, 1), 0, fmt.Sprintf("# edit %d\n", i), v)
+		if got := c.awaitLint(uri, int32(v)); got != settled {
+			b.Fatalf("v%d: %d diagnostics, want %d", v, got, settled)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	reportPercentiles(b, ds)
+}
+
+// BenchmarkDidChangeLintValue: a ranged change of an authored heuristic's
+// text (the value changes, so nothing kept for an equal value applies: the
+// overlay and the schema validation run again) to the settled publish.
+func BenchmarkDidChangeLintValue(b *testing.B) {
+	c, uri, text := benchServerWith(b, map[string]any{"resolveSupport": map[string]any{"properties": []string{"tooltip"}}}, LintEngine())
+	settled := c.awaitLint(uri, 1)
+	line := strings.Split(text, "\n")[8] // "        - Authored heuristic number 0 keeps ..."
+	at := strings.Index(line, "keeps")
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v := i + 2
+		c.forget()
+		start := time.Now()
+		c.changeRange(uri, 8, at, 8, at+1, string("kK"[i%2]), v)
+		if got := c.awaitLint(uri, int32(v)); got != settled {
+			b.Fatalf("v%d: %d diagnostics, want %d", v, got, settled)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	reportPercentiles(b, ds)
+}
+
 // awaitLint waits for a publish of version with lint findings (more than
 // the quick pass's none) and returns how many diagnostics it had.
 func (c *testClient) awaitLint(uri protocol.DocumentURI, version int32) int {

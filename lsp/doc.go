@@ -10,7 +10,8 @@
 //	                with panic recovery and an early queue release for slow work
 //	server.go       lifecycle, routing in front of protocol.ServerHandler, client calls
 //	config.go       initializationOptions over .agent-ls.yaml, per agent file
-//	documents.go    full-sync open documents
+//	documents.go    open documents, incremental sync (textsync.go applies ranged changes
+//	                in UTF-16 positions, refusing any that does not apply)
 //	diagnostics.go  parse + schema pass, then the Linter seam, published per version
 //	stores.go       one store operation at a time, agent-ls/status, one warning
 //	watch.go        fsnotify on directories: config reloads, store changes re-run and refresh

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 
 	"go.lsp.dev/protocol"
 
@@ -68,9 +69,13 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	return nil
 }
 
-// DidChange replaces the text (full sync) and re-diagnoses, cancelling the
-// stale run.
-func (s *server) DidChange(_ context.Context, p *protocol.DidChangeTextDocumentParams) error {
+// didChange applies the changes of one textDocument/didChange in order
+// (incremental sync: a change with a range replaces that range, one without
+// replaces the whole text) and re-diagnoses, cancelling the stale run. A
+// change that does not apply (textsync.go), or a version not after the
+// document's, is refused whole: the document keeps its text and version,
+// and the error says which change and why.
+func (s *server) didChange(p *didChangeParams) error {
 	uri := p.TextDocument.URI
 	if len(p.ContentChanges) == 0 {
 		return nil
@@ -81,8 +86,18 @@ func (s *server) DidChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 		s.mu.Unlock()
 		return nil
 	}
-	// Full sync: the last change is the whole text.
-	d.text = []byte(p.ContentChanges[len(p.ContentChanges)-1].Text)
+	if p.TextDocument.Version <= d.version {
+		cur := d.version
+		s.mu.Unlock()
+		return fmt.Errorf("textDocument/didChange %s refused: version %d is not after the document's version %d", uri, p.TextDocument.Version, cur)
+	}
+	text, err := applyChanges(d.text, p.ContentChanges)
+	if err != nil {
+		cur := d.version
+		s.mu.Unlock()
+		return fmt.Errorf("textDocument/didChange %s version %d refused (the document stays at version %d): %w", uri, p.TextDocument.Version, cur, err)
+	}
+	d.text = text
 	d.version = p.TextDocument.Version
 	if d.parses == nil {
 		d.parses = schema.NewParseCache()

@@ -201,6 +201,15 @@ func (c *testClient) change(uri protocol.DocumentURI, text string, version int) 
 		"contentChanges": []any{map[string]any{"text": text}}})
 }
 
+// changeRange sends one ranged change (incremental sync): text replaces
+// the range from line l1, character c1 to line l2, character c2.
+func (c *testClient) changeRange(uri protocol.DocumentURI, l1, c1, l2, c2 int, text string, version int) {
+	c.notify(protocol.MethodTextDocumentDidChange, map[string]any{
+		"textDocument": map[string]any{"uri": uri, "version": version},
+		"contentChanges": []any{map[string]any{"text": text, "range": map[string]any{
+			"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}}}})
+}
+
 // forget drops the recorded notifications, so that a benchmark's waits
 // scan only those of its current iteration instead of decoding every
 // earlier publish again (which made an iteration's wait grow with b.N and

@@ -247,6 +247,21 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 		}
 		res, err := s.documentSymbol(ctx, &p)
 		return reply(ctx, res, err)
+	case protocol.MethodTextDocumentDidChange:
+		// Decoded here, not by protocol.ServerHandler: the library's
+		// change event has a range that is not optional, so a whole-text
+		// change would read as an insertion at 0:0 (textsync.go). A
+		// refused change is a notification's error: logged, which sends
+		// it to the client as window/logMessage.
+		var p didChangeParams
+		err := decodeParams(method, req.Params(), &p)
+		if err == nil {
+			err = s.didChange(&p)
+		}
+		if err != nil {
+			s.log.Warn("didChange refused", "err", err)
+		}
+		return reply(ctx, nil, err)
 	case methodInlayHintResolve:
 		var h InlayHint
 		if err := decodeParams(method, req.Params(), &h); err != nil {
@@ -365,7 +380,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 			ServerCapabilities: protocol.ServerCapabilities{
 				TextDocumentSync: &protocol.TextDocumentSyncOptions{
 					OpenClose: true,
-					Change:    protocol.TextDocumentSyncKindFull,
+					Change:    protocol.TextDocumentSyncKindIncremental,
 					Save:      &protocol.SaveOptions{IncludeText: true},
 				},
 				HoverProvider:          true,

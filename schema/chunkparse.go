@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -29,6 +31,87 @@ type ParseCache struct {
 
 	mu     sync.Mutex
 	pieces map[string]cachedPiece // by text
+	// last is what the latest version's value gave (nil: none yet).
+	last *validated
+}
+
+// validated is what one value of the agent file gave: the agent schema's
+// answer (invalid, nil when it passed) and, when it decoded, the agent
+// config. Both are functions of the value alone, so a later version whose
+// value is equal (an edit of a comment, of blank lines, of layout) reuses
+// them; its problems are placed in its own document (problemsOf). Shared
+// between versions: never changed.
+type validated struct {
+	value   any
+	invalid error
+	cfg     *AgentConfig
+}
+
+// lookup is what a value equal to v gave, or nil.
+func (c *ParseCache) lookup(v any) *validated {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	last := c.last
+	c.mu.Unlock()
+	if last == nil || !equalValue(last.value, v) {
+		return nil
+	}
+	return last
+}
+
+// keep records what v gave.
+func (c *ParseCache) keep(r *validated) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.last = r
+	c.mu.Unlock()
+}
+
+// equalValue reports whether two parsed values (nil, bool, float64,
+// string, []any, map[string]any) are the same value; numbers compare by
+// their bits, so -0 is not 0. Any other type compares with reflect.
+func equalValue(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && math.Float64bits(a) == math.Float64bits(b)
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalValue(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := b[k]
+			if !ok || !equalValue(av, bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 type cachedPiece struct {

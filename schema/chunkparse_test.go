@@ -3,11 +3,13 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -197,5 +199,86 @@ func TestLoadAgentStagedSameAsLoadAgent(t *testing.T) {
 		if gcfg != nil && early != gcfg {
 			t.Fatalf("%s: the early agent is not the one wait returned", name)
 		}
+	}
+}
+
+// TestParseCacheLoadAgentEdits: versions of the agent fixtures, each loaded
+// through the cache of the previous one, give what LoadAgent gives (the
+// config, the problems at their ranges, the error): edits that keep the
+// value (comments, blank lines: the kept validation is reused, its problems
+// placed in the new text) and edits that change it, at random places.
+// Bounded in count and time.
+func TestParseCacheLoadAgentEdits(t *testing.T) {
+	t.Parallel()
+	var files []string
+	for _, dir := range []string{"../testdata/agents", "../testdata/invalid", "../testdata/lint"} {
+		err := filepath.WalkDir(dir, func(p string, de os.DirEntry, err error) error {
+			if err == nil && !de.IsDir() && IsAgentFile(p) {
+				files = append(files, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := rand.New(rand.NewSource(35))
+	edits := []func(l string) string{
+		func(l string) string { return "# a comment\n" + l },
+		func(l string) string { return "\n" + l },
+		func(l string) string { return strings.TrimSuffix(l, "\n") + " # trailing\n" },
+		func(l string) string { return strings.Replace(l, ": ", ": x", 1) },
+		func(l string) string { return strings.Replace(l, ": ", ": 12", 1) },
+		func(l string) string { return "" },
+		func(l string) string { return l + l },
+		func(l string) string { return " " + l },
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := newParseCache(1 + r.Intn(8))
+		lines := strings.SplitAfter(string(data), "\n")
+		for step := 0; step < 12 && time.Now().Before(deadline); step++ {
+			i := r.Intn(len(lines))
+			lines[i] = edits[r.Intn(len(edits))](lines[i])
+			src := []byte(strings.Join(lines, ""))
+			wd, wcfg, wps, werr := LoadAgent(name, src)
+			gd, gcfg, gps, gerr := cache.LoadAgent(name, src)
+			if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(wcfg, gcfg) || !reflect.DeepEqual(wps, gps) || (wd == nil) != (gd == nil) {
+				t.Fatalf("%s step %d: cached (%v, %+v, %v) differs from LoadAgent (%v, %+v, %v)\nsource:\n%s", name, step, gcfg != nil, gps, gerr, wcfg != nil, wps, werr, src)
+			}
+		}
+	}
+}
+
+// TestParseCacheReusesEqualValue: a version whose value is unchanged (a
+// comment added above everything) gets the config decoded before, the same
+// pointer, and problems placed in its own text (one line down); a version
+// whose value changed gets a new config.
+func TestParseCacheReusesEqualValue(t *testing.T) {
+	t.Parallel()
+	src := "roleTemplate:\n  name: same\n  persona:\n    identity: x\n    tone: y\n  unknownKey: 1\nmission:\n  objective: z\n"
+	valid := strings.Replace(src, "  unknownKey: 1\n", "", 1)
+	cache := newParseCache(2)
+	_, cfg1, _, err := cache.LoadAgent("a.agent.yaml", []byte(valid))
+	if err != nil || cfg1 == nil {
+		t.Fatalf("v1: %v %v", cfg1, err)
+	}
+	_, cfg2, ps2, err := cache.LoadAgent("a.agent.yaml", []byte("# a comment\n"+valid))
+	if err != nil || cfg2 != cfg1 || len(ps2) != 0 {
+		t.Fatalf("v2 (comment only): config %p, want the same %p; %v %v", cfg2, cfg1, ps2, err)
+	}
+	_, cfg3, _, err := cache.LoadAgent("a.agent.yaml", []byte(strings.Replace(valid, "tone: y", "tone: w", 1)))
+	if err != nil || cfg3 == nil || cfg3 == cfg1 || cfg3.RoleTemplate.Persona.Tone != "w" {
+		t.Fatalf("v3 (a value changed): %+v %v", cfg3, err)
+	}
+	_, _, ps4, _ := cache.LoadAgent("a.agent.yaml", []byte(src))
+	_, _, ps5, _ := cache.LoadAgent("a.agent.yaml", []byte("\n"+src))
+	_, _, want5, _ := LoadAgent("a.agent.yaml", []byte("\n"+src))
+	if len(ps4) == 0 || !reflect.DeepEqual(ps5, want5) || ps5[0].Range.Start.Line != ps4[0].Range.Start.Line+1 {
+		t.Fatalf("problems of an equal value one line down: %+v, want %+v (before: %+v)", ps5, want5, ps4)
 	}
 }

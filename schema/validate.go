@@ -247,19 +247,28 @@ func loadStaged(filename string, data []byte, parsed func(name string), cache *P
 	}
 	c := <-schemaReady
 	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("schema validator failed: %v", r)
-			}
+	// A value equal to the last one the cache saw has its answers already
+	// (its problems are placed in this document all the same).
+	prev := cache.lookup(d.root.value)
+	if prev != nil {
+		done <- prev.invalid
+	} else {
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					done <- fmt.Errorf("schema validator failed: %v", r)
+				}
+			}()
+			done <- validateValue(c, d.root.value)
 		}()
-		done <- validateValue(c, d.root.value)
-	}()
+	}
 	d.finish()
 	var cfg *AgentConfig
 	var decodeErr error
 	decoded := false
-	if early {
+	if prev != nil && prev.cfg != nil {
+		cfg, decoded = prev.cfg, true
+	} else if early {
 		func() {
 			defer func() {
 				if recover() != nil { // decoded again, after validation, as LoadAgent does
@@ -271,12 +280,23 @@ func loadStaged(filename string, data []byte, parsed func(name string), cache *P
 		}()
 	}
 	wait := sync.OnceValues(func() (loadResult, error) {
-		ps := agentProblems(d, c, <-done)
+		invalid := <-done
+		ps := agentProblems(d, c, invalid)
 		if hasErrors(ps) {
+			if prev == nil {
+				cache.keep(&validated{value: d.root.value, invalid: invalid})
+			}
 			return loadResult{d, nil, ps}, nil
 		}
 		if !decoded {
 			cfg, decodeErr = DecodeAgent(d)
+		}
+		if prev == nil || prev.cfg == nil {
+			kept := &validated{value: d.root.value, invalid: invalid}
+			if decodeErr == nil {
+				kept.cfg = cfg
+			}
+			cache.keep(kept)
 		}
 		if decodeErr != nil {
 			return loadResult{d, nil, ps}, decodeErr

@@ -15,10 +15,13 @@
 // only; it runs twice: stock (200 ms validation delay, what a user sees) and
 // from a copy of its package under a temp dir with validationDelayMs set to
 // 0 (compute against compute). Per server: initialize -> first
-// publishDiagnostics, EDITS full-text didChange -> the matching
+// publishDiagnostics, EDITS didChange -> the matching
 // publishDiagnostics (median, p95) — the first publish of the version and
 // the one with the settled diagnostics (for agent-ls its lint pass, the
-// row issue 10 compares) — and RSS (VmRSS/VmHWM) after the edits.
+// row issue 10 compares) — and RSS (VmRSS/VmHWM) after the edits. Every
+// server gets the same edits (the same text per version): as ranged changes
+// when it advertises incremental sync (textDocumentSync.change 2), else as
+// the whole text.
 // Prints one JSON object per server and a text table.
 'use strict';
 
@@ -64,6 +67,22 @@ function rss(pid) {
   } catch {
     return { rssMB: NaN, hwmMB: NaN };
   }
+}
+
+// rangedChange is the change that turns prev into next: the span between
+// their common prefix and suffix, in LSP positions (UTF-16 code units, which
+// JavaScript string indices are; lines end at \r\n, \r or \n).
+function rangedChange(prev, next) {
+  let a = 0;
+  while (a < prev.length && a < next.length && prev[a] === next[a]) a++;
+  let b = 0;
+  while (b < prev.length - a && b < next.length - a && prev[prev.length - 1 - b] === next[next.length - 1 - b]) b++;
+  const position = (off) => {
+    const before = prev.slice(0, off);
+    const lines = before.split(/\r\n|\r|\n/);
+    return { line: lines.length - 1, character: lines[lines.length - 1].length };
+  };
+  return { range: { start: position(a), end: position(prev.length - b) }, text: next.slice(a, next.length - b) };
 }
 
 function pct(xs, p) {
@@ -116,11 +135,13 @@ async function measure(name, cmd, args) {
   });
 
   const t0 = performance.now();
-  await conn.sendRequest(lsp.InitializeRequest.type, {
+  const init = await conn.sendRequest(lsp.InitializeRequest.type, {
     processId: process.pid, rootUri: pathToFileURL(root).href, workspaceFolders: [{ uri: pathToFileURL(root).href, name: 'bench' }],
     capabilities: { textDocument: { publishDiagnostics: { versionSupport: true }, synchronization: { didSave: true } }, workspace: { configuration: true } },
     initializationOptions: {},
   });
+  const tds = init.capabilities.textDocumentSync;
+  const incremental = (typeof tds === 'number' ? tds : tds && tds.change) === lsp.TextDocumentSyncKind.Incremental;
   conn.sendNotification(lsp.InitializedNotification.type, {});
   conn.sendNotification(lsp.DidChangeConfigurationNotification.type, { settings: yamlSettings });
   const first = awaitDiag(1);
@@ -144,12 +165,16 @@ async function measure(name, cmd, args) {
   // ds: didChange -> first publish of the version; full: -> the publish
   // with the settled count (agent-ls: schema + lint + overlay).
   const ds = [], full = [];
+  let prev = text;
   for (let i = 0; i < EDITS; i++) {
     const v = i + 2;
+    const next = text + `# edit ${i}\n`;
+    const change = incremental ? rangedChange(prev, next) : { text: next };
+    prev = next;
     const done = awaitDiag(v);
     const settled = awaitFinal(v, finalCount);
     const start = performance.now();
-    conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: v }, contentChanges: [{ text: text + `# edit ${i}\n` }] });
+    conn.sendNotification(lsp.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: v }, contentChanges: [change] });
     await done;
     ds.push(performance.now() - start);
     await settled;
@@ -198,7 +223,7 @@ async function measure(name, cmd, args) {
   conn.sendNotification(lsp.ExitNotification.type);
   await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill(); r(); }, 3000); });
   conn.dispose();
-  return { server: name, edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover, outline, complete };
+  return { server: name, sync: incremental ? 'incremental' : 'full', edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover, outline, complete };
 }
 
 // measureRSS opens every agent file of the workspace and reads the
@@ -279,10 +304,10 @@ if (rssMode) {
     for (const r of rows) console.log(JSON.stringify(r));
     const a = rows[0];
     const f2 = (x) => x.toFixed(1);
-    console.log('\n| server | didChange->diagnostics p50 ms | p95 ms | initialize->first diagnostics ms | RSS MB (peak) | p50 ratio peer/agent-ls | p95 ratio | init ratio |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('\n| server | sync | didChange->diagnostics p50 ms | p95 ms | initialize->first diagnostics ms | RSS MB (peak) | p50 ratio peer/agent-ls | p95 ratio | init ratio |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
-      console.log(`| ${r.server} | ${f2(r.p50ms)} | ${f2(r.p95ms)} | ${f2(r.initMs)} | ${f2(r.rssMB)} (${f2(r.hwmMB)}) | ${f2(r.p50ms / a.p50ms)}x | ${f2(r.p95ms / a.p95ms)}x | ${f2(r.initMs / a.initMs)}x |`);
+      console.log(`| ${r.server} | ${r.sync} | ${f2(r.p50ms)} | ${f2(r.p95ms)} | ${f2(r.initMs)} | ${f2(r.rssMB)} (${f2(r.hwmMB)}) | ${f2(r.p50ms / a.p50ms)}x | ${f2(r.p95ms / a.p95ms)}x | ${f2(r.initMs / a.initMs)}x |`);
     }
     console.log('\nfull analysis: didChange -> the publish with the settled diagnostics (agent-ls: schema + lint + overlay, its second publish; yaml-ls: its only one)');
     console.log('| server | settled diagnostics | full p50 ms | full p95 ms | p50 ratio peer/agent-ls | p95 ratio |');

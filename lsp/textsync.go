@@ -1,0 +1,121 @@
+package lsp
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+)
+
+// didChangeParams is textDocument/didChange's params with each change's
+// range optional: protocol.TextDocumentContentChangeEvent has a Range that
+// is not a pointer, so a whole-text change (no range) could not be told from
+// an insertion at 0:0.
+type didChangeParams struct {
+	TextDocument   protocol.VersionedTextDocumentIdentifier `json:"textDocument"`
+	ContentChanges []contentChange                          `json:"contentChanges"`
+}
+
+// contentChange is one change: Text replaces Range, or the whole text when
+// Range is nil. rangeLength (deprecated in LSP 3.17) is ignored.
+type contentChange struct {
+	Range *protocol.Range `json:"range,omitempty"`
+	Text  string          `json:"text"`
+}
+
+// applyChanges returns text with changes applied in order, each range read
+// in the text the changes before it produced (LSP 3.17). text itself is
+// never changed: the result is a new slice whenever a change applies (open
+// documents' texts are shared with analysis runs). On an error nothing is
+// applied.
+//
+// Positions are in UTF-16 code units, the encoding every client supports
+// and the only one the server offers (it advertises no positionEncoding).
+// Lines end at "\n", "\r\n" or "\r". As the protocol says, a character past
+// the end of its line means the end of the line; a line past the last one,
+// a range that ends before it starts, or a character between the two
+// halves of a surrogate pair is refused.
+func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
+	for i, c := range changes {
+		if c.Range == nil {
+			text = []byte(c.Text)
+			continue
+		}
+		start, err := offsetAt(text, c.Range.Start)
+		if err != nil {
+			return nil, fmt.Errorf("change %d: range start: %w", i, err)
+		}
+		end, err := offsetAt(text, c.Range.End)
+		if err != nil {
+			return nil, fmt.Errorf("change %d: range end: %w", i, err)
+		}
+		if end < start {
+			return nil, fmt.Errorf("change %d: range end %d:%d is before its start %d:%d",
+				i, c.Range.End.Line, c.Range.End.Character, c.Range.Start.Line, c.Range.Start.Character)
+		}
+		next := make([]byte, 0, len(text)-(end-start)+len(c.Text))
+		next = append(next, text[:start]...)
+		next = append(next, c.Text...)
+		text = append(next, text[end:]...)
+	}
+	return text, nil
+}
+
+// offsetAt is the byte offset in text of an LSP position (UTF-16 code
+// units, lines ending at "\n", "\r\n" or "\r").
+func offsetAt(text []byte, p protocol.Position) (int, error) {
+	start, line := 0, uint32(0)
+	cr := bytes.IndexByte(text, '\r') >= 0
+	for line < p.Line {
+		i := -1
+		if cr {
+			i = nextBreak(text, start)
+		} else if j := bytes.IndexByte(text[start:], '\n'); j >= 0 {
+			i = start + j + 1
+		}
+		if i < 0 {
+			return 0, fmt.Errorf("line %d is past the last line, %d", p.Line, line)
+		}
+		start = i
+		line++
+	}
+	units := uint32(0)
+	for off := start; off < len(text); {
+		if units == p.Character {
+			return off, nil
+		}
+		c := text[off]
+		if c == '\n' || c == '\r' {
+			return off, nil // past the end of the line: its end
+		}
+		r, size := utf8.DecodeRune(text[off:])
+		n := uint32(1)
+		if r >= 0x10000 {
+			n = 2
+		}
+		if units+n > p.Character {
+			return 0, fmt.Errorf("character %d of line %d is inside a surrogate pair (U+%04X)", p.Character, p.Line, r)
+		}
+		units += n
+		off += size
+	}
+	return len(text), nil
+}
+
+// nextBreak is the offset just past the first line break at or after from,
+// or -1 when there is none.
+func nextBreak(text []byte, from int) int {
+	for i := from; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			return i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				return i + 2
+			}
+			return i + 1
+		}
+	}
+	return -1
+}
