@@ -109,7 +109,7 @@ async function main() {
   const caps = init.capabilities;
   check(caps.inlayHintProvider && caps.inlayHintProvider.resolveProvider === true, 'initialize advertises inlayHintProvider with resolveProvider');
   check(caps.executeCommandProvider && caps.executeCommandProvider.commands.includes('agent-ls.approve'), 'initialize advertises agent-ls.approve');
-  check(caps.textDocumentSync && caps.textDocumentSync.change === lsp.TextDocumentSyncKind.Full, 'full text sync');
+  check(caps.textDocumentSync && caps.textDocumentSync.change === lsp.TextDocumentSyncKind.Incremental, 'incremental text sync');
   await conn.sendNotification(lsp.InitializedNotification.type, {});
 
   await conn.sendNotification(lsp.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: 'yaml', version: 1, text } });
