@@ -20,13 +20,8 @@ var SystemActor = Actor{Kind: ActorSystem, Name: "agent-ls"}
 // of the entry with Hash cleared (field order fixed by the struct, map keys
 // sorted, raw payloads compacted), so it covers every field including Seq
 // and PrevHash. Decoding and re-encoding a stored entry yields the same hash.
-// An entry sealed by reference (RecordRef set) is hashed without its Record:
-// the reference, whose hash names the version's bytes, stands for it.
 func HashEntry(e LedgerEntry) string {
 	e.Hash = ""
-	if e.RecordRef != nil {
-		e.Record = nil
-	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		// Only an invalid raw payload can fail; such an entry cannot verify.
@@ -51,20 +46,7 @@ func SealEntry(e LedgerEntry, seq uint64, prevHash string) LedgerEntry {
 // empty Hash, which is its last field) instead of encoding the entry a
 // second time: a backend storing entries as JSON stores exactly
 // json.Marshal of the sealed entry.
-//
-// An entry with RecordRef set is encoded without its Record (HashEntry); the
-// returned entry keeps it.
 func SealEntryJSON(e LedgerEntry, seq uint64, prevHash string) (LedgerEntry, []byte, error) {
-	rec := e.Record
-	if e.RecordRef != nil {
-		e.Record = nil
-	}
-	e, b, err := sealJSON(e, seq, prevHash)
-	e.Record = rec
-	return e, b, err
-}
-
-func sealJSON(e LedgerEntry, seq uint64, prevHash string) (LedgerEntry, []byte, error) {
 	e.Seq, e.PrevHash, e.Hash = seq, prevHash, ""
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -121,36 +103,7 @@ func VerifyChain(entries []LedgerEntry) error {
 		case e.PrevHash != prev:
 			return &LedgerError{Seq: e.Seq, Reason: "prevHash does not match the previous entry (history edited)"}
 		}
-		if err := CheckRecordRef(e); err != nil {
-			return err
-		}
 		prev = e.Hash
-	}
-	return nil
-}
-
-// VersionHash is the hex sha256 of a record version's bytes: the hash a
-// RecordRef names.
-func VersionHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// CheckRecordRef checks that an entry sealed by reference carries the
-// version it names: its Record encodes to bytes hashing to RecordRef.Hash
-// and has RecordRef's id. An entry without RecordRef passes. The error is
-// a *LedgerError naming the entry and the record.
-func CheckRecordRef(e LedgerEntry) error {
-	ref := e.RecordRef
-	if ref == nil {
-		return nil
-	}
-	if e.Record == nil {
-		return &LedgerError{Seq: e.Seq, Reason: fmt.Sprintf("version %s of record %s is missing", ref.Hash, ref.ID)}
-	}
-	data, err := json.Marshal(e.Record)
-	if err != nil || VersionHash(data) != ref.Hash || e.Record.ID != ref.ID {
-		return &LedgerError{Seq: e.Seq, Reason: fmt.Sprintf("version %s of record %s does not match its hash (version edited)", ref.Hash, ref.ID)}
 	}
 	return nil
 }
@@ -165,8 +118,7 @@ func MatchLedger(e LedgerEntry, f LedgerFilter) bool {
 	if f.Until != "" && e.At > f.Until {
 		return false
 	}
-	if f.RecordID != "" && e.RecordID != f.RecordID && (e.Record == nil || e.Record.ID != f.RecordID) &&
-		(e.RecordRef == nil || e.RecordRef.ID != f.RecordID) {
+	if f.RecordID != "" && e.RecordID != f.RecordID && (e.Record == nil || e.Record.ID != f.RecordID) {
 		return false
 	}
 	if len(f.Ops) > 0 && !slices.Contains(f.Ops, e.Op) {

@@ -233,10 +233,6 @@ func CloneEntry(e LedgerEntry) LedgerEntry {
 		r := CloneRecord(*e.Record)
 		e.Record = &r
 	}
-	if e.RecordRef != nil {
-		ref := *e.RecordRef
-		e.RecordRef = &ref
-	}
 	if e.Proposal != nil {
 		p := CloneProposal(*e.Proposal)
 		e.Proposal = &p

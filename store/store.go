@@ -275,10 +275,7 @@ type ConflictInfo struct {
 // LedgerEntry is one hash-chained history entry. Hash covers every other
 // field and PrevHash, so editing, removing or reordering entries breaks the
 // chain. Record carries the record as written (write, supersede, import) so
-// StateAt can rebuild the composition from the ledger alone. A backend that
-// stores record versions by content hash seals RecordRef instead of Record
-// (the hash then covers the reference, see HashEntry) and fills Record in
-// from the version when it reads the entry.
+// StateAt can rebuild the composition from the ledger alone.
 type LedgerEntry struct {
 	Seq        uint64      `json:"seq"`
 	At         string      `json:"at"`
@@ -294,9 +291,6 @@ type LedgerEntry struct {
 	Evidence *Evidence            `json:"evidence,omitempty"`
 	Support  *schema.Support      `json:"support,omitempty"`
 	Record   *schema.MemoryRecord `json:"record,omitempty"`
-	// RecordRef names the record version an entry sealed by reference: the
-	// carried record's id and the hex sha256 of its JSON.
-	RecordRef *RecordRef `json:"recordRef,omitempty"`
 	// Proposal carries the proposal as it stood after a propose, approve,
 	// reject or expire entry, so replay knows what an approval did.
 	Proposal *Proposal `json:"proposal,omitempty"`
@@ -308,13 +302,6 @@ type LedgerEntry struct {
 	Token    *StoredToken `json:"token,omitempty"`
 	PrevHash string       `json:"prevHash"`
 	Hash     string       `json:"hash"`
-}
-
-// RecordRef is a ledger entry's reference to the record version it carries:
-// Hash is the hex sha256 of the version's bytes (json.Marshal of the record).
-type RecordRef struct {
-	ID   string `json:"id"`
-	Hash string `json:"hash"`
 }
 
 // LedgerFilter selects ledger entries; zero values match all.

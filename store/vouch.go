@@ -42,9 +42,6 @@ func VouchRecord(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry
 		if e.Hash != HashEntry(e) {
 			return &UnvouchedError{ID: rec.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", e.Seq)}
 		}
-		if err := CheckRecordRef(e); err != nil {
-			return &UnvouchedError{ID: rec.ID, Detail: err.Error()}
-		}
 	}
 	return VouchChecked(rec, prom, entries)
 }

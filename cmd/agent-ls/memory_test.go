@@ -327,8 +327,7 @@ func TestMemoryTamperedLedger(t *testing.T) {
 	err = raw.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte("ledger"))
 		k := []byte{0, 0, 0, 0, 0, 0, 0, 2}
-		// The entry's own time (its record is a version it references).
-		return b.Put(k, []byte(strings.Replace(string(b.Get(k)), `"at":"2`, `"at":"1`, 1)))
+		return b.Put(k, []byte(strings.Replace(string(b.Get(k)), "fact 1", "fact one", 1)))
 	})
 	raw.Close()
 	if err != nil {

@@ -18,34 +18,21 @@
 // Export is the salvage path: when the tree of a damaged file cannot be
 // walked it scans the file's pages for record values instead.
 //
-// Layout (schema version 4), one bucket per concern:
+// Layout (schema version 2), one bucket per concern:
 //
 //	meta        "version" -> uint64
 //	records     id -> 8-byte write sequence + record JSON
-//	versions    sha256 of a record's JSON (32 bytes) -> that JSON: the
-//	            record versions ledger entries reference, each stored once
 //	targeted    id -> nil, for records that carry a target
 //	tscope      "k=v\x00id" -> nil for every scope pair of a targeted record
 //	tkey        target key + id -> nil for every targeted record, the target
 //	            key being its seven fields, each length-prefixed, so a Search
 //	            for one target reads only the records that carry it
 //	promotions  id -> Promotion JSON
-//	promoted    one key -> nil per promoted record: "agent=NAME\x00id" when
-//	            it has an agent, else "k=v\x00id" for its pair whose "k="
-//	            sorts first, "\x00id" when unscoped. Promoted(scope, agent)
-//	            reads the agent's keys, the keys of the filter's first pair
-//	            m and those of pairs sorting before m (a record holding the
-//	            filter's pairs is filed under one of them), then the records
-//	            by id: bounded by the promoted records that may match, not
-//	            by the store
+//	pscope      "k=v\x00id" -> copy of the records value, for every scope pair
+//	            of a promoted record, so Promoted reads its matches from
+//	            adjacent keys without touching the records bucket
 //	proposals   id -> Proposal JSON
-//	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained); an
-//	            entry carrying a record seals a reference to its version
-//	            ("recordRef": id and hex sha256) instead of a copy, so the
-//	            chain binds the version: an edited version no longer hashes
-//	            to its key, a swapped reference breaks the chain. Readers
-//	            fill the record in from the version; a missing or edited one
-//	            is store.ErrCorrupt naming the entry and the record
+//	ledger      seq -> LedgerEntry JSON (big-endian keys, hash-chained)
 //	summaries   seq -> OverlaySummary JSON (bounded retention)
 //	ledgerof    id + 0x00 + seq -> nil for every ledger entry about record id
 //	            (its record id and the id of the record it carries), so a
@@ -59,13 +46,7 @@
 // record), and opening it read-write builds the bucket (migrate1to2).
 // Version 2 lacks the ledgerof bucket: read as is (a render then finds a
 // record's entries by scanning the ledger), and opening it read-write
-// builds it (migrate2to3). Version 3 has no versions bucket (its entries
-// hold their records inline) and a pscope bucket instead of promoted
-// ("k=v\x00id" -> a copy of the records value for every scope pair of a
-// promoted record): it is read as is, and opening it read-write builds the
-// promoted index and drops pscope (migrate3to4) without rewriting sealed
-// entries, which keep their inline records (every reader decodes both
-// shapes).
+// builds it (migrate2to3).
 package bolt
 
 import (
@@ -91,7 +72,7 @@ import (
 )
 
 // Version is the schema version this package writes.
-const Version = 4
+const Version = 3
 
 // minReadVersion is the oldest schema version read without migrating.
 const minReadVersion = 1
@@ -135,7 +116,7 @@ var (
 	keyVerifyFailed = []byte("verifyFailed")
 
 	allBuckets = [][]byte{bucketMeta, bucketRecords, bucketTargeted, bucketTScope, bucketTKey, bucketPromotions,
-		bucketPIndex, bucketProposals, bucketLedger, bucketSummaries, bucketLedgerOf, bucketVersions}
+		bucketPScope, bucketProposals, bucketLedger, bucketSummaries, bucketLedgerOf}
 )
 
 // Store is a bbolt-backed store.Store. It is safe for concurrent use; within a

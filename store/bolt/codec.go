@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 
@@ -71,15 +70,24 @@ func decodeAll(raw []rawRecord) (sts []store.Stored, ok []bool) {
 	return sts, ok
 }
 
-// putRecord stores rec with its write sequence.
+// putRecord stores rec with its write sequence. When rec is promoted, its
+// copies in the promoted-scope index are refreshed in the same transaction.
 func (s *Store) putRecord(tx *bbolt.Tx, rec schema.MemoryRecord, seq uint64) error {
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode record %s: %w", rec.ID, err)
 	}
+	v := append(u64(seq), data...)
 	b := tx.Bucket(bucketRecords)
 	b.FillPercent = appendFill
-	return b.Put([]byte(rec.ID), append(u64(seq), data...))
+	if err := b.Put([]byte(rec.ID), v); err != nil {
+		return err
+	}
+
+	if p := tx.Bucket(bucketPromotions); p != nil && p.Get([]byte(rec.ID)) != nil {
+		return putScopeValues(tx.Bucket(bucketPScope), rec, v)
+	}
+	return nil
 }
 
 // decodeCached is decodeRecord through the store's decode cache.
@@ -90,6 +98,16 @@ func (s *Store) decodeCached(key, v []byte) (store.Stored, bool) {
 		return decodeRecord(key, v)
 	}
 	return s.cache.record(key, v)
+}
+
+// putScopeValues stores v (a records value) under every scope key of rec.
+func putScopeValues(b *bbolt.Bucket, rec schema.MemoryRecord, v []byte) error {
+	for _, k := range scopeKeys(rec) {
+		if err := b.Put(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // getStored reads one record; found is false for a missing id, and a damaged
@@ -134,9 +152,7 @@ func indexTargeted(tx *bbolt.Tx, rec schema.MemoryRecord) error {
 	if rec.Target == nil {
 		return nil
 	}
-	tkey := tx.Bucket(bucketTKey)
-	tkey.FillPercent = appendFill
-	if err := tkey.Put(targetKey(*rec.Target, rec.ID), nil); err != nil {
+	if err := tx.Bucket(bucketTKey).Put(targetKey(*rec.Target, rec.ID), nil); err != nil {
 		return err
 	}
 	return addIndex(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), rec)
@@ -185,10 +201,7 @@ func targetIDs(tkey *bbolt.Bucket, t schema.MemoryTarget) []string {
 // addIndex adds rec's id to all (unless nil: the promotions bucket is its
 // own list) and its scope pairs to byScope.
 func addIndex(all, byScope *bbolt.Bucket, rec schema.MemoryRecord) error {
-	// Ids grow with time: under each key prefix the keys are appended.
-	byScope.FillPercent = appendFill
 	if all != nil {
-		all.FillPercent = appendFill
 		if err := all.Put([]byte(rec.ID), nil); err != nil {
 			return err
 		}
@@ -243,21 +256,15 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 	b.FillPercent = appendFill
 	k, v := b.Cursor().Last()
 	seq, prev := uint64(1), ""
-	var err error
 	if h := s.head; h != nil && len(k) == 8 && be64(k) == h.seq {
 		// The last entry is the one this batch appended: its hash is known.
 		seq, prev = h.seq+1, h.hash
 	} else if k != nil {
-		var hash string
-		if hash, err = s.checkTail(tx, k, v); err != nil {
+		hash, err := s.checkTail(tx, k, v)
+		if err != nil {
 			return err
 		}
 		seq, prev = binary.BigEndian.Uint64(k)+1, hash
-	}
-	if e.Record != nil && e.RecordRef == nil {
-		if e.RecordRef, err = s.versionRef(tx, *e.Record); err != nil {
-			return err
-		}
 	}
 	e, data, err := store.SealEntryJSON(e, seq, prev)
 	if err != nil {
@@ -267,7 +274,6 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 		return err
 	}
 	if idx := tx.Bucket(bucketLedgerOf); idx != nil {
-		idx.FillPercent = appendFill
 		for _, id := range entryIDs(e) {
 			if err := idx.Put(ledgerOfKey(id, e.Seq), nil); err != nil {
 				return err
@@ -278,15 +284,6 @@ func (s *Store) appendLedger(tx *bbolt.Tx, e store.LedgerEntry) error {
 		s.head = &ledgerHead{seq: e.Seq, hash: e.Hash}
 	}
 	return tx.Bucket(bucketMeta).Put(keyLedgerHead, append(u64(e.Seq), e.Hash...))
-}
-
-// versionRef stores rec's JSON as a version and returns its reference.
-func (s *Store) versionRef(tx *bbolt.Tx, rec schema.MemoryRecord) (*store.RecordRef, error) {
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encode record %s: %w", rec.ID, err)
-	}
-	return putVersion(tx, rec.ID, data)
 }
 
 // ledgerHead is the last entry a batch view appended.
@@ -337,20 +334,7 @@ func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
 			return nil, s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(keys[i]), err)
 		}
 	}
-	versions := tx.Bucket(bucketVersions)
-	for i := range out {
-		if err := resolveEntry(versions, &out[i]); err != nil {
-			return nil, s.versionError(err)
-		}
-	}
 	return out, nil
-}
-
-// versionError is the error of a read that found a ledger entry's version
-// missing or edited: store.ErrCorrupt naming the file, the entry and the
-// record (a *store.LedgerError).
-func (s *Store) versionError(err error) error {
-	return fmt.Errorf("store %s: %w", s.path, err)
 }
 
 // eachLedger decodes the ledger entries in order and passes each to fn,
@@ -360,7 +344,6 @@ func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error
 	if b == nil {
 		return nil
 	}
-	versions := tx.Bucket(bucketVersions)
 	return b.ForEach(func(k, v []byte) error {
 		var e store.LedgerEntry
 		if len(k) != 8 {
@@ -368,9 +351,6 @@ func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error
 		}
 		if err := json.Unmarshal(v, &e); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
-		}
-		if err := resolveEntry(versions, &e); err != nil {
-			return s.versionError(err)
 		}
 		return fn(e)
 	})
@@ -383,9 +363,6 @@ type ledgerIDs struct {
 	Record   *struct {
 		ID string `json:"id"`
 	} `json:"record"`
-	RecordRef *struct {
-		ID string `json:"id"`
-	} `json:"recordRef"`
 }
 
 // ids returns the record ids an entry is about (its record id and the id
@@ -398,9 +375,6 @@ func (l ledgerIDs) ids() []string {
 	if l.Record != nil && l.Record.ID != "" && l.Record.ID != l.RecordID {
 		out = append(out, l.Record.ID)
 	}
-	if l.RecordRef != nil && l.RecordRef.ID != "" && l.RecordRef.ID != l.RecordID && (l.Record == nil || l.Record.ID != l.RecordRef.ID) {
-		out = append(out, l.RecordRef.ID)
-	}
 	return out
 }
 
@@ -411,11 +385,6 @@ func entryIDs(e store.LedgerEntry) []string {
 		l.Record = &struct {
 			ID string `json:"id"`
 		}{e.Record.ID}
-	}
-	if e.RecordRef != nil {
-		l.RecordRef = &struct {
-			ID string `json:"id"`
-		}{e.RecordRef.ID}
 	}
 	return l.ids()
 }
@@ -453,7 +422,6 @@ func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(st
 	if b == nil {
 		return nil
 	}
-	versions := tx.Bucket(bucketVersions)
 	return b.ForEach(func(k, v []byte) error {
 		if len(k) != 8 {
 			return s.corrupt("ledger key %x is not a sequence", k)
@@ -462,15 +430,12 @@ func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(st
 		if err := json.Unmarshal(v, &ids); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
 		}
-		if !slices.ContainsFunc(ids.ids(), want) {
+		if !(ids.RecordID != "" && want(ids.RecordID)) && !(ids.Record != nil && ids.Record.ID != "" && want(ids.Record.ID)) {
 			return nil
 		}
 		var e store.LedgerEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
-		}
-		if err := resolveEntry(versions, &e); err != nil {
-			return s.versionError(err)
 		}
 		return fn(e)
 	})

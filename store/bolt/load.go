@@ -59,7 +59,7 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 		}
 		ledger, idx := tx.Bucket(bucketLedger), tx.Bucket(bucketLedgerOf)
 		for _, e := range snap.Ledger {
-			data, err := loadedEntry(tx, e)
+			data, err := json.Marshal(e)
 			if err != nil {
 				return fmt.Errorf("load: ledger entry %d: %w", e.Seq, err)
 			}
@@ -95,27 +95,4 @@ func (s *Store) Load(ctx context.Context, snap store.Snapshot) error {
 		}
 		return nil
 	})
-}
-
-// loadedEntry returns the bytes Load stores for e as sealed: an entry
-// sealed by reference without its Record, whose version (which must hash
-// to the reference) goes into the versions bucket; any other as it is.
-func loadedEntry(tx *bbolt.Tx, e store.LedgerEntry) ([]byte, error) {
-	if ref := e.RecordRef; ref != nil {
-		if e.Record == nil {
-			return nil, fmt.Errorf("%w: it references version %s of record %s and carries no record", store.ErrInvalid, ref.Hash, ref.ID)
-		}
-		v, err := json.Marshal(e.Record)
-		if err != nil {
-			return nil, err
-		}
-		if store.VersionHash(v) != ref.Hash || e.Record.ID != ref.ID {
-			return nil, fmt.Errorf("%w: its record does not match version %s of record %s", store.ErrInvalid, ref.Hash, ref.ID)
-		}
-		if _, err := putVersion(tx, ref.ID, v); err != nil {
-			return nil, err
-		}
-		e.Record = nil
-	}
-	return json.Marshal(e)
 }

@@ -70,11 +70,6 @@ func (s *Store) migrate(tx *bbolt.Tx) error {
 			return fmt.Errorf("store %s: migrate schema 2 to 3: %w", s.path, err)
 		}
 	}
-	if v <= 3 {
-		if err := s.migrate3to4(tx); err != nil {
-			return fmt.Errorf("store %s: migrate schema 3 to 4: %w", s.path, err)
-		}
-	}
 	if err := tx.Bucket(bucketMeta).Put(keyVersion, u64(Version)); err != nil {
 		return fmt.Errorf("store %s: write schema version: %w", s.path, err)
 	}
@@ -184,34 +179,6 @@ func (s *Store) migrate2to3(tx *bbolt.Tx) error {
 		}
 		return nil
 	})
-}
-
-// migrate3to4 replaces the pscope copies (one per scope pair of a
-// promoted record) with the promoted index (one key per promoted record,
-// promotedKey). The ledger is left as sealed: its entries keep their
-// inline records, which every reader still decodes; entries appended from
-// now on reference versions. A promotion row whose record is missing or
-// does not decode gets no key (Verify reports it).
-func (s *Store) migrate3to4(tx *bbolt.Tx) error {
-	records, idx := tx.Bucket(bucketRecords), tx.Bucket(bucketPIndex)
-	err := tx.Bucket(bucketPromotions).ForEach(func(k, _ []byte) error {
-		v := records.Get(k)
-		if v == nil {
-			return nil
-		}
-		st, ok := decodeRecord(k, v)
-		if !ok {
-			return nil
-		}
-		return idx.Put(promotedKey(st.Rec), nil)
-	})
-	if err != nil {
-		return err
-	}
-	if tx.Bucket(bucketPScope) == nil {
-		return nil
-	}
-	return tx.DeleteBucket(bucketPScope)
 }
 
 func u64(v uint64) []byte {

@@ -109,24 +109,28 @@ func (s *Store) Promotion(ctx context.Context, id string) (store.Promotion, erro
 }
 
 // Promoted returns the valid promoted records of scope for agent, newest
-// first. With a non-empty filter it reads the promoted index (promotedRanges):
-// its cost grows with the promoted records that may match, not with the
-// store. An empty filter reads every promotion row. A file of schema
-// version 3 or older (read-only) is read through its pscope copies.
+// first. With a non-empty filter it reads only the promoted-scope index
+// under the filter's first pair, whose values are copies of the records, so
+// its cost grows with the promoted records sharing that pair, not with the
+// store. An empty filter reads every promotion row.
 func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
 	filter, mine := store.AgentFilter(scope, agent)
 	if len(filter) == 0 {
-		return s.indexed(ctx, bucketPromotions, nil, scope, agent, func(*bbolt.Tx, string) bool { return true })
+		return s.indexed(ctx, bucketPromotions, bucketPScope, scope, agent, func(*bbolt.Tx, string) bool { return true })
 	}
 	now := s.nowString()
+	keys := sortedKeys(filter)
+	prefix := scopePrefix(keys[0], filter[keys[0]])
 	var hits []*store.Stored
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		raw, rowless, err := s.promotedRaw(tx, filter, agent)
-		if err != nil {
-			return err
+		b := tx.Bucket(bucketPScope)
+		if b == nil {
+			return nil
 		}
-		if err := s.checkRowless(tx, rowless, now, filter, mine); err != nil {
-			return err
+		var raw []rawRecord
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			raw = append(raw, rawRecord{k[len(prefix):], v})
 		}
 		sts, oks := decodeAll(raw)
 		for i := range sts {
@@ -146,128 +150,6 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 	return newest(hits), nil
 }
 
-// promotedRaw returns the stored values of the promoted records that may
-// match filter (non-empty) for agent: from the promoted index, each
-// record's value read by id, or from a version-3 file's pscope copies
-// under the filter's first pair. rowless are the ids the index holds
-// without a promotion row (checkRowless).
-func (s *Store) promotedRaw(tx *bbolt.Tx, filter map[string]string, agent string) (raw []rawRecord, rowless []string, err error) {
-	if idx := tx.Bucket(bucketPIndex); idx != nil {
-		records, proms := tx.Bucket(bucketRecords), tx.Bucket(bucketPromotions)
-		for _, id := range promotedIDs(idx, filter, agent) {
-			if proms.Get([]byte(id)) == nil {
-				rowless = append(rowless, id)
-				continue
-			}
-			v := records.Get([]byte(id))
-			if v == nil {
-				return nil, nil, s.corrupt("promoted record %s is indexed but not stored", id)
-			}
-			raw = append(raw, rawRecord{[]byte(id), v})
-		}
-		return raw, rowless, nil
-	}
-	b := tx.Bucket(bucketPScope)
-	if b == nil {
-		return nil, nil, nil
-	}
-	keys := sortedKeys(filter)
-	prefix := scopePrefix(keys[0], filter[keys[0]])
-	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		raw = append(raw, rawRecord{k[len(prefix):], v})
-	}
-	return raw, nil, nil
-}
-
-// checkRowless refuses a render when the promoted index holds a record
-// whose promotion row is missing and its ledger entries (through the
-// ledgerof index) leave it promoted and in the render's view
-// (store.PromotedByLedger): store.MissingPromotion, never a line silently
-// left out. Other rowless keys (forged ones) are left out; Verify names
-// them.
-func (s *Store) checkRowless(tx *bbolt.Tx, ids []string, now string, filter map[string]string, keep func(map[string]string) bool) error {
-	for _, id := range ids {
-		var entries []store.LedgerEntry
-		seqs, _ := ledgerSeqsOf(tx, id)
-		versions, ledger := tx.Bucket(bucketVersions), tx.Bucket(bucketLedger)
-		for _, seq := range seqs {
-			var e store.LedgerEntry
-			if v := ledger.Get(u64(seq)); v == nil || json.Unmarshal(v, &e) != nil || resolveEntry(versions, &e) != nil {
-				return &store.UnvouchedError{ID: id, Detail: fmt.Sprintf("ledger entry %d it was indexed under is missing or damaged", seq)}
-			}
-			entries = append(entries, e)
-		}
-		if store.PromotedByLedger(id, entries, now, filter, keep) {
-			return store.MissingPromotion(id)
-		}
-	}
-	return nil
-}
-
-// bucketPIndex is the promoted index (schema version 4): one key per
-// promoted record, promotedKey.
-var bucketPIndex = []byte("promoted")
-
-// promotedKey is a promoted record's one key in the promoted index: its
-// agent pair "agent=NAME\x00id" when it has one; else its pair whose
-// "k=" sorts first; an unscoped record's is "\x00id".
-func promotedKey(rec schema.MemoryRecord) []byte {
-	if a := rec.Scope[store.AgentKey]; a != "" {
-		return scopeKey(store.AgentKey, a, rec.ID)
-	}
-	first := ""
-	for k := range rec.Scope {
-		if k != store.AgentKey && (first == "" || k+"=" < first+"=") {
-			first = k
-		}
-	}
-	if first == "" {
-		return append([]byte{0}, rec.ID...)
-	}
-	return scopeKey(first, rec.Scope[first], rec.ID)
-}
-
-// promotedIDs returns the ids of the promoted index that can hold a record
-// matching filter (non-empty, without the agent key) for agent, each once:
-// agent's own records (under "agent=NAME"), the shared records whose first
-// pair is filter's first pair m, and the shared records with a pair
-// sorting before m (a record holding filter's pairs has its first pair at
-// or before m). Callers check the full filter on each record.
-func promotedIDs(idx *bbolt.Bucket, filter map[string]string, agent string) []string {
-	m := ""
-	for k := range filter {
-		if m == "" || k+"=" < m+"=" {
-			m = k
-		}
-	}
-	var ids []string
-	scan := func(from, to []byte, prefix bool) {
-		c := idx.Cursor()
-		for k, _ := c.Seek(from); k != nil; k, _ = c.Next() {
-			if prefix && !bytes.HasPrefix(k, from) || !prefix && bytes.Compare(k, to) >= 0 {
-				return
-			}
-			ids = append(ids, scopeKeyID(k))
-		}
-	}
-	if agent != "" {
-		scan(scopePrefix(store.AgentKey, agent), nil, true)
-	}
-	scan(scopePrefix(m, filter[m]), nil, true)
-	// Pairs sorting before "m=", agent pairs aside (unscoped records, under
-	// "\x00", match no non-empty filter).
-	agentKeys := []byte(store.AgentKey + "=")
-	end := []byte(m + "=")
-	if bytes.Compare(agentKeys, end) < 0 {
-		scan([]byte{1}, agentKeys, false)
-		scan([]byte(store.AgentKey+">"), end, false)
-	} else {
-		scan([]byte{1}, end, false)
-	}
-	return ids
-}
-
 // Candidates returns the valid, targeted, unpromoted records of scope for
 // agent, newest first, from the target index.
 func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error) {
@@ -281,15 +163,6 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 	filter, mine := store.AgentFilter(scope, agent)
 	var hits []*store.Stored
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		byScope := byScope
-		if byScope == nil {
-			// The promoted records: the promoted index, or a version-3
-			// file's pscope.
-			byScope = bucketPIndex
-			if tx.Bucket(byScope) == nil {
-				byScope = bucketPScope
-			}
-		}
 		others := otherAgents(tx.Bucket(byScope), agent)
 		records := tx.Bucket(bucketRecords)
 		if records == nil {
@@ -357,22 +230,18 @@ func newest(hits []*store.Stored) []schema.MemoryRecord {
 	return out
 }
 
-// putPromotion writes a promotion row and its promoted index key.
+// putPromotion writes a promotion row and its scope index entries, each a
+// copy of the stored record.
 func (s *Store) putPromotion(tx *bbolt.Tx, rec schema.MemoryRecord, p store.Promotion) error {
-	// Most records are promoted soon after they are written: ids mostly
-	// grow here too.
-	b, idx := tx.Bucket(bucketPromotions), tx.Bucket(bucketPIndex)
-	b.FillPercent, idx.FillPercent = appendFill, appendFill
+	b := tx.Bucket(bucketPromotions)
 	if err := putJSON(b, []byte(rec.ID), p); err != nil {
 		return fmt.Errorf("store promotion of %s: %w", rec.ID, err)
 	}
-	return idx.Put(promotedKey(rec), nil)
+	v := append([]byte(nil), tx.Bucket(bucketRecords).Get([]byte(rec.ID))...)
+	return putScopeValues(tx.Bucket(bucketPScope), rec, v)
 }
 
-// dropPromotion removes a promotion row (if any) and its index key.
+// dropPromotion removes a promotion row (if any) and its index entries.
 func (s *Store) dropPromotion(tx *bbolt.Tx, rec schema.MemoryRecord) error {
-	if err := tx.Bucket(bucketPromotions).Delete([]byte(rec.ID)); err != nil {
-		return err
-	}
-	return tx.Bucket(bucketPIndex).Delete(promotedKey(rec))
+	return dropIndex(tx.Bucket(bucketPromotions), tx.Bucket(bucketPScope), rec)
 }

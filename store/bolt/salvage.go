@@ -1,10 +1,7 @@
 package bolt
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,7 +47,6 @@ func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 	}
 	best := map[string]salvaged{}
 	entries := map[uint64]store.LedgerEntry{}
-	versions := map[string][]byte{}
 	buf := make([]byte, pageSize)
 	for off := int64(0); off+pageHeaderSize <= size; {
 		n, _ := f.ReadAt(buf[:min(pageSize, size-off)], off)
@@ -65,7 +61,7 @@ func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 				page = full[:m]
 				step = (overflow + 1) * pageSize
 			}
-			scanLeaf(page, best, entries, versions, 0)
+			scanLeaf(page, best, entries, 0)
 		}
 		off += step
 	}
@@ -75,14 +71,6 @@ func salvageRecords(f io.ReaderAt, size int64) []schema.MemoryRecord {
 	}
 	chain := make([]store.LedgerEntry, 0, len(entries))
 	for _, e := range entries {
-		if e.RecordRef != nil {
-			// An entry sealed by reference carries its version when one
-			// hashing to the reference was found.
-			var r schema.MemoryRecord
-			if v, ok := versions[e.RecordRef.Hash]; ok && json.Unmarshal(v, &r) == nil && r.ID == e.RecordRef.ID {
-				e.Record = &r
-			}
-		}
 		chain = append(chain, e)
 	}
 	sort.Slice(chain, func(i, j int) bool { return chain[i].Seq < chain[j].Seq })
@@ -114,11 +102,9 @@ func keepLedgerEntry(key, val []byte, entries map[uint64]store.LedgerEntry) {
 	entries[e.Seq] = e
 }
 
-// scanLeaf collects record values, ledger entries and record versions
-// (by their hex hash, kept only when their bytes hash to their key) from a
-// leaf page, descending into inline buckets (bounded depth). Every offset
-// is checked: the page may be garbage.
-func scanLeaf(page []byte, best map[string]salvaged, entries map[uint64]store.LedgerEntry, versions map[string][]byte, depth int) {
+// scanLeaf collects record values from a leaf page, descending into inline
+// buckets (bounded depth). Every offset is checked: the page may be garbage.
+func scanLeaf(page []byte, best map[string]salvaged, entries map[uint64]store.LedgerEntry, depth int) {
 	if len(page) < pageHeaderSize || depth > 8 {
 		return
 	}
@@ -139,17 +125,11 @@ func scanLeaf(page []byte, best map[string]salvaged, entries map[uint64]store.Le
 		key, val := page[k:k+ksize], page[k+ksize:k+ksize+vsize]
 		if flags&bucketLeafFlag != 0 {
 			if len(val) > bucketHeaderSize && binary.LittleEndian.Uint64(val) == 0 {
-				scanLeaf(val[bucketHeaderSize:], best, entries, versions, depth+1)
+				scanLeaf(val[bucketHeaderSize:], best, entries, depth+1)
 			}
 			continue
 		}
 		if len(val) > 0 && val[0] == '{' {
-			if len(key) == sha256.Size {
-				if sum := sha256.Sum256(val); bytes.Equal(sum[:], key) {
-					versions[hex.EncodeToString(key)] = append([]byte(nil), val...)
-				}
-				continue
-			}
 			keepLedgerEntry(key, val, entries)
 			continue
 		}

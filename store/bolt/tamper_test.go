@@ -3,7 +3,6 @@ package bolt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -125,7 +124,7 @@ func tamper(t *testing.T, path string, fn func(tx *bbolt.Tx) error) string {
 // ledger and meta).
 func keyID(bucket string, k []byte) string {
 	switch bucket {
-	case "tscope", "pscope", "promoted":
+	case "tscope", "pscope":
 		return scopeKeyID(k)
 	case "tkey":
 		return targetKeyID(k)
@@ -175,14 +174,6 @@ func TestTamperEveryBucket(t *testing.T) {
 					first = k
 				}
 				e := edit{bucket: bucket, id: keyID(bucket, k)}
-				if bucket == "versions" {
-					// A version names its record in its JSON, not its key.
-					var r schema.MemoryRecord
-					if err := json.Unmarshal(v, &r); err != nil {
-						return err
-					}
-					e.id = r.ID
-				}
 				if len(v) == 0 {
 					e.name = fmt.Sprintf("%s/drop %q", bucket, printableKey(k))
 					e.fn = func(tx *bbolt.Tx) error { return tx.Bucket(name).Delete(k) }
@@ -198,9 +189,7 @@ func TestTamperEveryBucket(t *testing.T) {
 				return err
 			}
 			// A forged key naming another record.
-			// (A version's key is its hash: a forged one is a version
-			// nothing references, which nothing reads.)
-			if first != nil && bucket != "ledger" && bucket != "meta" && bucket != "summaries" && bucket != "versions" {
+			if first != nil && bucket != "ledger" && bucket != "meta" && bucket != "summaries" {
 				id := keyID(bucket, first)
 				other := fx.promoted
 				if id == other {
@@ -312,7 +301,7 @@ func TestForgedPromotion(t *testing.T) {
 		if err := putJSON(tx.Bucket(bucketPromotions), []byte(fx.candidate), row); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketPIndex).Put(promotedKey(st.Rec), nil)
+		return putScopeValues(tx.Bucket(bucketPScope), st.Rec, append([]byte(nil), v...))
 	})
 	s := openTest(t, cp, store.Options{Now: newClock().Now})
 	err := s.Verify(ctx)
@@ -330,15 +319,14 @@ func TestForgedPromotion(t *testing.T) {
 }
 
 // TestEditedContentRendersNothing is the reproduction 1: the same
-// content edit in the records bucket (not the ledger or its versions) is refused by Verify and by the render.
+// content edit in the records bucket and the promoted-scope index (not the
+// ledger) is refused by Verify and by the render.
 func TestEditedContentRendersNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	fx := newTamperFixture(t)
 	cp := tamper(t, fx.path, func(tx *bbolt.Tx) error {
-		// The promoted index holds no copy: the records bucket is where a
-		// render reads the content.
-		for _, name := range [][]byte{bucketRecords} {
+		for _, name := range [][]byte{bucketRecords, bucketPScope} {
 			b := tx.Bucket(name)
 			c := b.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {

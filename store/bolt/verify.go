@@ -88,11 +88,10 @@ func (s *Store) storedState(tx *bbolt.Tx, want store.State) (store.State, []stor
 }
 
 // indexDiffs compares every index bucket with the one the replayed state
-// want and the ledger entries call for: targeted, tscope, tkey, promoted
-// (a version-3 file's pscope: keys, and values equal to the record),
-// ledgerof.
+// want and the ledger entries call for: targeted, tscope, tkey, pscope
+// (keys, and values equal to the record), ledgerof.
 func (s *Store) indexDiffs(tx *bbolt.Tx, want store.State, entries []store.LedgerEntry) []store.Difference {
-	targeted, tscope, tkey, pscope, pindex := map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
+	targeted, tscope, tkey, pscope := map[string]string{}, map[string]string{}, map[string]string{}, map[string]string{}
 	for id, r := range want.Records {
 		if r.Target != nil {
 			targeted[id] = id
@@ -102,7 +101,6 @@ func (s *Store) indexDiffs(tx *bbolt.Tx, want store.State, entries []store.Ledge
 			}
 		}
 		if _, ok := want.Promotions[id]; ok {
-			pindex[string(promotedKey(r))] = id
 			for _, k := range scopeKeys(r) {
 				pscope[string(k)] = id
 			}
@@ -118,6 +116,7 @@ func (s *Store) indexDiffs(tx *bbolt.Tx, want store.State, entries []store.Ledge
 	diffs = append(diffs, keyDiffs(tx, bucketTargeted, targeted, func(k []byte) string { return string(k) })...)
 	diffs = append(diffs, keyDiffs(tx, bucketTScope, tscope, scopeKeyID)...)
 	diffs = append(diffs, keyDiffs(tx, bucketTKey, tkey, targetKeyID)...)
+	diffs = append(diffs, keyDiffs(tx, bucketPScope, pscope, scopeKeyID)...)
 	if tx.Bucket(bucketLedgerOf) != nil {
 		diffs = append(diffs, keyDiffs(tx, bucketLedgerOf, ledgerOf, func(k []byte) string {
 			if len(k) < 9 {
@@ -126,10 +125,6 @@ func (s *Store) indexDiffs(tx *bbolt.Tx, want store.State, entries []store.Ledge
 			return string(k[:len(k)-9])
 		})...)
 	}
-	if tx.Bucket(bucketPIndex) != nil {
-		return append(diffs, keyDiffs(tx, bucketPIndex, pindex, scopeKeyID)...)
-	}
-	diffs = append(diffs, keyDiffs(tx, bucketPScope, pscope, scopeKeyID)...)
 	// Each pscope value is a copy of its record: the record the ledger says.
 	if b := tx.Bucket(bucketPScope); b != nil {
 		_ = b.ForEach(func(k, v []byte) error {

@@ -33,11 +33,9 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		ledger, proms := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions)
-		versions := tx.Bucket(bucketVersions)
 		type work struct {
 			seqs []uint64
 			raw  [][]byte // the entries' stored bytes, valid while tx is open
-			vers [][]byte // the versions they seal by reference (nil: none)
 			prom []byte
 		}
 		ws := make([]work, len(recs))
@@ -52,11 +50,7 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 				if v == nil {
 					return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d it was indexed under is missing", seq)}
 				}
-				ver, err := sealedVersion(versions, r.ID, seq, v)
-				if err != nil {
-					return err
-				}
-				ws[i].raw, ws[i].vers = append(ws[i].raw, v), append(ws[i].vers, ver)
+				ws[i].raw = append(ws[i].raw, v)
 			}
 			if proms != nil {
 				ws[i].prom = proms.Get([]byte(r.ID))
@@ -65,7 +59,7 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				errs[i] = vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].vers, ws[i].prom)
+				errs[i] = vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -97,26 +91,9 @@ func firstErr(errs []error) error {
 	return nil
 }
 
-// sealedVersion returns the stored bytes of the version the stored entry
-// v (seq, read for record id) seals by reference, nil when it seals none
-// (vouchOne checks them against the entry's hash); a missing version is
-// an *store.UnvouchedError naming both.
-func sealedVersion(versions *bbolt.Bucket, id string, seq uint64, v []byte) ([]byte, error) {
-	ref, ok := sealedRef(v)
-	if !ok {
-		return nil, nil
-	}
-	data, err := storedVersion(versions, seq, &ref)
-	if err != nil {
-		return nil, &store.UnvouchedError{ID: id, Detail: err.Error()}
-	}
-	return data, nil
-}
-
-// vouchOne checks one record against its entries' stored bytes (with the
-// versions they seal by reference) and its stored promotion row (nil when
-// none).
-func vouchOne(r schema.MemoryRecord, seqs []uint64, raw, vers [][]byte, promRaw []byte) error {
+// vouchOne checks one record against its entries' stored bytes and its
+// stored promotion row (nil when none).
+func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
 	entries := make([]store.LedgerEntry, len(raw))
 	for j, v := range raw {
 		e, ok, err := store.EntryFromJSON(v)
@@ -125,19 +102,6 @@ func vouchOne(r schema.MemoryRecord, seqs []uint64, raw, vers [][]byte, promRaw 
 		}
 		if !ok {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", seqs[j])}
-		}
-		if e.RecordRef != nil {
-			if vers[j] == nil || store.VersionHash(vers[j]) != e.RecordRef.Hash {
-				return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d: version %s of record %s is missing or does not match its hash (version edited)", seqs[j], e.RecordRef.Hash, e.RecordRef.ID)}
-			}
-			var rec schema.MemoryRecord
-			if vers[j] == nil || unmarshalRecord(vers[j], &rec) != nil || rec.ID != e.RecordRef.ID {
-				return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d: version %s of record %s does not decode as that record", seqs[j], e.RecordRef.Hash, e.RecordRef.ID)}
-			}
-			if rec.Scope == nil {
-				rec.Scope = map[string]string{}
-			}
-			e.Record = &rec
 		}
 		entries[j] = e
 	}
