@@ -202,9 +202,9 @@ func TestTamperEveryBucket(t *testing.T) {
 				default:
 					fk = bytes.Replace(first, []byte(id), []byte(other), 1)
 				}
-				v := tx.Bucket(name).Get(first)
+				v := append([]byte(nil), tx.Bucket(name).Get(first)...) // bbolt memory is not valid after the View
 				edits = append(edits, edit{bucket: bucket, id: other, name: fmt.Sprintf("%s/forge %q", bucket, printableKey(fk)),
-					fn: func(tx *bbolt.Tx) error { return tx.Bucket(name).Put(fk, append([]byte(nil), v...)) }})
+					fn: func(tx *bbolt.Tx) error { return tx.Bucket(name).Put(fk, v) }})
 			}
 		}
 		return nil
