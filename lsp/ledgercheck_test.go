@@ -34,23 +34,7 @@ func TestLedgerBrokenReadOnly(t *testing.T) {
 	if res.ProposalID == "" {
 		t.Fatalf("save trigger: %+v", res)
 	}
-	// Edit ledger entry 1 in place (same length): its hash no longer matches.
-	db, err := bbolt.Open(env.storePath, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("ledger"))
-		k := binary.BigEndian.AppendUint64(nil, 1)
-		v := append([]byte(nil), b.Get(k)...)
-		i := strings.Index(string(v), trigger)
-		v[i] = 'a'
-		return b.Put(k, v)
-	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	breakLedgerEntry(t, env.storePath)
 	c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
 	c.initialize(env.root, nil, true)
 	uri := c.open(path, text, 1)
@@ -110,22 +94,7 @@ func TestLedgerVerdictsConcurrent(t *testing.T) {
 	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.ProposalID == "" {
 		t.Fatalf("save trigger: %+v", res)
 	}
-	db, err := bbolt.Open(env.storePath, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("ledger"))
-		k := binary.BigEndian.AppendUint64(nil, 1)
-		v := append([]byte(nil), b.Get(k)...)
-		i := strings.Index(string(v), trigger)
-		v[i] = 'a'
-		return b.Put(k, v)
-	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	breakLedgerEntry(t, env.storePath)
 	ctx := context.Background()
 	open := boltReadOnlyOpener(time.Now)
 	var v ledgerVerdicts
@@ -167,5 +136,27 @@ func TestLedgerVerdictsConcurrent(t *testing.T) {
 	v.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d checks left running", left)
+	}
+}
+
+// breakLedgerEntry edits ledger entry 1 of the store at path in place (same
+// length, inside the saved trigger): its hash no longer matches.
+func breakLedgerEntry(t *testing.T, path string) {
+	t.Helper()
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("ledger"))
+		k := binary.BigEndian.AppendUint64(nil, 1)
+		v := append([]byte(nil), b.Get(k)...)
+		i := strings.Index(string(v), trigger)
+		v[i] = 'a'
+		return b.Put(k, v)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
