@@ -71,8 +71,11 @@ type scrubError struct {
 func (e *scrubError) Error() string { return e.text }
 func (e *scrubError) Unwrap() error { return e.err }
 
-// RefuseDamaged is the damage policy: it reads the whole store (records,
-// the ledger, proposals and promotions) before a write. A file with damaged
+// RefuseDamaged is the damage policy: before a write, the whole store
+// (records, the ledger, proposals and promotions) must read — checked by
+// the store itself when it is a store.DamageChecker (a bbolt file checks
+// its pages and its ledger's hashes instead of decoding everything), else
+// read in full. A file with damaged
 // pages can still open and take a write whose pages happen to be intact; no
 // surface writes to a store it cannot read in full, so any unreadable part
 // is an error wrapping store.ErrCorrupt and the store is left as it was. A
@@ -87,6 +90,12 @@ func RefuseDamaged(ctx context.Context, loc string, s store.Store) error {
 		return nil
 	}
 	if _, err := os.Stat(loc); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if dc, ok := s.(store.DamageChecker); ok {
+		if err := dc.CheckDamage(ctx); err != nil {
+			return fmt.Errorf("check the store before writing: %w", err)
+		}
 		return nil
 	}
 	if _, err := s.Search(ctx, store.Query{IncludeInvalidated: true, Limit: store.Limit(store.Unlimited)}); err != nil {
