@@ -287,16 +287,24 @@ func (e *Engine) Garden(ctx context.Context) (HealthReport, error) {
 		}
 	}
 
-	// Candidates, their progress and recall statistics.
+	// Candidates, their progress and recall statistics. The pending
+	// promotions are listed once (pendingFor per candidate read the
+	// proposals once per candidate).
 	ageCut := cutoff
+	pending, err := e.st.Proposals(ctx, store.ProposalFilter{State: store.ProposalPending})
+	if err != nil {
+		return h, fmt.Errorf("proposals: %w", err)
+	}
+	promoting := map[string]string{} // record id -> its first pending promotion
+	for _, p := range pending {
+		if _, ok := promoting[p.RecordID]; !ok && p.Kind == store.ProposePromote {
+			promoting[p.RecordID] = p.ID
+		}
+	}
 	for _, c := range cands {
 		have, need := e.Progress(c)
-		cp := CandidateProgress{ID: c.ID, Tier: schema.TierOf(*c.Target), Target: c.Target.String(), Content: c.Content, Have: have, Need: need}
-		if p, ok, err := e.pendingFor(ctx, c.ID, store.ProposePromote); err != nil {
-			return h, err
-		} else if ok {
-			cp.Pending = p.ID
-		}
+		cp := CandidateProgress{ID: c.ID, Tier: schema.TierOf(*c.Target), Target: c.Target.String(), Content: c.Content, Have: have, Need: need,
+			Pending: promoting[c.ID]}
 		h.Candidates = append(h.Candidates, cp)
 		if have <= 1 {
 			h.Recall.NeverCorroborated++
@@ -345,17 +353,28 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 	for _, k := range targets {
 		group := byTarget[k]
 		sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
+		// Each text analyzed once; only the pairs that may reach
+		// FragmentThreshold are compared (simJoin), in the order of the
+		// all-pairs loop: a pair below it neither reports nor retires.
+		texts := make([]*lexical.Text, len(group))
+		for i := range group {
+			texts[i] = lexical.Analyze(group[i].Content)
+		}
+		join := newSimJoin(texts, FragmentThreshold)
 		for i := 0; i < len(group); i++ {
-			for j := i + 1; j < len(group); j++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for _, j := range join.after(i) {
 				a, b := group[i], group[j]
-				if retired[a.ID] || retired[b.ID] || e.sameLesson(false, a.Content, b.Content) {
+				if retired[a.ID] || retired[b.ID] || sameLessonTexts(false, texts[i], texts[j]) {
 					continue
 				}
-				s := lexical.Similarity(a.Content, b.Content)
+				s := lexical.TextSimilarity(texts[i], texts[j])
 				if s < FragmentThreshold {
 					continue
 				}
-				if c, _ := lexical.Contradicts(a.Content, b.Content); c {
+				if c, _ := lexical.TextContradicts(texts[i], texts[j]); c {
 					continue
 				}
 				merged := MergeFragments(a.Content, b.Content)

@@ -208,3 +208,29 @@ func TestUnifiedDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestGardenCandidatePending: a candidate with a pending promotion names
+// it in the health report; a candidate with none, or with only a pending
+// demotion, names none.
+func TestGardenCandidatePending(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	proposed := f.write("Ask for benchmarks when a change touches the hot path", "judgment.code-review.heuristics", "conv-1", false)
+	plain := f.write("Prefer table-driven tests for parsers", "judgment.code-review.heuristics", "conv-2", false)
+	p, err := f.st.Propose(f.ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: proposed.ID, Tier: schema.TierGuarded,
+		RequestedBy: agentKind, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.eng.Garden(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range h.Candidates {
+		got[c.ID] = c.Pending
+	}
+	if len(got) != 2 || got[proposed.ID] != p.ID || got[plain.ID] != "" {
+		t.Errorf("candidates' pending proposals = %v; want %s -> %s and %s -> none", got, proposed.ID, p.ID, plain.ID)
+	}
+}

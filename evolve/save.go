@@ -269,7 +269,11 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 // demand identical content tokens (a one-word change there is a correction,
 // not a corroboration).
 func (e *Engine) sameLesson(keyed bool, a, b string) bool {
-	ta, tb := e.text(a), e.text(b)
+	return sameLessonTexts(keyed, e.text(a), e.text(b))
+}
+
+// sameLessonTexts is sameLesson of two analyzed texts.
+func sameLessonTexts(keyed bool, ta, tb *lexical.Text) bool {
 	if keyed {
 		return slices.Equal(ta.TokenList(), tb.TokenList())
 	}

@@ -76,6 +76,10 @@ func sortedJaccard(a, b []string) float64 {
 // TokenList is Tokens of the analyzed text (do not modify it).
 func (t *Text) TokenList() []string { return t.tokens }
 
+// TokenSet is the distinct tokens of the analyzed text, sorted: the set
+// TextSimilarity compares (do not modify it).
+func (t *Text) TokenSet() []string { return t.set }
+
 // TextSimilarity is Similarity of two analyzed texts.
 func TextSimilarity(a, b *Text) float64 { return sortedJaccard(a.set, b.set) }
 
