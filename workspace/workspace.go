@@ -5,6 +5,7 @@
 package workspace
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store/location"
@@ -32,7 +34,55 @@ type Workspace struct {
 	// workspace returned with an error by Load carries it, and is for
 	// reading only.
 	Err error
+
+	// names memoizes FindAgent's parse of each agent file by content.
+	names agentNames
 }
+
+// agentNames maps an agent file's path to the roleTemplate name its
+// content (by SHA-256) declares, so that looking up several agents parses
+// each file once while it is unchanged. Safe for concurrent use.
+type agentNames struct {
+	mu sync.Mutex
+	m  map[string]agentName
+}
+
+type agentName struct {
+	sum   [sha256.Size]byte
+	name  string
+	named bool // roleTemplate.name is a string
+	ok    bool // the file parsed
+}
+
+// nameOf is the roleTemplate name data (the content of file f) declares
+// (named false when it declares no string name); ok is false when it does
+// not parse.
+func (n *agentNames) nameOf(f string, data []byte) (name string, named, ok bool) {
+	sum := sha256.Sum256(data)
+	n.mu.Lock()
+	e, hit := n.m[f]
+	n.mu.Unlock()
+	if hit && e.sum == sum {
+		return e.name, e.named, e.ok
+	}
+	e = agentName{sum: sum}
+	if d, err := schema.ParseDocument(f, data); err == nil {
+		v, _ := d.ValueAt("/roleTemplate/name")
+		e.name, e.named = v.(string)
+		e.ok = true
+	}
+	n.mu.Lock()
+	if n.m == nil || len(n.m) >= maxAgentNames {
+		n.m = map[string]agentName{}
+	}
+	n.m[f] = e
+	n.mu.Unlock()
+	return e.name, e.named, e.ok
+}
+
+// maxAgentNames bounds agentNames (a workspace with more agent files
+// parses again after the memo is cleared).
+const maxAgentNames = 4096
 
 // ConfigError is an invalid workspace config: its problems, each printed as
 // file:line:col.
@@ -256,12 +306,12 @@ func (w *Workspace) FindAgent(name string) (string, error) {
 			unreadable++
 			continue
 		}
-		d, err := schema.ParseDocument(f, data)
-		if err != nil {
+		got, named, ok := w.names.nameOf(f, data)
+		if !ok {
 			unreadable++
 			continue
 		}
-		if v, _ := d.ValueAt("/roleTemplate/name"); v == name {
+		if named && got == name {
 			matches = append(matches, f)
 		}
 	}

@@ -167,3 +167,46 @@ func TestAgentFilesAndFindAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestFindAgentSeesEdits: FindAgent remembers each file's name by its
+// content, so an edit between two lookups — renaming the agent, breaking
+// the file, dropping the name — is seen by the next lookup, and a file
+// without a string name never matches the empty name.
+func TestFindAgentSeesEdits(t *testing.T) {
+	t.Parallel()
+	root := writeTree(t, map[string]string{".agent-ls.yaml": "", "a.agent.yaml": agentYAML("alpha")})
+	w, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "a.agent.yaml")
+	find := func(name string) string {
+		t.Helper()
+		got, err := w.FindAgent(name)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return got
+	}
+	if got := find("alpha"); got != path {
+		t.Fatalf("FindAgent(alpha) = %s", got)
+	}
+	for _, step := range []struct {
+		text, name string
+		found      bool
+	}{
+		{agentYAML("omega"), "omega", true},
+		{agentYAML("omega"), "alpha", false},
+		{"roleTemplate: [\n", "omega", false},
+		{"roleTemplate:\n  persona:\n    identity: x\n", "", false},
+		{"roleTemplate:\n  name: 7\n", "", false},
+		{agentYAML("alpha"), "alpha", true},
+	} {
+		if err := os.WriteFile(path, []byte(step.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(step.name); (got == path) != step.found {
+			t.Errorf("after writing %q: FindAgent(%q) = %s; want found=%v", step.text, step.name, got, step.found)
+		}
+	}
+}

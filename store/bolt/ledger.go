@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -12,13 +13,56 @@ import (
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// Ledger lists ledger entries matching f in sequence order.
+// Ledger lists ledger entries matching f in sequence order. With a
+// positive Limit it reads the ledger newest first and stops at the
+// Limit-th match, so `memory ledger --limit 10` decodes ten entries of a
+// large ledger, not all of them (an older entry that does not decode is
+// then not read either).
 func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
+	if f.Limit > 0 {
+		return s.ledgerTail(ctx, f)
+	}
 	entries, err := s.ledger(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return store.FilterLedger(entries, f), nil
+}
+
+// ledgerTail is Ledger with a positive f.Limit: the last f.Limit matches.
+func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
+	var out []store.LedgerEntry
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketLedger)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		n := 0
+		for k, v := c.Last(); k != nil && len(out) < f.Limit; k, v = c.Prev() {
+			if n++; n%ctxCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if len(k) != 8 {
+				return s.corrupt("ledger key %x is not a sequence", k)
+			}
+			var e store.LedgerEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
+			}
+			if store.MatchLedger(e, f) {
+				out = append(out, e)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
+		return nil, err
+	}
+	slices.Reverse(out)
+	return out, nil
 }
 
 // ctxCheckEvery is how many ledger entries a scan reads between checks of
