@@ -123,7 +123,9 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	if store.EffectiveLimit(q.Limit) == 0 {
 		return res, nil
 	}
-	var cands []store.Stored
+	// The ranker keeps the limit best candidates only: a bounded search
+	// of a large store holds limit records, not every one it decodes.
+	rank := store.NewRanker(q, now)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketRecords)
 		if b == nil {
@@ -154,7 +156,6 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 			default:
 				ids = indexedIDs(tx.Bucket(bucketTargeted), tx.Bucket(bucketTScope), q.Scope)
 			}
-			cands = make([]store.Stored, 0, len(ids))
 			// One cursor per bucket for all the ids (Bucket.Get makes a
 			// cursor per call).
 			rc := b.Cursor()
@@ -162,8 +163,11 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 			if proms := tx.Bucket(bucketPromotions); proms != nil {
 				pc = proms.Cursor()
 			}
-			for _, id := range ids {
-				key := []byte(id)
+			// Newest first is mostly the reverse of id order: offer the
+			// candidates that way, as the full scan's id order reversed
+			// (ties keep the order offered).
+			for i := len(ids) - 1; i >= 0; i-- {
+				key := []byte(ids[i])
 				if q.PromotedOnly && (pc == nil || !hasKey(pc, key)) {
 					continue
 				}
@@ -176,12 +180,8 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 					res.Skipped++
 					continue
 				}
-				cands = append(cands, st)
+				rank.Offer(st)
 			}
-			// Newest first is mostly the reverse of id order: hand Rank
-			// its candidates nearly sorted (the order is total, so the
-			// result is the same).
-			slices.Reverse(cands)
 			return nil
 		}
 		proms := tx.Bucket(bucketPromotions)
@@ -194,7 +194,7 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 				res.Skipped++
 				return nil
 			}
-			cands = append(cands, st)
+			rank.Offer(st)
 			return nil
 		})
 	})
@@ -204,7 +204,7 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 	if res.Skipped > 0 {
 		s.logger.Warn("skipped records that do not decode", "store", s.path, "skipped", res.Skipped)
 	}
-	res.Records = store.Rank(cands, q, now)
+	res.Records = rank.Result()
 	return res, nil
 }
 
