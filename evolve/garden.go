@@ -354,18 +354,18 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 		group := byTarget[k]
 		sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
 		// Each text analyzed once; only the pairs that may reach
-		// FragmentThreshold are compared (simJoin), in the order of the
+		// FragmentThreshold are compared (lexical.SimIndex), in the order of the
 		// all-pairs loop: a pair below it neither reports nor retires.
 		texts := make([]*lexical.Text, len(group))
 		for i := range group {
 			texts[i] = lexical.Analyze(group[i].Content)
 		}
-		join := newSimJoin(texts, FragmentThreshold)
+		join := lexical.NewSimIndex(texts, FragmentThreshold)
 		for i := 0; i < len(group); i++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			for _, j := range join.after(i) {
+			for _, j := range join.Probe(texts[i], i+1) {
 				a, b := group[i], group[j]
 				if retired[a.ID] || retired[b.ID] || sameLessonTexts(false, texts[i], texts[j]) {
 					continue

@@ -515,7 +515,11 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 		judgment int
 		slot     string
 	}
-	authored := map[slotKey][]*lexical.Text{}
+	type slotTexts struct {
+		texts []*lexical.Text
+		index *lexical.SimIndex // the lines a candidate may restate (lexical.SimIndex)
+	}
+	authored := map[slotKey]slotTexts{}
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil || r.Target.Primitive != schema.PrimitiveJudgment {
@@ -539,13 +543,15 @@ func ruleNearDuplicate(c *runCtx) []Finding {
 			lines = jd.EscalationTriggers
 		}
 		key := slotKey{j, r.Target.Slot}
-		texts, ok := authored[key]
+		st, ok := authored[key]
 		if !ok {
-			texts = c.analyzeAll(lines)
-			authored[key] = texts
+			st.texts = c.analyzeAll(lines)
+			st.index = lexical.NewSimIndex(st.texts, lexical.NearDuplicateThreshold)
+			authored[key] = st
 		}
+		texts := st.texts
 		rt := c.analyze(r.Content)
-		for k := range lines {
+		for _, k := range st.index.Probe(rt, 0) {
 			if lexical.TextNearDuplicate(rt, texts[k]) {
 				ptr := fmt.Sprintf("/roleTemplate/judgments/%d/%s/%d", j, r.Target.Slot, k)
 				f := c.finding(ptr, fmt.Sprintf("candidate %s %q restates this authored line (similarity %.2f)", r.ID, r.Content, lexical.TextSimilarity(rt, texts[k])))
@@ -648,8 +654,22 @@ func (c *runCtx) nearDuplicateGroups() (_ []dupGroup, ok bool) {
 		// Two records already in one group are not compared again, so a
 		// slot of n restatements costs n comparisons, not n(n-1)/2.
 		best := make([]float64, len(g)) // the closest link of each group root
+		// Prose compares only the pairs that may reach the near-duplicate
+		// threshold (lexical.SimIndex); a pair below it joins nothing.
+		var index *lexical.SimIndex
+		if !byPayload {
+			index = lexical.NewSimIndex(texts, lexical.NearDuplicateThreshold)
+		}
 		for i := 0; i < len(g) && !c.stopped(); i++ {
-			for j := i + 1; j < len(g); j++ {
+			var js []int
+			if byPayload {
+				for j := i + 1; j < len(g); j++ {
+					js = append(js, j)
+				}
+			} else {
+				js = index.Probe(texts[i], i+1)
+			}
+			for _, j := range js {
 				ri, rj := find(i), find(j)
 				if ri == rj || !same(i, j) {
 					continue

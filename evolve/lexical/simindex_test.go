@@ -1,4 +1,4 @@
-package evolve
+package lexical
 
 import (
 	"fmt"
@@ -6,20 +6,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/agent-ls/agent-ls/evolve/lexical"
 )
 
-// TestSimJoinFindsEveryPair: over random groups of texts drawn from small
+// TestSimIndexFindsEveryPair: over random groups of texts drawn from small
 // vocabularies (many overlaps, negations, texts without content tokens,
-// repeats), the pairs simJoin offers that reach the threshold are exactly
-// the pairs of the all-pairs loop that reach it, offered in ascending
-// order — for the garden's threshold and others.
-func TestSimJoinFindsEveryPair(t *testing.T) {
+// repeats), the pairs a self-join (Probe(texts[i], i+1)) offers that reach
+// the threshold are exactly the pairs of the all-pairs loop that reach it,
+// offered in ascending order, and so are those of probes with texts the
+// index does not hold — for the garden's and lint's thresholds and others.
+func TestSimIndexFindsEveryPair(t *testing.T) {
 	t.Parallel()
 	vocab := strings.Fields("deploy canary rollback queue latency review tests staging prod cache index schema migration alert budget owner ticket retry timeout never not always")
-	for _, th := range []float64{FragmentThreshold, 0.2, 0.5, lexical.NearDuplicateThreshold, 0.9, 1} {
-		for seed := range 40 {
+	for _, th := range []float64{0.35, 0.2, 0.5, NearDuplicateThreshold, 0.9, 1, 0} {
+		for seed := range 25 {
 			r := rand.New(rand.NewPCG(uint64(seed), 35))
 			n := 2 + r.IntN(60)
 			words := vocab[:3+r.IntN(len(vocab)-3)]
@@ -38,21 +37,21 @@ func TestSimJoinFindsEveryPair(t *testing.T) {
 					contents[i] = strings.Join(w, " ")
 				}
 			}
-			texts := make([]*lexical.Text, n)
+			texts := make([]*Text, n)
 			for i, c := range contents {
-				texts[i] = lexical.Analyze(c)
+				texts[i] = Analyze(c)
 			}
 			var want, got []string
 			for i := range n {
 				for j := i + 1; j < n; j++ {
-					if lexical.Similarity(contents[i], contents[j]) >= th {
+					if Similarity(contents[i], contents[j]) >= th {
 						want = append(want, fmt.Sprint(i, ",", j))
 					}
 				}
 			}
-			join := newSimJoin(texts, th)
+			join := NewSimIndex(texts, th)
 			for i := range n {
-				after := join.after(i)
+				after := join.Probe(texts[i], i+1)
 				if !slices.IsSorted(after) {
 					t.Fatalf("threshold %v seed %d: after(%d) = %v, not ascending", th, seed, i, after)
 				}
@@ -60,13 +59,37 @@ func TestSimJoinFindsEveryPair(t *testing.T) {
 					if j <= i {
 						t.Fatalf("threshold %v seed %d: after(%d) offers %d", th, seed, i, j)
 					}
-					if lexical.TextSimilarity(texts[i], texts[j]) >= th {
+					if TextSimilarity(texts[i], texts[j]) >= th {
 						got = append(got, fmt.Sprint(i, ",", j))
 					}
 				}
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("threshold %v seed %d: pairs reaching it\n got %v\nwant %v\ntexts %q", th, seed, got, want, contents)
+			}
+			// Probes the index does not hold: texts with words from the
+			// whole vocabulary, against every indexed text.
+			for p := range 10 {
+				w := make([]string, r.IntN(7))
+				for k := range w {
+					w[k] = vocab[r.IntN(len(vocab))]
+				}
+				probe := strings.Join(w, " ")
+				pt := Analyze(probe)
+				var want, got []int
+				for k := range n {
+					if Similarity(probe, contents[k]) >= th {
+						want = append(want, k)
+					}
+				}
+				for _, k := range join.Probe(pt, 0) {
+					if TextSimilarity(pt, texts[k]) >= th {
+						got = append(got, k)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("threshold %v seed %d probe %d %q: got %v want %v", th, seed, p, probe, got, want)
+				}
 			}
 		}
 	}
