@@ -22,7 +22,7 @@ const vouchParallelMin = 64
 // ledger entries are found through the ledgerof index (a few keys per
 // record) and its promotion row read; then, on up to GOMAXPROCS goroutines,
 // each entry is decoded and checked against its own hash from its stored
-// bytes (store.EntryFromJSON) and the entries are replayed and compared
+// bytes (store.DecodeEntryJSON with the direct decoder) and the entries are replayed and compared
 // with the record as given and its row (store.VouchChecked). A file without
 // the index (schema version 2, read-only) finds the entries by one scan of
 // the ledger. The first record that does not match is a
@@ -96,7 +96,7 @@ func firstErr(errs []error) error {
 func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
 	entries := make([]store.LedgerEntry, len(raw))
 	for j, v := range raw {
-		e, ok, err := store.EntryFromJSON(v)
+		e, ok, err := store.DecodeEntryJSON(v, unmarshalEntry)
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
 		}
