@@ -49,12 +49,33 @@ func VouchRecord(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry
 // VouchChecked is VouchRecord for entries whose hashes the caller already
 // checked (EntryFromJSON, from their stored bytes).
 func VouchChecked(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
-	st := NewState()
+	var v Voucher
+	return v.Check(rec, prom, entries)
+}
+
+// Voucher is VouchChecked for many records one after another: it reuses
+// its replay state (emptied for each record) instead of allocating one
+// per record. Its zero value is ready; one goroutine uses it.
+type Voucher struct {
+	st State
+}
+
+// Check is VouchChecked.
+func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
+	if v.st.Records == nil {
+		v.st = NewState()
+	} else {
+		clear(v.st.Records)
+		clear(v.st.Promotions)
+		clear(v.st.Proposals)
+		clear(v.st.Tokens)
+	}
+	st := &v.st
 	for _, e := range entries {
 		if e.RecordID != rec.ID && (e.Record == nil || e.Record.ID != rec.ID) {
 			return &UnvouchedError{ID: rec.ID, Detail: fmt.Sprintf("ledger entry %d is about another record", e.Seq)}
 		}
-		ApplyEntry(&st, e)
+		ApplyEntry(st, e)
 	}
 	want, ok := st.Records[rec.ID]
 	if !ok {

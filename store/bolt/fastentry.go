@@ -155,3 +155,43 @@ func (d *recordDecoder) uint(out *uint64) bool {
 	*out = n
 	return true
 }
+
+// unmarshalPromotion decodes a stored promotion row's JSON as json.Unmarshal
+// into a store.Promotion does, directly for json.Marshal's output of one
+// without an eval result (unmarshalEntry's rules); anything else goes to
+// json.Unmarshal.
+func unmarshalPromotion(data []byte, p *store.Promotion) error {
+	d := recordDecoder{data: data}
+	if d.promotion(p) {
+		d.ws()
+		if d.pos == len(d.data) {
+			return nil
+		}
+	}
+	*p = store.Promotion{}
+	return json.Unmarshal(data, p)
+}
+
+func (d *recordDecoder) promotion(p *store.Promotion) bool {
+	var seen once
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "recordId":
+			return seen.first(0) && d.str(&p.RecordID)
+		case "tier":
+			var s string
+			ok := seen.first(1) && d.str(&s)
+			p.Tier = schema.Tier(s)
+			return ok
+		case "promotedAt":
+			return seen.first(2) && d.str(&p.PromotedAt)
+		case "actor":
+			return seen.first(3) && d.actor(&p.Actor)
+		case "approver":
+			return seen.first(4) && d.str(&p.Approver)
+		case "evidence":
+			return seen.first(5) && d.evidence(&p.Evidence)
+		}
+		return false
+	})
+}

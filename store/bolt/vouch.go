@@ -2,7 +2,6 @@ package bolt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -58,8 +57,9 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		}
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
+			var c voucher
 			for i := lo; i < hi; i++ {
-				errs[i] = vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+				errs[i] = c.vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -91,10 +91,16 @@ func firstErr(errs []error) error {
 	return nil
 }
 
+// voucher is what one goroutine of Vouch reuses from record to record.
+type voucher struct {
+	v       store.Voucher
+	entries []store.LedgerEntry
+}
+
 // vouchOne checks one record against its entries' stored bytes and its
 // stored promotion row (nil when none).
-func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
-	entries := make([]store.LedgerEntry, len(raw))
+func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+	entries := c.entries[:0]
 	for j, v := range raw {
 		e, ok, err := store.DecodeEntryJSON(v, unmarshalEntry)
 		if err != nil {
@@ -103,13 +109,14 @@ func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte
 		if !ok {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", seqs[j])}
 		}
-		entries[j] = e
+		entries = append(entries, e)
 	}
+	c.entries = entries
 	prom, err := decodePromotion(r.ID, promRaw)
 	if err != nil {
 		return err
 	}
-	return store.VouchChecked(r, prom, entries)
+	return c.v.Check(r, prom, entries)
 }
 
 func decodePromotion(id string, v []byte) (*store.Promotion, error) {
@@ -117,7 +124,7 @@ func decodePromotion(id string, v []byte) (*store.Promotion, error) {
 		return nil, nil
 	}
 	var p store.Promotion
-	if json.Unmarshal(v, &p) != nil {
+	if unmarshalPromotion(v, &p) != nil {
 		return nil, &store.UnvouchedError{ID: id, Detail: "its promotion row does not decode"}
 	}
 	return &p, nil
