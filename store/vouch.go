@@ -58,6 +58,10 @@ func VouchChecked(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntr
 // per record. Its zero value is ready; one goroutine uses it.
 type Voucher struct {
 	st State
+	// The records and promotion rows compared, kept here so that
+	// comparing them does not allocate copies.
+	a, b   schema.MemoryRecord
+	pa, pb Promotion
 }
 
 // Check is VouchChecked.
@@ -81,7 +85,8 @@ func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []Ledg
 	if !ok {
 		return &UnvouchedError{ID: rec.ID, Detail: "no ledger entry created it"}
 	}
-	if w, r := want, rec; sameRecord(&w, &r) {
+	v.a, v.b = want, rec
+	if sameRecord(&v.a, &v.b) {
 		// Equal: no field differs.
 	} else if f := RecordFieldsDiffer(want, rec); len(f) > 0 {
 		return &UnvouchedError{ID: rec.ID, Detail: "its " + strings.Join(f, ", ") + " differ(s) from the ledger's"}
@@ -92,10 +97,17 @@ func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []Ledg
 		return &UnvouchedError{ID: rec.ID, Detail: "a promotion row no ledger entry made"}
 	case prom == nil && promoted:
 		return &UnvouchedError{ID: rec.ID, Detail: "the ledger promoted it, but its promotion row is missing"}
-	case prom != nil && !reflect.DeepEqual(wp, *prom) && !sameJSON(wp, *prom):
+	case prom != nil && !v.samePromotion(wp, *prom):
 		return &UnvouchedError{ID: rec.ID, Detail: "its promotion row differs from the ledger's"}
 	}
 	return nil
+}
+
+// samePromotion reports whether two promotion rows are equal: deeply
+// equal, or else encoding alike.
+func (v *Voucher) samePromotion(a, b Promotion) bool {
+	v.pa, v.pb = a, b
+	return reflect.DeepEqual(&v.pa, &v.pb) || sameJSON(a, b)
 }
 
 // sameRecord reports whether two records are equal (a nil and an empty

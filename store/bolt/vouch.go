@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,29 +32,53 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		return nil
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		ledger, proms := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions)
+		ledger, proms, idx := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions), tx.Bucket(bucketLedgerOf)
+		if idx == nil {
+			return s.vouchByScan(tx, recs)
+		}
 		type work struct {
 			seqs []uint64
 			raw  [][]byte // the entries' stored bytes, valid while tx is open
 			prom []byte
 		}
+		// One cursor per bucket and one array of seqs and of entries for
+		// all the records: the lookups allocate nothing per record.
+		ic := idx.Cursor()
+		var lc, pc *bbolt.Cursor
+		if ledger != nil {
+			lc = ledger.Cursor()
+		}
+		if proms != nil {
+			pc = proms.Cursor()
+		}
 		ws := make([]work, len(recs))
+		ends := make([]int, len(recs))
+		var seqs []uint64
+		var raw [][]byte
 		for i, r := range recs {
-			seqs, ok := ledgerSeqsOf(tx, r.ID)
-			if !ok {
-				return s.vouchByScan(tx, recs)
-			}
-			ws[i].seqs = seqs
-			for _, seq := range seqs {
-				v := ledger.Get(u64(seq))
+			start := len(seqs)
+			seqs = ledgerSeqsIn(ic, r.ID, seqs)
+			for _, seq := range seqs[start:] {
+				var v []byte
+				if lc != nil {
+					v = get(lc, u64(seq))
+				}
 				if v == nil {
 					return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d it was indexed under is missing", seq)}
 				}
-				ws[i].raw = append(ws[i].raw, v)
+				raw = append(raw, v)
 			}
-			if proms != nil {
-				ws[i].prom = proms.Get([]byte(r.ID))
+			ends[i] = len(seqs)
+			if pc != nil {
+				ws[i].prom = get(pc, []byte(r.ID))
 			}
+		}
+		for i, end := range ends {
+			lo := 0
+			if i > 0 {
+				lo = ends[i-1]
+			}
+			ws[i].seqs, ws[i].raw = seqs[lo:end:end], raw[lo:end:end]
 		}
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
@@ -82,6 +107,15 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 	return err
 }
 
+// get is Bucket.Get through a cursor of the bucket, which it moves.
+func get(c *bbolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
+
 func firstErr(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -102,14 +136,14 @@ type voucher struct {
 func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
 	entries := c.entries[:0]
 	for j, v := range raw {
-		e, ok, err := store.DecodeEntryJSON(v, unmarshalEntry)
+		entries = append(entries, store.LedgerEntry{})
+		ok, err := store.DecodeEntryJSON(v, &entries[j], unmarshalEntry)
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
 		}
 		if !ok {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", seqs[j])}
 		}
-		entries = append(entries, e)
 	}
 	c.entries = entries
 	prom, err := decodePromotion(r.ID, promRaw)
