@@ -49,18 +49,44 @@ func VouchRecord(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry
 // VouchChecked is VouchRecord for entries whose hashes the caller already
 // checked (EntryFromJSON, from their stored bytes).
 func VouchChecked(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
-	st := NewState()
+	var v Voucher
+	return v.Check(rec, prom, entries)
+}
+
+// Voucher is VouchChecked for many records one after another: it reuses
+// its replay state (emptied for each record) instead of allocating one
+// per record. Its zero value is ready; one goroutine uses it.
+type Voucher struct {
+	st State
+	// The records and promotion rows compared, kept here so that
+	// comparing them does not allocate copies.
+	a, b   schema.MemoryRecord
+	pa, pb Promotion
+}
+
+// Check is VouchChecked.
+func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
+	if v.st.Records == nil {
+		v.st = NewState()
+	} else {
+		clear(v.st.Records)
+		clear(v.st.Promotions)
+		clear(v.st.Proposals)
+		clear(v.st.Tokens)
+	}
+	st := &v.st
 	for _, e := range entries {
 		if e.RecordID != rec.ID && (e.Record == nil || e.Record.ID != rec.ID) {
 			return &UnvouchedError{ID: rec.ID, Detail: fmt.Sprintf("ledger entry %d is about another record", e.Seq)}
 		}
-		ApplyEntry(&st, e)
+		ApplyEntry(st, e)
 	}
 	want, ok := st.Records[rec.ID]
 	if !ok {
 		return &UnvouchedError{ID: rec.ID, Detail: "no ledger entry created it"}
 	}
-	if w, r := want, rec; sameRecord(&w, &r) {
+	v.a, v.b = want, rec
+	if sameRecord(&v.a, &v.b) {
 		// Equal: no field differs.
 	} else if f := RecordFieldsDiffer(want, rec); len(f) > 0 {
 		return &UnvouchedError{ID: rec.ID, Detail: "its " + strings.Join(f, ", ") + " differ(s) from the ledger's"}
@@ -71,10 +97,17 @@ func VouchChecked(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntr
 		return &UnvouchedError{ID: rec.ID, Detail: "a promotion row no ledger entry made"}
 	case prom == nil && promoted:
 		return &UnvouchedError{ID: rec.ID, Detail: "the ledger promoted it, but its promotion row is missing"}
-	case prom != nil && !reflect.DeepEqual(wp, *prom) && !sameJSON(wp, *prom):
+	case prom != nil && !v.samePromotion(wp, *prom):
 		return &UnvouchedError{ID: rec.ID, Detail: "its promotion row differs from the ledger's"}
 	}
 	return nil
+}
+
+// samePromotion reports whether two promotion rows are equal: deeply
+// equal, or else encoding alike.
+func (v *Voucher) samePromotion(a, b Promotion) bool {
+	v.pa, v.pb = a, b
+	return reflect.DeepEqual(&v.pa, &v.pb) || sameJSON(a, b)
 }
 
 // sameRecord reports whether two records are equal (a nil and an empty

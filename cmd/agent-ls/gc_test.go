@@ -37,6 +37,23 @@ func TestBatchGC(t *testing.T) {
 	}
 }
 
+// TestLongRunning: only the servers keep allocation sampling (serve
+// writes a heap profile with --memprofile); GOGC and GOMEMLIMIT do not
+// matter to it.
+func TestLongRunning(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"serve", "--memprofile", "m.pprof"}, {"mcp"}} {
+		if !longRunning(args) {
+			t.Errorf("longRunning(%q) = false", args)
+		}
+	}
+	for _, args := range [][]string{nil, {"render", "a.agent.yaml"}, {"version"}, {"memory", "serve"}} {
+		if longRunning(args) {
+			t.Errorf("longRunning(%q) = true", args)
+		}
+	}
+}
+
 // gcSettings reads the collector's percent and memory limit.
 func gcSettings() (percent, limit int64) {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}

@@ -86,6 +86,7 @@ func commands() []command {
 }
 
 func main() {
+	noAllocProfile(os.Args[1:])
 	if batchGC(os.Args[1:], os.Getenv) {
 		startBatchGC(batchMemoryLimit)
 	}

@@ -404,14 +404,20 @@ func ledgerSeqsOf(tx *bbolt.Tx, id string) (seqs []uint64, ok bool) {
 	if idx == nil {
 		return nil, false
 	}
-	prefix := append([]byte(id), 0)
-	c := idx.Cursor()
+	return ledgerSeqsIn(idx.Cursor(), id, nil), true
+}
+
+// ledgerSeqsIn appends to seqs the seqs of record id, in order, with c a
+// cursor of the ledgerof index.
+func ledgerSeqsIn(c *bbolt.Cursor, id string, seqs []uint64) []uint64 {
+	var buf [64]byte
+	prefix := append(append(buf[:0], id...), 0)
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) == len(prefix)+8 {
 			seqs = append(seqs, be64(k[len(prefix):]))
 		}
 	}
-	return seqs, true
+	return seqs
 }
 
 // eachLedgerOf is eachLedger for the entries whose record id, or carried

@@ -153,8 +153,15 @@ func (o *once) first(bit uint) bool {
 }
 
 func (d *recordDecoder) record(r *schema.MemoryRecord) bool {
+	ok := d.recordObject(r)
+	d.ws()
+	return ok && d.pos == len(d.data)
+}
+
+// recordObject reads a record's object, leaving the decoder after it.
+func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 	var seen once
-	ok := d.object(func(key []byte) bool {
+	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			return seen.first(0) && d.str(&r.ID)
@@ -225,8 +232,6 @@ func (d *recordDecoder) record(r *schema.MemoryRecord) bool {
 		}
 		return false
 	})
-	d.ws()
-	return ok && d.pos == len(d.data)
 }
 
 func (d *recordDecoder) provenance(p *schema.Provenance) bool {

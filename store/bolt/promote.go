@@ -169,13 +169,14 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 			return nil
 		}
 		var raw []rawRecord
+		rc := records.Cursor() // one cursor for all the lookups (Get makes one each)
 		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
 			if others[id] {
 				// Another agent's record: the agent-key rule drops it, so
 				// it is not decoded (the keys of the scope index say so).
 				continue
 			}
-			if v := records.Get([]byte(id)); id != "" && v != nil {
+			if v := get(rc, []byte(id)); id != "" && v != nil {
 				raw = append(raw, rawRecord{[]byte(id), v})
 			}
 		}

@@ -1,8 +1,8 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -22,7 +22,7 @@ const vouchParallelMin = 64
 // ledger entries are found through the ledgerof index (a few keys per
 // record) and its promotion row read; then, on up to GOMAXPROCS goroutines,
 // each entry is decoded and checked against its own hash from its stored
-// bytes (store.EntryFromJSON) and the entries are replayed and compared
+// bytes (store.DecodeEntryJSON with the direct decoder) and the entries are replayed and compared
 // with the record as given and its row (store.VouchChecked). A file without
 // the index (schema version 2, read-only) finds the entries by one scan of
 // the ledger. The first record that does not match is a
@@ -32,34 +32,59 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		return nil
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		ledger, proms := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions)
+		ledger, proms, idx := tx.Bucket(bucketLedger), tx.Bucket(bucketPromotions), tx.Bucket(bucketLedgerOf)
+		if idx == nil {
+			return s.vouchByScan(tx, recs)
+		}
 		type work struct {
 			seqs []uint64
 			raw  [][]byte // the entries' stored bytes, valid while tx is open
 			prom []byte
 		}
+		// One cursor per bucket and one array of seqs and of entries for
+		// all the records: the lookups allocate nothing per record.
+		ic := idx.Cursor()
+		var lc, pc *bbolt.Cursor
+		if ledger != nil {
+			lc = ledger.Cursor()
+		}
+		if proms != nil {
+			pc = proms.Cursor()
+		}
 		ws := make([]work, len(recs))
+		ends := make([]int, len(recs))
+		var seqs []uint64
+		var raw [][]byte
 		for i, r := range recs {
-			seqs, ok := ledgerSeqsOf(tx, r.ID)
-			if !ok {
-				return s.vouchByScan(tx, recs)
-			}
-			ws[i].seqs = seqs
-			for _, seq := range seqs {
-				v := ledger.Get(u64(seq))
+			start := len(seqs)
+			seqs = ledgerSeqsIn(ic, r.ID, seqs)
+			for _, seq := range seqs[start:] {
+				var v []byte
+				if lc != nil {
+					v = get(lc, u64(seq))
+				}
 				if v == nil {
 					return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d it was indexed under is missing", seq)}
 				}
-				ws[i].raw = append(ws[i].raw, v)
+				raw = append(raw, v)
 			}
-			if proms != nil {
-				ws[i].prom = proms.Get([]byte(r.ID))
+			ends[i] = len(seqs)
+			if pc != nil {
+				ws[i].prom = get(pc, []byte(r.ID))
 			}
+		}
+		for i, end := range ends {
+			lo := 0
+			if i > 0 {
+				lo = ends[i-1]
+			}
+			ws[i].seqs, ws[i].raw = seqs[lo:end:end], raw[lo:end:end]
 		}
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
+			var c voucher
 			for i := lo; i < hi; i++ {
-				errs[i] = vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+				errs[i] = c.vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -82,6 +107,15 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 	return err
 }
 
+// get is Bucket.Get through a cursor of the bucket, which it moves.
+func get(c *bbolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
+
 func firstErr(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -91,25 +125,32 @@ func firstErr(errs []error) error {
 	return nil
 }
 
+// voucher is what one goroutine of Vouch reuses from record to record.
+type voucher struct {
+	v       store.Voucher
+	entries []store.LedgerEntry
+}
+
 // vouchOne checks one record against its entries' stored bytes and its
 // stored promotion row (nil when none).
-func vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
-	entries := make([]store.LedgerEntry, len(raw))
+func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+	entries := c.entries[:0]
 	for j, v := range raw {
-		e, ok, err := store.EntryFromJSON(v)
+		entries = append(entries, store.LedgerEntry{})
+		ok, err := store.DecodeEntryJSON(v, &entries[j], unmarshalEntry)
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
 		}
 		if !ok {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not match its hash", seqs[j])}
 		}
-		entries[j] = e
 	}
+	c.entries = entries
 	prom, err := decodePromotion(r.ID, promRaw)
 	if err != nil {
 		return err
 	}
-	return store.VouchChecked(r, prom, entries)
+	return c.v.Check(r, prom, entries)
 }
 
 func decodePromotion(id string, v []byte) (*store.Promotion, error) {
@@ -117,7 +158,7 @@ func decodePromotion(id string, v []byte) (*store.Promotion, error) {
 		return nil, nil
 	}
 	var p store.Promotion
-	if json.Unmarshal(v, &p) != nil {
+	if unmarshalPromotion(v, &p) != nil {
 		return nil, &store.UnvouchedError{ID: id, Detail: "its promotion row does not decode"}
 	}
 	return &p, nil
