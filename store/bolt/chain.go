@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -82,7 +81,7 @@ func (s *Store) checkTail(tx *bbolt.Tx, k, v []byte) (string, error) {
 	}
 	seq := be64(k)
 	var last store.LedgerEntry
-	if err := json.Unmarshal(v, &last); err != nil {
+	if err := unmarshalEntry(v, &last); err != nil {
 		return "", s.chainError(&store.LedgerError{Seq: seq, Reason: fmt.Sprintf("does not decode: %v", err)})
 	}
 	if last.Seq != seq || last.Hash != store.HashEntry(last) {

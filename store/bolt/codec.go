@@ -314,7 +314,7 @@ func (s *Store) allLedger(tx *bbolt.Tx) ([]store.LedgerEntry, error) {
 	errs := make([]error, len(vals))
 	decode := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			errs[i] = json.Unmarshal(vals[i], &out[i])
+			errs[i] = unmarshalEntry(vals[i], &out[i])
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(vals)/decodeParallelMin)
@@ -349,7 +349,7 @@ func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error
 		if len(k) != 8 {
 			return s.corrupt("ledger key %x is not a sequence", k)
 		}
-		if err := json.Unmarshal(v, &e); err != nil {
+		if err := unmarshalEntry(v, &e); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
 		}
 		return fn(e)
@@ -440,7 +440,7 @@ func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(st
 			return nil
 		}
 		var e store.LedgerEntry
-		if err := json.Unmarshal(v, &e); err != nil {
+		if err := unmarshalEntry(v, &e); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
 		}
 		return fn(e)

@@ -49,7 +49,7 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 				return s.corrupt("ledger key %x is not a sequence", k)
 			}
 			var e store.LedgerEntry
-			if err := json.Unmarshal(v, &e); err != nil {
+			if err := unmarshalEntry(v, &e); err != nil {
 				return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
 			}
 			if store.MatchLedger(e, f) {
