@@ -169,16 +169,17 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 			return nil
 		}
 		var raw []rawRecord
-		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
-			if others[id] {
+		rc := records.Cursor()
+		eachIndexedID(tx.Bucket(all), tx.Bucket(byScope), filter, func(id []byte) {
+			if len(id) == 0 || others.has(id) {
 				// Another agent's record: the agent-key rule drops it, so
 				// it is not decoded (the keys of the scope index say so).
-				continue
+				return
 			}
-			if v := records.Get([]byte(id)); id != "" && v != nil {
-				raw = append(raw, rawRecord{[]byte(id), v})
+			if k, v := rc.Seek(id); v != nil && bytes.Equal(k, id) {
+				raw = append(raw, rawRecord{id, v})
 			}
-		}
+		})
 		sts, oks := decodeAll(raw)
 		for i := range sts {
 			id := string(raw[i].key)
@@ -201,22 +202,82 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 	return newest(hits), nil
 }
 
-// otherAgents returns the ids the scope index files under an agent key
-// other than agent (and not empty): records the agent-key rule excludes.
-func otherAgents(byScope *bbolt.Bucket, agent string) map[string]bool {
+// otherIDs answers, for ids asked in increasing order, whether the scope
+// index files an id under an agent key other than one agent (and not
+// empty): records the agent-key rule excludes. It walks one cursor per
+// other agent along with the ids asked, instead of collecting every other
+// agent's ids (with a million records, a set of them was most of a
+// read's memory).
+type otherIDs struct {
+	agents []agentIDs
+}
+
+// agentIDs is one other agent's run of the scope index: its keys are
+// prefix + id, in id order.
+type agentIDs struct {
+	c      *bbolt.Cursor
+	prefix []byte
+	id     []byte // the id at the cursor; nil when the run is done
+}
+
+// otherAgents returns the other agents' runs of the scope index byScope
+// for agent.
+func otherAgents(byScope *bbolt.Bucket, agent string) *otherIDs {
+	o := &otherIDs{}
 	if byScope == nil {
-		return nil
+		return o
 	}
 	prefix := []byte(store.AgentKey + "=")
-	out := map[string]bool{}
 	c := byScope.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		v, id, ok := bytes.Cut(k[len(prefix):], []byte{0})
-		if ok && len(v) > 0 && string(v) != agent {
-			out[string(id)] = true
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); {
+		v, _, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if !ok {
+			k, _ = c.Next()
+			continue
+		}
+		run := append(append(bytes.Clone(prefix), v...), 0)
+		if len(v) > 0 && string(v) != agent {
+			a := agentIDs{c: byScope.Cursor(), prefix: run}
+			a.at(a.c.Seek(run))
+			o.agents = append(o.agents, a)
+		}
+		// The next agent's run: past every key of this one (a value holds
+		// no NUL).
+		past := bytes.Clone(run)
+		past[len(past)-1] = 1
+		k, _ = c.Seek(past)
+	}
+	return o
+}
+
+// at sets the run's current id from the key k its cursor is at.
+func (a *agentIDs) at(k, _ []byte) {
+	if k == nil || !bytes.HasPrefix(k, a.prefix) {
+		a.id = nil
+		return
+	}
+	a.id = k[len(a.prefix):]
+}
+
+// has reports whether another agent's run holds id. Calls must ask for
+// increasing ids.
+func (o *otherIDs) has(id []byte) bool {
+	found := false
+	for i := range o.agents {
+		a := &o.agents[i]
+		// A few steps along the run, then a seek.
+		for n := 0; a.id != nil && bytes.Compare(a.id, id) < 0; n++ {
+			if n == 4 {
+				a.at(a.c.Seek(append(bytes.Clone(a.prefix), id...)))
+				break
+			}
+			a.at(a.c.Next())
+		}
+		if a.id != nil && bytes.Equal(a.id, id) {
+			found = true
 		}
 	}
-	return out
+	return found
 }
 
 // newest returns the records of hits newest first (store.SortNewest's
