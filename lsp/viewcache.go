@@ -1,12 +1,14 @@
 package lsp
 
 import (
+	"context"
 	"os"
 	"sync"
 	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -209,4 +211,94 @@ func firstAfter(now, until string, r *schema.MemoryRecord) string {
 		}
 	}
 	return until
+}
+
+// candKey is what an agent's candidates depend on: the store file's state,
+// the agent and the scope they were read in.
+type candKey struct {
+	path  string
+	stamp storeStamp
+	agent string
+	scope string
+}
+
+type cachedCands struct {
+	key            candKey
+	until          string
+	live, rejected []schema.MemoryRecord
+}
+
+// candidateCache keeps the candidates of the agents read last, shared by
+// the lint facts and the views: an agent's candidates (tens of thousands
+// with a big store) are decoded once for both, and both caches hold the
+// same records (issue 35). It keeps maxLiveViews agents, the least
+// recently used dropped. The zero value is ready to use.
+type candidateCache struct {
+	mu      sync.Mutex
+	entries []*cachedCands // most recently used last
+}
+
+// get returns the candidates of key still valid at now.
+func (c *candidateCache) get(key candKey, now string) (*cachedCands, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		c.entries = append(c.entries[:i], c.entries[i+1:]...)
+		if e.until != "" && e.until <= now {
+			return nil, false
+		}
+		c.entries = append(c.entries, e)
+		return e, true
+	}
+	return nil, false
+}
+
+// put keeps e, replacing an older state of the same agent and scope.
+func (c *candidateCache) put(e *cachedCands) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.entries[:0]
+	for _, o := range c.entries {
+		if o.key.path != e.key.path || o.key.agent != e.key.agent || o.key.scope != e.key.scope {
+			kept = append(kept, o)
+		}
+	}
+	clear(c.entries[len(kept):])
+	c.entries = append(kept, e)
+	if n := len(c.entries) - maxLiveViews; n > 0 {
+		clear(c.entries[:n])
+		c.entries = c.entries[n:]
+	}
+}
+
+// candidatesOf reads agents' candidates (gather.Candidates) from the store
+// file at path through the server's candidate cache: from the cache while
+// the file is unchanged (not written within racyWindow) and no candidate
+// has expired, else from st, compacted (compactRecords) and cached. The
+// records are shared: never modify them.
+func (s *server) candidatesOf(path string) gather.CandidatesFunc {
+	return func(ctx context.Context, st store.Reader, agent string, scope map[string]string) ([]schema.MemoryRecord, []schema.MemoryRecord, error) {
+		start := s.opts.Now()
+		now := schema.FormatTime(start)
+		stamp, mtime, stamped := stampOf(path)
+		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
+		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
+		if cacheable {
+			if e, ok := s.cands.get(key, now); ok {
+				return e.live, e.rejected, nil
+			}
+		}
+		live, rejected, err := gather.Candidates(ctx, st, agent, scope)
+		if err != nil {
+			return nil, nil, err
+		}
+		compactRecords(live)
+		if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
+			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
+		}
+		return live, rejected, nil
+	}
 }
