@@ -106,6 +106,16 @@ func (c *factsCache) put(e *factsEntry) {
 		c.entries = c.entries[1:]
 	}
 	c.entries = append(c.entries, e)
+	// A big agent's entry (its records and their analyses) is kept alone
+	// (maxCachedRecords).
+	total := 0
+	for _, o := range c.entries {
+		total += len(o.facts.Promoted) + len(o.facts.Candidates)
+	}
+	for len(c.entries) > 1 && total > maxCachedRecords {
+		total -= len(c.entries[0].facts.Promoted) + len(c.entries[0].facts.Candidates)
+		c.entries = c.entries[1:]
+	}
 }
 
 // firstChange is the earliest ExpiresAt or InvalidAt after now among recs.

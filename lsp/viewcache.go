@@ -31,6 +31,14 @@ const maxCachedViews = 64
 // the store (the lint facts cache keeps two agents the same way).
 const maxLiveViews = 2
 
+// maxCachedRecords bounds the records a cache (views, store data, lint
+// facts, candidates) keeps besides those of its entry used last: with a big
+// store (100k candidates per agent) two agents' records, views and lint
+// analyses were most of the server's steady memory (issue 35), so such an
+// agent's cache keeps it alone and a request on another file reads its
+// store again. With 10k records per agent, two agents still fit.
+const maxCachedRecords = 64000
+
 // storeStamp identifies one state of a store file by what a write changes:
 // a bbolt commit rewrites pages (modification and change times), a growth
 // changes the size, a replacement the inode.
@@ -113,7 +121,7 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 	}
 	c.tick++
 	c.m[uri] = cachedView{key: key, until: until, view: v, used: c.tick}
-	for len(c.m) > maxLiveViews {
+	for len(c.m) > maxLiveViews || len(c.m) > 1 && viewLines(c.m) > maxCachedRecords {
 		var old protocol.DocumentURI
 		first := true
 		for u, e := range c.m {
@@ -123,6 +131,15 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 		}
 		delete(c.m, old)
 	}
+}
+
+// viewLines is how many memory lines the views of m hold.
+func viewLines(m map[protocol.DocumentURI]cachedView) int {
+	n := 0
+	for _, e := range m {
+		n += len(e.view.lines)
+	}
+	return n
 }
 
 // storeData is what a composition reads from the store for one agent of a
@@ -179,7 +196,7 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 	}
 	c.tick++
 	c.stores[key] = cachedStore{until: until, data: d, used: c.tick}
-	for len(c.stores) > maxLiveViews {
+	for len(c.stores) > maxLiveViews || len(c.stores) > 1 && storeRecords(c.stores) > maxCachedRecords {
 		var old storeKey
 		first := true
 		for k, e := range c.stores {
@@ -189,6 +206,15 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 		}
 		delete(c.stores, old)
 	}
+}
+
+// storeRecords is how many records the store data of m hold.
+func storeRecords(m map[storeKey]cachedStore) int {
+	n := 0
+	for _, e := range m {
+		n += len(e.data.promoted) + len(e.data.candidates)
+	}
+	return n
 }
 
 // untilOf is the first expiry or invalidation time after now among recs.
@@ -231,8 +257,8 @@ type cachedCands struct {
 // candidateCache keeps the candidates of the agents read last, shared by
 // the lint facts and the views: an agent's candidates (tens of thousands
 // with a big store) are decoded once for both, and both caches hold the
-// same records (issue 35). It keeps maxLiveViews agents, the least
-// recently used dropped. The zero value is ready to use.
+// same records (issue 35). It keeps maxLiveViews agents (one beyond
+// maxCachedRecords), the least recently used dropped. The zero value is ready to use.
 type candidateCache struct {
 	mu      sync.Mutex
 	entries []*cachedCands // most recently used last
@@ -268,9 +294,14 @@ func (c *candidateCache) put(e *cachedCands) {
 	}
 	clear(c.entries[len(kept):])
 	c.entries = append(kept, e)
-	if n := len(c.entries) - maxLiveViews; n > 0 {
-		clear(c.entries[:n])
-		c.entries = c.entries[n:]
+	total := 0
+	for _, e := range c.entries {
+		total += len(e.live)
+	}
+	for len(c.entries) > maxLiveViews || len(c.entries) > 1 && total > maxCachedRecords {
+		total -= len(c.entries[0].live)
+		c.entries[0] = nil
+		c.entries = c.entries[1:]
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -182,5 +183,54 @@ func TestStoreReadsShareAndTakeTurns(t *testing.T) {
 	f.mu.Unlock()
 	if most > 2 {
 		t.Errorf("%d candidate reads ran at once, want at most 2 (one lint pass, one composition)", most)
+	}
+}
+
+// TestCachesKeepOneBigAgent: past maxCachedRecords, the candidate, store
+// data and lint facts caches keep only the agent used last (two agents of
+// 100k candidates each were most of the server's steady memory); small
+// agents still share them two by two.
+func TestCachesKeepOneBigAgent(t *testing.T) {
+	t.Parallel()
+	big := make([]schema.MemoryRecord, maxCachedRecords*3/4)
+	small := make([]schema.MemoryRecord, 10)
+	var cc candidateCache
+	cc.put(&cachedCands{key: candKey{agent: "a"}, live: small})
+	cc.put(&cachedCands{key: candKey{agent: "b"}, live: small})
+	if len(cc.entries) != 2 {
+		t.Fatalf("candidates: %d small agents kept, want 2", len(cc.entries))
+	}
+	cc.put(&cachedCands{key: candKey{agent: "c"}, live: big})
+	cc.put(&cachedCands{key: candKey{agent: "d"}, live: big})
+	if len(cc.entries) != 1 || cc.entries[0].key.agent != "d" {
+		t.Errorf("candidates: %d agents kept after two big ones, want d alone", len(cc.entries))
+	}
+
+	var vc viewCache
+	vc.putStore(storeKey{agent: "c"}, "", &storeData{candidates: big})
+	vc.putStore(storeKey{agent: "d"}, "", &storeData{candidates: big})
+	if len(vc.stores) != 1 {
+		t.Errorf("store data: %d big agents kept, want 1", len(vc.stores))
+	}
+	for k := range vc.stores {
+		if k.agent != "d" {
+			t.Errorf("store data kept %q, want d (used last)", k.agent)
+		}
+	}
+	lines := make([]memoryLine, len(big))
+	for i := range lines {
+		lines[i].rec = &big[i]
+	}
+	vc.put("file:///c", viewKey{}, "", &memoryView{lines: lines})
+	vc.put("file:///d", viewKey{}, "", &memoryView{lines: lines})
+	if _, ok := vc.m["file:///d"]; len(vc.m) != 1 || !ok {
+		t.Errorf("views: %d big views kept, want d's alone", len(vc.m))
+	}
+
+	var fc factsCache
+	fc.put(&factsEntry{key: factsKey{agent: "c"}, facts: lint.StoreFacts{Candidates: big}})
+	fc.put(&factsEntry{key: factsKey{agent: "d"}, facts: lint.StoreFacts{Candidates: big}})
+	if len(fc.entries) != 1 || fc.entries[0].key.agent != "d" {
+		t.Errorf("lint facts: %d big agents kept, want d alone", len(fc.entries))
 	}
 }
