@@ -114,3 +114,28 @@ func TestIndexedAgentRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSortNewestMatchesNewest: indexed's in-place sort orders records as
+// newest does (CreatedAt, then write sequence, newest first; ties kept in
+// index order).
+func TestSortNewestMatchesNewest(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 7, 100, 1000} {
+		var recs []schema.MemoryRecord
+		var seqs []uint64
+		var hits []*store.Stored
+		for i := 0; i < n; i++ {
+			r := schema.MemoryRecord{ID: fmt.Sprintf("r%04d", i), CreatedAt: fmt.Sprintf("2026-01-0%dT00:00:00Z", 1+(i*7)%5)}
+			seq := uint64((i * 13) % 4)
+			recs = append(recs, r)
+			seqs = append(seqs, seq)
+			hits = append(hits, &store.Stored{Rec: r, Seq: seq})
+		}
+		want := newest(hits)
+		sortNewest(recs, seqs)
+		for i := range want {
+			if recs[i].ID != want[i].ID {
+				t.Fatalf("n=%d: position %d holds %s, want %s", n, i, recs[i].ID, want[i].ID)
+			}
+		}
+	}
+}

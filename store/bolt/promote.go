@@ -2,11 +2,14 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -161,7 +164,8 @@ func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent s
 func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[string]string, agent string, keep func(*bbolt.Tx, string) bool) ([]schema.MemoryRecord, error) {
 	now := s.nowString()
 	filter, mine := store.AgentFilter(scope, agent)
-	var hits []*store.Stored
+	var recs []schema.MemoryRecord
+	var seqs []uint64
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		others := otherAgents(tx.Bucket(byScope), agent)
 		records := tx.Bucket(bucketRecords)
@@ -180,26 +184,76 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 				raw = append(raw, rawRecord{id, v})
 			}
 		})
-		sts, oks := decodeAll(raw)
-		for i := range sts {
-			id := string(raw[i].key)
-			if !oks[i] {
-				// A damaged record is left out, as in Search.
-				s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
-				continue
+		// Decoded a chunk at a time into the result: the records are held
+		// once, not as decoded values and again as the result (30 MB each
+		// for 100k candidates).
+		recs, seqs = make([]schema.MemoryRecord, 0, len(raw)), make([]uint64, 0, len(raw))
+		for lo := 0; lo < len(raw); lo += decodeChunk {
+			chunk := raw[lo:min(lo+decodeChunk, len(raw))]
+			sts, oks := decodeAll(chunk)
+			for i := range sts {
+				id := string(chunk[i].key)
+				if !oks[i] {
+					// A damaged record is left out, as in Search.
+					s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
+					continue
+				}
+				st := &sts[i]
+				if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
+					continue
+				}
+				recs = append(recs, st.Rec)
+				seqs = append(seqs, st.Seq)
 			}
-			st := &sts[i]
-			if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
-				continue
-			}
-			hits = append(hits, st)
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
-	return newest(hits), nil
+	sortNewest(recs, seqs)
+	return recs, nil
+}
+
+// decodeChunk is how many records indexed decodes at a time.
+const decodeChunk = 4096
+
+// sortNewest sorts recs (with their write sequences seqs) newest first, as
+// newest does, moving each record once: a stable sort of their indexes,
+// then the permutation applied in place.
+func sortNewest(recs []schema.MemoryRecord, seqs []uint64) {
+	perm := make([]int32, len(recs))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		ra, rb := &recs[a], &recs[b]
+		switch {
+		case ra.CreatedAt != rb.CreatedAt:
+			return -strings.Compare(ra.CreatedAt, rb.CreatedAt)
+		case seqs[a] != seqs[b]:
+			return -cmp.Compare(seqs[a], seqs[b])
+		}
+		return 0
+	})
+	// Position i takes recs[perm[i]]: follow each cycle once.
+	for i := range perm {
+		if perm[i] < 0 {
+			continue
+		}
+		tmp := recs[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				recs[j] = tmp
+				break
+			}
+			recs[j] = recs[k]
+			j = k
+		}
+	}
 }
 
 // otherIDs answers, for ids asked in increasing order, whether the scope
