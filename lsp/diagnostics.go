@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -36,7 +37,11 @@ type LintInput struct {
 	// StorePath is the store file Store reads: a linter may keep what it
 	// read while the file is unchanged. Empty when there is none.
 	StorePath string
-	Now       time.Time
+	// Candidates, when set, reads the agent's candidates through the
+	// server's cache, which its views share (gather.FactsWith); the
+	// records are shared, never modified.
+	Candidates gather.CandidatesFunc
+	Now        time.Time
 }
 
 // diagnose starts a new analysis run of uri, cancelling the previous one.
@@ -114,6 +119,13 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	if foreign {
 		agentName = ws.Actor.Name
 	}
+	// One lint pass at a time, taken before the store is opened: a pass
+	// may decode and analyse all of its agent's records, and ten files
+	// opened together would each hold theirs at once (issue 35).
+	if s.lintTurns.take(ctx) != nil {
+		return
+	}
+	defer s.lintTurns.done()
 	var lint []schema.Problem
 	state, msg, pending, done := StoreConnected, "", 0, false
 	// The store file unchanged since the last lint: the linter answers
@@ -212,8 +224,9 @@ func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis
 	if doc != nil && agent != nil {
 		ws := s.workspaceFor(snap.path)
 		if foreignAgent(ws, agent) == nil {
-			if n, cached := s.stores.cached(ws, agent.RoleTemplate.Name); cached {
+			if n, cached := s.stores.cached(ws, agent.RoleTemplate.Name); cached && s.lintTurns.take(ctx) == nil {
 				ps, openErr := s.lintWith(ctx, snap, &analysis{version: snap.version, doc: doc, agent: agent}, ws, nil, true)
+				s.lintTurns.done()
 				if openErr == nil && ctx.Err() == nil {
 					early = &earlyLint{agent: agent, lint: ps, pending: n}
 				}
@@ -229,12 +242,13 @@ func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis
 
 // lintWith runs the linter over a with the open store st and returns its
 // findings less those suppressed in the file; a lint failure is logged
-// and gives none. lazy (st nil) hands the linter an opener instead, for
+// and gives none. The caller holds a lint turn (s.lintTurns). lazy (st nil) hands the linter an opener instead, for
 // when it must read the store; openErr is that open's error.
 func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo, st store.Reader, lazy bool) (lint []schema.Problem, openErr error) {
 	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
 		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),
+		Candidates: s.candidatesOf(ws.StorePath),
 	}
 	if lazy {
 		open := s.opts.OpenStoreReadOnly

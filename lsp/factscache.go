@@ -106,6 +106,16 @@ func (c *factsCache) put(e *factsEntry) {
 		c.entries = c.entries[1:]
 	}
 	c.entries = append(c.entries, e)
+	// A big agent's entry (its records and their analyses) is kept alone
+	// (maxCachedRecords).
+	total := 0
+	for _, o := range c.entries {
+		total += len(o.facts.Promoted) + len(o.facts.Candidates)
+	}
+	for len(c.entries) > 1 && total > maxCachedRecords {
+		total -= len(c.entries[0].facts.Promoted) + len(c.entries[0].facts.Candidates)
+		c.entries = c.entries[1:]
+	}
 }
 
 // firstChange is the earliest ExpiresAt or InvalidAt after now among recs.
@@ -130,7 +140,9 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // The returned analyze memoizes the lint analysis with the entry, and the
 // memo the conflicts an edit of the agent file cannot change.
 // st, when nil, is opened with open on a miss and closed after the read.
-func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+// cands, when set, reads the candidates (gather.FactsWith): they come
+// compacted and shared, and are kept as they are.
+func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time, cands gather.CandidatesFunc) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
@@ -157,25 +169,28 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 		var f lint.StoreFacts
 		err = opened.View(ctx, func(r store.Reader) error {
 			var err error
-			f, err = gather.Facts(ctx, r, agent, scope, now)
+			f, err = gather.FactsWith(ctx, r, agent, scope, now, cands)
 			return err
 		})
-		return c.keep(f, err, key, cacheable, path, stamp, nowS)
+		return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil)
 	}
-	f, err := gather.Facts(ctx, st, agent, scope, now)
-	return c.keep(f, err, key, cacheable, path, stamp, nowS)
+	f, err := gather.FactsWith(ctx, st, agent, scope, now, cands)
+	return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil)
 }
 
 // keep caches facts f read from the store as stamp (when the store file is
-// still as stamped) and returns them with their lexical memo.
-func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+// still as stamped) and returns them with their lexical memo. ownCands:
+// f's candidates are its own to compact (not shared).
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string, ownCands bool) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	if err != nil {
 		return f, nil, nil, err
 	}
 	// Lint reads no record's scope: the cached records keep none
 	// (compactRecords).
 	compactRecords(f.Promoted)
-	compactRecords(f.Candidates)
+	if ownCands {
+		compactRecords(f.Candidates)
+	}
 	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
 	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 		c.put(e)

@@ -67,6 +67,17 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 			return v, nil
 		}
 	}
+	// One composition read at a time (turns.go); the one ahead may have
+	// cached this view meanwhile.
+	if err := s.viewTurns.take(ctx); err != nil {
+		return &memoryView{}, err
+	}
+	defer s.viewTurns.done()
+	if cacheable {
+		if v := s.views.get(f.uri, key, now); v != nil {
+			return v, nil
+		}
+	}
 	agent := ""
 	if f.agent != nil {
 		agent = f.agent.RoleTemplate.Name
@@ -114,16 +125,11 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		if sd.promoted, err = st.Promoted(ctx, f.ws.Config.Scope, agent); err != nil {
 			return fmt.Errorf("promoted records: %w", err)
 		}
-		if sd.candidates, err = st.Candidates(ctx, f.ws.Config.Scope, agent); err != nil {
-			return fmt.Errorf("candidates: %w", err)
-		}
-		// A record whose promotion a human rejected is no candidate.
-		rejected, err := store.RejectedPromotions(ctx, st, f.ws.Config.Scope, agent)
-		if err != nil {
+		// A record whose promotion a human rejected is no candidate. The
+		// candidates are the ones the lint facts read (one decode).
+		if sd.candidates, _, err = s.candidatesOf(f.ws.StorePath)(ctx, st, agent, f.ws.Config.Scope); err != nil {
 			return err
 		}
-		sd.candidates, _ = store.SplitRejected(sd.candidates, rejected)
-		compactRecords(sd.candidates)
 		if len(sd.promoted)+len(sd.candidates) == 0 {
 			return nil
 		}

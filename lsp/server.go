@@ -79,6 +79,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		ctx:  ctx,
 		docs: map[protocol.DocumentURI]*document{},
 		exit: make(chan struct{}),
+
+		lintTurns: newTurns(), viewTurns: newTurns(),
 	}
 	st := newStream(rwc, base)
 	s.conn = jsonrpc2.NewConn(st)
@@ -141,17 +143,21 @@ func isEOF(err error) bool {
 type server struct {
 	notImplemented
 
-	opts    Options
-	ctx     context.Context // lives as long as the connection
-	conn    jsonrpc2.Conn
-	log     *slog.Logger
-	stores  *storeTracker
-	views   viewCache      // last composition of each agent file (hover, hints, code actions)
-	symbols symbolCache    // encoded outline of each agent file's last parse
-	bg      sync.WaitGroup // background work (diagnostics, refreshes)
-	bgMu    sync.Mutex     // guards bgDone against Add after Wait
-	bgDone  bool
-	pubMu   sync.Mutex // serializes publishDiagnostics and its staleness check
+	opts   Options
+	ctx    context.Context // lives as long as the connection
+	conn   jsonrpc2.Conn
+	log    *slog.Logger
+	stores *storeTracker
+	views  viewCache      // last composition of each agent file (hover, hints, code actions)
+	cands  candidateCache // the agents' candidates read last, shared by lint and views
+	// lintTurns and viewTurns: one lint pass and one composition read
+	// from the store at a time (turns.go).
+	lintTurns, viewTurns turns
+	symbols              symbolCache    // encoded outline of each agent file's last parse
+	bg                   sync.WaitGroup // background work (diagnostics, refreshes)
+	bgMu                 sync.Mutex     // guards bgDone against Add after Wait
+	bgDone               bool
+	pubMu                sync.Mutex // serializes publishDiagnostics and its staleness check
 
 	mu          sync.Mutex
 	initialized bool // initialize answered

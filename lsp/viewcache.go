@@ -1,12 +1,14 @@
 package lsp
 
 import (
+	"context"
 	"os"
 	"sync"
 	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -28,6 +30,14 @@ const maxCachedViews = 64
 // files open (issue 35); a request on another file composes it again from
 // the store (the lint facts cache keeps two agents the same way).
 const maxLiveViews = 2
+
+// maxCachedRecords bounds the records a cache (views, store data, lint
+// facts, candidates) keeps besides those of its entry used last: with a big
+// store (100k candidates per agent) two agents' records, views and lint
+// analyses were most of the server's steady memory (issue 35), so such an
+// agent's cache keeps it alone and a request on another file reads its
+// store again. With 10k records per agent, two agents still fit.
+const maxCachedRecords = 64000
 
 // storeStamp identifies one state of a store file by what a write changes:
 // a bbolt commit rewrites pages (modification and change times), a growth
@@ -111,7 +121,7 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 	}
 	c.tick++
 	c.m[uri] = cachedView{key: key, until: until, view: v, used: c.tick}
-	for len(c.m) > maxLiveViews {
+	for len(c.m) > maxLiveViews || len(c.m) > 1 && viewLines(c.m) > maxCachedRecords {
 		var old protocol.DocumentURI
 		first := true
 		for u, e := range c.m {
@@ -121,6 +131,15 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 		}
 		delete(c.m, old)
 	}
+}
+
+// viewLines is how many memory lines the views of m hold.
+func viewLines(m map[protocol.DocumentURI]cachedView) int {
+	n := 0
+	for _, e := range m {
+		n += len(e.view.lines)
+	}
+	return n
 }
 
 // storeData is what a composition reads from the store for one agent of a
@@ -177,7 +196,7 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 	}
 	c.tick++
 	c.stores[key] = cachedStore{until: until, data: d, used: c.tick}
-	for len(c.stores) > maxLiveViews {
+	for len(c.stores) > maxLiveViews || len(c.stores) > 1 && storeRecords(c.stores) > maxCachedRecords {
 		var old storeKey
 		first := true
 		for k, e := range c.stores {
@@ -187,6 +206,15 @@ func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
 		}
 		delete(c.stores, old)
 	}
+}
+
+// storeRecords is how many records the store data of m hold.
+func storeRecords(m map[storeKey]cachedStore) int {
+	n := 0
+	for _, e := range m {
+		n += len(e.data.promoted) + len(e.data.candidates)
+	}
+	return n
 }
 
 // untilOf is the first expiry or invalidation time after now among recs.
@@ -209,4 +237,99 @@ func firstAfter(now, until string, r *schema.MemoryRecord) string {
 		}
 	}
 	return until
+}
+
+// candKey is what an agent's candidates depend on: the store file's state,
+// the agent and the scope they were read in.
+type candKey struct {
+	path  string
+	stamp storeStamp
+	agent string
+	scope string
+}
+
+type cachedCands struct {
+	key            candKey
+	until          string
+	live, rejected []schema.MemoryRecord
+}
+
+// candidateCache keeps the candidates of the agents read last, shared by
+// the lint facts and the views: an agent's candidates (tens of thousands
+// with a big store) are decoded once for both, and both caches hold the
+// same records (issue 35). It keeps maxLiveViews agents (one beyond
+// maxCachedRecords), the least recently used dropped. The zero value is ready to use.
+type candidateCache struct {
+	mu      sync.Mutex
+	entries []*cachedCands // most recently used last
+}
+
+// get returns the candidates of key still valid at now.
+func (c *candidateCache) get(key candKey, now string) (*cachedCands, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		c.entries = append(c.entries[:i], c.entries[i+1:]...)
+		if e.until != "" && e.until <= now {
+			return nil, false
+		}
+		c.entries = append(c.entries, e)
+		return e, true
+	}
+	return nil, false
+}
+
+// put keeps e, replacing an older state of the same agent and scope.
+func (c *candidateCache) put(e *cachedCands) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.entries[:0]
+	for _, o := range c.entries {
+		if o.key.path != e.key.path || o.key.agent != e.key.agent || o.key.scope != e.key.scope {
+			kept = append(kept, o)
+		}
+	}
+	clear(c.entries[len(kept):])
+	c.entries = append(kept, e)
+	total := 0
+	for _, e := range c.entries {
+		total += len(e.live)
+	}
+	for len(c.entries) > maxLiveViews || len(c.entries) > 1 && total > maxCachedRecords {
+		total -= len(c.entries[0].live)
+		c.entries[0] = nil
+		c.entries = c.entries[1:]
+	}
+}
+
+// candidatesOf reads agents' candidates (gather.Candidates) from the store
+// file at path through the server's candidate cache: from the cache while
+// the file is unchanged (not written within racyWindow) and no candidate
+// has expired, else from st, compacted (compactRecords) and cached. The
+// records are shared: never modify them.
+func (s *server) candidatesOf(path string) gather.CandidatesFunc {
+	return func(ctx context.Context, st store.Reader, agent string, scope map[string]string) ([]schema.MemoryRecord, []schema.MemoryRecord, error) {
+		start := s.opts.Now()
+		now := schema.FormatTime(start)
+		stamp, mtime, stamped := stampOf(path)
+		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
+		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
+		if cacheable {
+			if e, ok := s.cands.get(key, now); ok {
+				return e.live, e.rejected, nil
+			}
+		}
+		live, rejected, err := gather.Candidates(ctx, st, agent, scope)
+		if err != nil {
+			return nil, nil, err
+		}
+		compactRecords(live)
+		if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
+			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
+		}
+		return live, rejected, nil
+	}
 }

@@ -231,23 +231,30 @@ func dropIndex(all, byScope *bbolt.Bucket, rec schema.MemoryRecord) error {
 // order). Callers still check the full filter on each record.
 func indexedIDs(all, byScope *bbolt.Bucket, filter map[string]string) []string {
 	var ids []string
+	eachIndexedID(all, byScope, filter, func(id []byte) { ids = append(ids, string(id)) })
+	return ids
+}
+
+// eachIndexedID calls fn with each id indexedIDs returns, in id order,
+// without collecting them: id is the index's key bytes, valid for the
+// transaction (a million ids as strings were 165 MB at once).
+func eachIndexedID(all, byScope *bbolt.Bucket, filter map[string]string, fn func(id []byte)) {
 	if all == nil || byScope == nil {
-		return nil
+		return
 	}
 	if len(filter) == 0 {
 		c := all.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			ids = append(ids, string(k))
+			fn(k)
 		}
-		return ids
+		return
 	}
 	keys := sortedKeys(filter)
 	prefix := scopePrefix(keys[0], filter[keys[0]])
 	c := byScope.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		ids = append(ids, string(k[len(prefix):]))
+		fn(k[len(prefix):])
 	}
-	return ids
 }
 
 // appendLedger chains e after the last entry and stores it, in tx.
@@ -395,16 +402,6 @@ func ledgerOfKey(id string, seq uint64) []byte {
 	k = append(k, id...)
 	k = append(k, 0)
 	return append(k, u64(seq)...)
-}
-
-// ledgerSeqsOf returns the seqs the ledgerof index holds for record id, in
-// order; ok is false when the file has no index (schema version 2).
-func ledgerSeqsOf(tx *bbolt.Tx, id string) (seqs []uint64, ok bool) {
-	idx := tx.Bucket(bucketLedgerOf)
-	if idx == nil {
-		return nil, false
-	}
-	return ledgerSeqsIn(idx.Cursor(), id, nil), true
 }
 
 // ledgerSeqsIn appends to seqs the seqs of record id, in order, with c a

@@ -2,11 +2,14 @@ package bolt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -161,7 +164,8 @@ func (s *Store) Candidates(ctx context.Context, scope map[string]string, agent s
 func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[string]string, agent string, keep func(*bbolt.Tx, string) bool) ([]schema.MemoryRecord, error) {
 	now := s.nowString()
 	filter, mine := store.AgentFilter(scope, agent)
-	var hits []*store.Stored
+	var recs []schema.MemoryRecord
+	var seqs []uint64
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		others := otherAgents(tx.Bucket(byScope), agent)
 		records := tx.Bucket(bucketRecords)
@@ -169,55 +173,165 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 			return nil
 		}
 		var raw []rawRecord
-		rc := records.Cursor() // one cursor for all the lookups (Get makes one each)
-		for _, id := range indexedIDs(tx.Bucket(all), tx.Bucket(byScope), filter) {
-			if others[id] {
+		rc := records.Cursor()
+		eachIndexedID(tx.Bucket(all), tx.Bucket(byScope), filter, func(id []byte) {
+			if len(id) == 0 || others.has(id) {
 				// Another agent's record: the agent-key rule drops it, so
 				// it is not decoded (the keys of the scope index say so).
-				continue
+				return
 			}
-			if v := get(rc, []byte(id)); id != "" && v != nil {
-				raw = append(raw, rawRecord{[]byte(id), v})
+			if k, v := rc.Seek(id); v != nil && bytes.Equal(k, id) {
+				raw = append(raw, rawRecord{id, v})
 			}
-		}
-		sts, oks := decodeAll(raw)
-		for i := range sts {
-			id := string(raw[i].key)
-			if !oks[i] {
-				// A damaged record is left out, as in Search.
-				s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
-				continue
+		})
+		// Decoded a chunk at a time into the result: the records are held
+		// once, not as decoded values and again as the result (30 MB each
+		// for 100k candidates).
+		recs, seqs = make([]schema.MemoryRecord, 0, len(raw)), make([]uint64, 0, len(raw))
+		for lo := 0; lo < len(raw); lo += decodeChunk {
+			chunk := raw[lo:min(lo+decodeChunk, len(raw))]
+			sts, oks := decodeAll(chunk)
+			for i := range sts {
+				id := string(chunk[i].key)
+				if !oks[i] {
+					// A damaged record is left out, as in Search.
+					s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
+					continue
+				}
+				st := &sts[i]
+				if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
+					continue
+				}
+				recs = append(recs, st.Rec)
+				seqs = append(seqs, st.Seq)
 			}
-			st := &sts[i]
-			if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
-				continue
-			}
-			hits = append(hits, st)
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
-	return newest(hits), nil
+	sortNewest(recs, seqs)
+	return recs, nil
 }
 
-// otherAgents returns the ids the scope index files under an agent key
-// other than agent (and not empty): records the agent-key rule excludes.
-func otherAgents(byScope *bbolt.Bucket, agent string) map[string]bool {
-	if byScope == nil {
-		return nil
+// decodeChunk is how many records indexed decodes at a time.
+const decodeChunk = 4096
+
+// sortNewest sorts recs (with their write sequences seqs) newest first, as
+// newest does, moving each record once: a stable sort of their indexes,
+// then the permutation applied in place.
+func sortNewest(recs []schema.MemoryRecord, seqs []uint64) {
+	perm := make([]int32, len(recs))
+	for i := range perm {
+		perm[i] = int32(i)
 	}
-	prefix := []byte(store.AgentKey + "=")
-	out := map[string]bool{}
-	c := byScope.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		v, id, ok := bytes.Cut(k[len(prefix):], []byte{0})
-		if ok && len(v) > 0 && string(v) != agent {
-			out[string(id)] = true
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		ra, rb := &recs[a], &recs[b]
+		switch {
+		case ra.CreatedAt != rb.CreatedAt:
+			return -strings.Compare(ra.CreatedAt, rb.CreatedAt)
+		case seqs[a] != seqs[b]:
+			return -cmp.Compare(seqs[a], seqs[b])
+		}
+		return 0
+	})
+	// Position i takes recs[perm[i]]: follow each cycle once.
+	for i := range perm {
+		if perm[i] < 0 {
+			continue
+		}
+		tmp := recs[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				recs[j] = tmp
+				break
+			}
+			recs[j] = recs[k]
+			j = k
 		}
 	}
-	return out
+}
+
+// otherIDs answers, for ids asked in increasing order, whether the scope
+// index files an id under an agent key other than one agent (and not
+// empty): records the agent-key rule excludes. It walks one cursor per
+// other agent along with the ids asked, instead of collecting every other
+// agent's ids (with a million records, a set of them was most of a
+// read's memory).
+type otherIDs struct {
+	agents []agentIDs
+}
+
+// agentIDs is one other agent's run of the scope index: its keys are
+// prefix + id, in id order.
+type agentIDs struct {
+	c      *bbolt.Cursor
+	prefix []byte
+	id     []byte // the id at the cursor; nil when the run is done
+}
+
+// otherAgents returns the other agents' runs of the scope index byScope
+// for agent.
+func otherAgents(byScope *bbolt.Bucket, agent string) *otherIDs {
+	o := &otherIDs{}
+	if byScope == nil {
+		return o
+	}
+	prefix := []byte(store.AgentKey + "=")
+	c := byScope.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); {
+		v, _, ok := bytes.Cut(k[len(prefix):], []byte{0})
+		if !ok {
+			k, _ = c.Next()
+			continue
+		}
+		run := append(append(bytes.Clone(prefix), v...), 0)
+		if len(v) > 0 && string(v) != agent {
+			a := agentIDs{c: byScope.Cursor(), prefix: run}
+			a.at(a.c.Seek(run))
+			o.agents = append(o.agents, a)
+		}
+		// The next agent's run: past every key of this one (a value holds
+		// no NUL).
+		past := bytes.Clone(run)
+		past[len(past)-1] = 1
+		k, _ = c.Seek(past)
+	}
+	return o
+}
+
+// at sets the run's current id from the key k its cursor is at.
+func (a *agentIDs) at(k, _ []byte) {
+	if k == nil || !bytes.HasPrefix(k, a.prefix) {
+		a.id = nil
+		return
+	}
+	a.id = k[len(a.prefix):]
+}
+
+// has reports whether another agent's run holds id. Calls must ask for
+// increasing ids.
+func (o *otherIDs) has(id []byte) bool {
+	found := false
+	for i := range o.agents {
+		a := &o.agents[i]
+		// A few steps along the run, then a seek.
+		for n := 0; a.id != nil && bytes.Compare(a.id, id) < 0; n++ {
+			if n == 4 {
+				a.at(a.c.Seek(append(bytes.Clone(a.prefix), id...)))
+				break
+			}
+			a.at(a.c.Next())
+		}
+		if a.id != nil && bytes.Equal(a.id, id) {
+			found = true
+		}
+	}
+	return found
 }
 
 // newest returns the records of hits newest first (store.SortNewest's
