@@ -34,11 +34,11 @@ const trimMinSize = 8 << 20
 // for the trimmer, so it must run before the transaction ends and the
 // database is closed (munmap).
 func trimMapping(tx *bbolt.Tx) (stop func()) {
-	return trimMappingEvery(tx, trimEvery, trimMinSize)
+	return trimMappingEvery(tx, trimEvery, trimMinSize, dontNeed)
 }
 
-// trimMappingEvery is trimMapping with its interval and threshold.
-func trimMappingEvery(tx *bbolt.Tx, every time.Duration, minSize int64) (stop func()) {
+// trimMappingEvery is trimMapping with its interval, threshold and trim.
+func trimMappingEvery(tx *bbolt.Tx, every time.Duration, minSize int64, trim func(addr uintptr, size int64)) (stop func()) {
 	size := tx.Size()
 	if size < minSize {
 		return func() {}
@@ -47,26 +47,30 @@ func trimMappingEvery(tx *bbolt.Tx, every time.Duration, minSize int64) (stop fu
 	if addr == 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				dontNeed(addr, size)
-			}
+	// A timer, not a goroutine waiting on a ticker: a read shorter than
+	// every starts nothing, and stop does not wait for a parked goroutine
+	// to wake up and exit (tens of microseconds on a read of a large file).
+	// mu orders the trims with stop, so none runs after stop returns.
+	var mu sync.Mutex
+	stopped := false
+	mu.Lock()
+	var t *time.Timer
+	t = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-	}()
+		trim(addr, size)
+		t.Reset(every)
+	})
+	mu.Unlock()
 	return func() {
-		close(done)
-		wg.Wait()
-		dontNeed(addr, size)
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		trim(addr, size)
+		mu.Unlock()
 	}
 }
 

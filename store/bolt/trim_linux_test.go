@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestTrimMappingKeepsReads(t *testing.T) {
 		t.Fatalf("read %d keys, want at least 400", len(want))
 	}
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		stop := trimMappingEvery(tx, time.Microsecond, 0)
+		stop := trimMappingEvery(tx, time.Microsecond, 0, dontNeed)
 		defer stop()
 		// Bytes of the mapping held across an explicit trim.
 		var first [8]byte
@@ -70,6 +71,53 @@ func TestTrimMappingKeepsReads(t *testing.T) {
 					t.Fatalf("round %d: %s differs", round, k)
 				}
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTrimMappingRearms: the trim runs again and again while the read
+// lasts (the timer re-arms), and none starts after stop returns (stop's own
+// last trim aside).
+func TestTrimMappingRearms(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openTest(t, filepath.Join(t.TempDir(), "m.db"), store.Options{})
+	writeOne(t, s, fact("one fact", map[string]string{store.AgentKey: "bot"}))
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		var mu sync.Mutex
+		stopped, after := false, 0
+		ticks := make(chan struct{}, 16)
+		stop := trimMappingEvery(tx, time.Millisecond, 0, func(uintptr, int64) {
+			mu.Lock()
+			if stopped {
+				after++
+			}
+			mu.Unlock()
+			select {
+			case ticks <- struct{}{}:
+			default:
+			}
+		})
+		deadline := time.After(10 * time.Second)
+		for range 3 {
+			select {
+			case <-ticks:
+			case <-deadline:
+				t.Fatal("fewer than 3 trims in 10 s: the timer does not re-arm")
+			}
+		}
+		stop() // its own last trim runs before stop returns
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if after != 0 {
+			t.Errorf("%d trims ran after stop returned", after)
 		}
 		return nil
 	})
