@@ -276,14 +276,11 @@ func (s *Store) view(ctx context.Context, fn func(tx *bbolt.Tx) error) error {
 	return s.viewOpt(ctx, true, fn)
 }
 
-// viewOpt is view; checkSize false skips the truncation check so a salvage
-// reads what it can.
-func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.Tx) error) error {
-	if s.tx != nil {
-		return s.inTx(ctx, fn)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+// readable checks, with s.mu held, that s is open, ctx is live and the file
+// holds a store: errNoFile when it does not exist or is empty (a 0-byte
+// file is what a crash before the first commit of an older agent-ls left:
+// it holds nothing).
+func (s *Store) readable(ctx context.Context) error {
 	if s.closed {
 		return fmt.Errorf("store %s: %w", s.path, store.ErrClosed)
 	}
@@ -293,9 +290,21 @@ func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.T
 	if exists, empty, err := fileState(s.path); err != nil {
 		return err
 	} else if !exists || empty {
-		// A 0-byte file is what a crash before the first commit of an
-		// older agent-ls left: it holds nothing.
 		return errNoFile
+	}
+	return nil
+}
+
+// viewOpt is view; checkSize false skips the truncation check so a salvage
+// reads what it can.
+func (s *Store) viewOpt(ctx context.Context, checkSize bool, fn func(tx *bbolt.Tx) error) error {
+	if s.tx != nil {
+		return s.inTx(ctx, fn)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.readable(ctx); err != nil {
+		return err
 	}
 	return s.withDB(ctx, true, func(db *bbolt.DB) error {
 		return db.View(func(tx *bbolt.Tx) error {

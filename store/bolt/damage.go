@@ -3,7 +3,6 @@ package bolt
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	bbolt "go.etcd.io/bbolt"
 
@@ -29,16 +28,10 @@ func (s *Store) CheckDamage(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return fmt.Errorf("store %s: %w", s.path, store.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if exists, empty, err := fileState(s.path); err != nil {
-		return err
-	} else if !exists || empty {
+	if err := s.readable(ctx); errors.Is(err, errNoFile) {
 		return nil
+	} else if err != nil {
+		return err
 	}
 	return s.withDB(ctx, true, func(db *bbolt.DB) error {
 		return db.View(func(tx *bbolt.Tx) error {

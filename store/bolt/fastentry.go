@@ -17,15 +17,23 @@ import (
 // proposal, conflict or token, an eval result, a number other than a plain
 // unsigned integer, an escape, ...) goes to json.Unmarshal, which decides.
 func unmarshalEntry(data []byte, e *store.LedgerEntry) error {
+	return decodeDirect(data, e, (*recordDecoder).entry)
+}
+
+// decodeDirect decodes data into *v with direct when the whole input is in
+// the shape direct handles, else (v reset) with json.Unmarshal, which
+// decides.
+func decodeDirect[T any](data []byte, v *T, direct func(*recordDecoder, *T) bool) error {
 	d := recordDecoder{data: data}
-	if d.entry(e) {
+	if direct(&d, v) {
 		d.ws()
 		if d.pos == len(d.data) {
 			return nil
 		}
 	}
-	*e = store.LedgerEntry{}
-	return json.Unmarshal(data, e)
+	var zero T
+	*v = zero
+	return json.Unmarshal(data, v)
 }
 
 func (d *recordDecoder) entry(e *store.LedgerEntry) bool {
@@ -161,15 +169,7 @@ func (d *recordDecoder) uint(out *uint64) bool {
 // without an eval result (unmarshalEntry's rules); anything else goes to
 // json.Unmarshal.
 func unmarshalPromotion(data []byte, p *store.Promotion) error {
-	d := recordDecoder{data: data}
-	if d.promotion(p) {
-		d.ws()
-		if d.pos == len(d.data) {
-			return nil
-		}
-	}
-	*p = store.Promotion{}
-	return json.Unmarshal(data, p)
+	return decodeDirect(data, p, (*recordDecoder).promotion)
 }
 
 func (d *recordDecoder) promotion(p *store.Promotion) bool {
