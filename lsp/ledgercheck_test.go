@@ -23,26 +23,15 @@ import (
 // proposal with codeReadOnly saying the ledger does not verify.
 func TestLedgerBrokenReadOnly(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	env := newTestEnv(t)
-	path := env.write(t, "deploy.agent.yaml", text)
-	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
-	if res.ProposalID == "" {
-		t.Fatalf("save trigger: %+v", res)
-	}
-	breakLedgerEntry(t, env.storePath)
+	env, path, text, proposalID := brokenLedgerEnv(t)
 	c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
 	c.initialize(env.root, nil, true)
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
 	c.waitFor("unverified status", func(ns, _ []note) bool { return statusCount(ns, uri, StoreUnverified) > 0 })
 	var out CommandResult
-	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandApprove,
-		"arguments": []any{map[string]any{"uri": uri, "proposalId": res.ProposalID}}}, &out)
+	err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandApprove,
+		"arguments": []any{map[string]any{"uri": uri, "proposalId": proposalID}}}, &out)
 	var je *jsonrpc2.Error
 	if !errors.As(err, &je) || je.Code != codeReadOnly || !strings.Contains(je.Message, "ledger does not verify at entry 1") {
 		t.Fatalf("approve on a broken chain: %v (%+v); want codeReadOnly naming the entry", err, out)
@@ -84,17 +73,7 @@ func TestLimitsThroughLSP(t *testing.T) {
 // gets the broken chain's verdict, and a later check the remembered one.
 func TestLedgerVerdictsConcurrent(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	env := newTestEnv(t)
-	env.write(t, "deploy.agent.yaml", text)
-	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.ProposalID == "" {
-		t.Fatalf("save trigger: %+v", res)
-	}
-	breakLedgerEntry(t, env.storePath)
+	env, _, _, _ := brokenLedgerEnv(t)
 	ctx := context.Background()
 	open := boltReadOnlyOpener(time.Now)
 	var v ledgerVerdicts
@@ -159,4 +138,24 @@ func breakLedgerEntry(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// brokenLedgerEnv is a workspace with the deploy agent, a pending proposal
+// saved for it, and a ledger entry of its store edited: the agent file's
+// path and text, and the proposal's id.
+func brokenLedgerEnv(t *testing.T) (env *testEnv, path, text, proposalID string) {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = string(data)
+	env = newTestEnv(t)
+	path = env.write(t, "deploy.agent.yaml", text)
+	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
+	if res.ProposalID == "" {
+		t.Fatalf("save trigger: %+v", res)
+	}
+	breakLedgerEntry(t, env.storePath)
+	return env, path, text, res.ProposalID
 }

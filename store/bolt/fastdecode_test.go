@@ -10,16 +10,19 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 )
 
-// sameAsJSON fails t unless unmarshalRecord decodes data as json.Unmarshal
-// does: the same error-ness and the same record.
-func sameAsJSON(t interface {
+// fataler is the part of testing.T and rapid.T the decoder checks use.
+type fataler interface {
 	Helper()
 	Fatalf(string, ...any)
-}, data []byte) {
+}
+
+// sameDecodeAsJSON fails t unless decode decodes data as json.Unmarshal
+// into a T does: the same error-ness and the same value.
+func sameDecodeAsJSON[T any](t fataler, data []byte, decode func([]byte, *T) error) {
 	t.Helper()
-	var want, got schema.MemoryRecord
+	var want, got T
 	wantErr := json.Unmarshal(data, &want)
-	gotErr := unmarshalRecord(data, &got)
+	gotErr := decode(data, &got)
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%s: error %v, json.Unmarshal's %v", data, gotErr, wantErr)
 	}
@@ -27,6 +30,10 @@ func sameAsJSON(t interface {
 		t.Fatalf("%s:\n got  %#v\n want %#v", data, got, want)
 	}
 }
+
+// sameAsJSON fails t unless unmarshalRecord decodes data as json.Unmarshal
+// does.
+func sameAsJSON(t fataler, data []byte) { t.Helper(); sameDecodeAsJSON(t, data, unmarshalRecord) }
 
 // recordShapes are stored-record JSON texts: json.Marshal's output (the
 // direct decoder's) and every shape it leaves to json.Unmarshal.

@@ -15,20 +15,9 @@ import (
 // sameEntryAsJSON fails t unless unmarshalEntry decodes data as
 // json.Unmarshal does (the same error-ness and the same entry), and
 // store.DecodeEntryJSON with it gives store.EntryFromJSON's answer.
-func sameEntryAsJSON(t interface {
-	Helper()
-	Fatalf(string, ...any)
-}, data []byte) {
+func sameEntryAsJSON(t fataler, data []byte) {
 	t.Helper()
-	var want, got store.LedgerEntry
-	wantErr := json.Unmarshal(data, &want)
-	gotErr := unmarshalEntry(data, &got)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("%s: error %v, json.Unmarshal's %v", data, gotErr, wantErr)
-	}
-	if wantErr == nil && !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got  %#v\n want %#v", data, got, want)
-	}
+	sameDecodeAsJSON(t, data, unmarshalEntry)
 	we, wok, werr := store.EntryFromJSON(data)
 	ge := store.LedgerEntry{Seq: 99, Reason: "left over"} // DecodeEntryJSON starts from the zero entry
 	gok, gerr := store.DecodeEntryJSON(data, &ge, unmarshalEntry)
@@ -234,20 +223,9 @@ func FuzzUnmarshalEntry(f *testing.F) {
 
 // samePromotionAsJSON fails t unless unmarshalPromotion decodes data as
 // json.Unmarshal does.
-func samePromotionAsJSON(t interface {
-	Helper()
-	Fatalf(string, ...any)
-}, data []byte) {
+func samePromotionAsJSON(t fataler, data []byte) {
 	t.Helper()
-	var want, got store.Promotion
-	wantErr := json.Unmarshal(data, &want)
-	gotErr := unmarshalPromotion(data, &got)
-	if (wantErr == nil) != (gotErr == nil) {
-		t.Fatalf("%s: error %v, json.Unmarshal's %v", data, gotErr, wantErr)
-	}
-	if wantErr == nil && !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got  %#v\n want %#v", data, got, want)
-	}
+	sameDecodeAsJSON(t, data, unmarshalPromotion)
 }
 
 var promotionShapes = []string{
