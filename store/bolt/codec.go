@@ -351,7 +351,9 @@ func (s *Store) eachLedger(tx *bbolt.Tx, fn func(store.LedgerEntry) error) error
 	if b == nil {
 		return nil
 	}
+	pg := newPager(tx)
 	return b.ForEach(func(k, v []byte) error {
+		pg.step()
 		var e store.LedgerEntry
 		if len(k) != 8 {
 			return s.corrupt("ledger key %x is not a sequence", k)
@@ -425,7 +427,9 @@ func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(st
 	if b == nil {
 		return nil
 	}
+	pg := newPager(tx)
 	return b.ForEach(func(k, v []byte) error {
+		pg.step()
 		if len(k) != 8 {
 			return s.corrupt("ledger key %x is not a sequence", k)
 		}

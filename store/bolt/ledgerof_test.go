@@ -82,6 +82,17 @@ func TestEachLedgerOf(t *testing.T) {
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("EachLedgerOf(%v) passed %d entries %+v, want %d %+v", tc.ids, len(got), got, len(exp), exp)
 			}
+			// History reads the same entries through the ledgerof index.
+			got = nil
+			if err := s.History(ctx, tc.ids, func(e store.LedgerEntry) error {
+				got = append(got, e)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, exp) {
+				t.Errorf("History(%v) passed %d entries %+v, want %d %+v", tc.ids, len(got), got, len(exp), exp)
+			}
 		})
 	}
 	if len(all) < 7 {
@@ -103,5 +114,66 @@ func TestEachLedgerOf(t *testing.T) {
 	err = s.EachLedgerOf(ctx, func(id string) bool { return id == recs[3].ID }, func(store.LedgerEntry) error { return nil })
 	if !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("EachLedgerOf over a ledger with an undecodable entry: err = %v, want ErrCorrupt", err)
+	}
+	// History reads only the entries of its records: recs[3]'s are intact,
+	// recs[1]'s write (entry 2) is not.
+	n := 0
+	if err := s.History(ctx, []string{recs[3].ID}, func(store.LedgerEntry) error { n++; return nil }); err != nil || n != 1 {
+		t.Errorf("History of a record whose entries are intact: %d entries, err %v; want 1, nil", n, err)
+	}
+	if err := s.History(ctx, []string{recs[1].ID}, func(store.LedgerEntry) error { return nil }); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("History of the record whose entry is not JSON: err = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestHistoryDamagedIndex: History trusts the ledgerof index to find
+// entries, never to say what they are: a key naming an entry the ledger
+// lacks, or an entry of another record, is a corruption error; a file
+// without the index is scanned and gives the same entries.
+func TestHistoryDamagedIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newTamperFixture(t)
+	history := func(path string, ids ...string) ([]store.LedgerEntry, error) {
+		t.Helper()
+		s := openTest(t, path, store.Options{Now: newClock().Now, ReadOnly: true})
+		var got []store.LedgerEntry
+		err := s.History(ctx, ids, func(e store.LedgerEntry) error {
+			got = append(got, e)
+			return nil
+		})
+		return got, err
+	}
+	want, err := history(fx.path, fx.candidate, fx.old)
+	if err != nil || len(want) < 3 {
+		t.Fatalf("History of the intact fixture: %d entries, %v", len(want), err)
+	}
+	promotedSeq := func(tx *bbolt.Tx) uint64 {
+		seqs := ledgerSeqsIn(tx.Bucket(bucketLedgerOf).Cursor(), fx.promoted, nil)
+		if len(seqs) == 0 {
+			t.Fatal("the promoted record has no ledgerof key")
+		}
+		return seqs[0]
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(tx *bbolt.Tx) error
+	}{
+		{"key of a missing entry", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketLedgerOf).Put(ledgerOfKey(fx.candidate, 1<<40), nil)
+		}},
+		{"key of another record's entry", func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketLedgerOf).Put(ledgerOfKey(fx.candidate, promotedSeq(tx)), nil)
+		}},
+	} {
+		got, err := history(tamper(t, fx.path, tc.edit), fx.candidate, fx.old)
+		if !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("%s: History = %d entries, err %v; want ErrCorrupt", tc.name, len(got), err)
+		}
+	}
+	noIndex := tamper(t, fx.path, func(tx *bbolt.Tx) error { return tx.DeleteBucket(bucketLedgerOf) })
+	got, err := history(noIndex, fx.candidate, fx.old)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("History without the index: %d entries, err %v; want the indexed read's %d", len(got), err, len(want))
 	}
 }

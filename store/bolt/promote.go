@@ -132,7 +132,9 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 		}
 		var raw []rawRecord
 		c := b.Cursor()
+		pg := newPager(tx)
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			pg.step()
 			raw = append(raw, rawRecord{k[len(prefix):], v})
 		}
 		sts, oks := decodeAll(raw)
@@ -174,7 +176,9 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 		}
 		var raw []rawRecord
 		rc := records.Cursor()
+		pg := newPager(tx)
 		eachIndexedID(tx.Bucket(all), tx.Bucket(byScope), filter, func(id []byte) {
+			pg.step()
 			if len(id) == 0 || others.has(id) {
 				// Another agent's record: the agent-key rule drops it, so
 				// it is not decoded (the keys of the scope index say so).
@@ -192,6 +196,7 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 			chunk := raw[lo:min(lo+decodeChunk, len(raw))]
 			sts, oks := decodeAll(chunk)
 			for i := range sts {
+				pg.step()
 				id := string(chunk[i].key)
 				if !oks[i] {
 					// A damaged record is left out, as in Search.

@@ -74,6 +74,43 @@ func trimMappingEvery(tx *bbolt.Tx, every time.Duration, minSize int64, trim fun
 	}
 }
 
+// pageEvery is how many values a long loop of a read visits between
+// two trims of its mapping (see pager).
+const pageEvery = 256
+
+// pager is trimMapping for one loop of a read transaction, by the values it
+// visits instead of by time: a loop that visits records spread over the
+// file (an agent's candidates, their ledger entries) faults in, with the
+// kernel's fault-around, up to 64 KiB per value, tens of megabytes between
+// two ticks of the timer. Every pageEvery values it drops the mapping's
+// pages, so a loop keeps at most about pageEvery values' pages resident.
+// The zero pager, and the pager of a small file or of a write transaction
+// (whose pages bbolt may be writing), does nothing.
+type pager struct {
+	addr uintptr
+	size int64
+	n    int
+}
+
+// newPager is the pager of a loop in tx.
+func newPager(tx *bbolt.Tx) pager {
+	size := tx.Size()
+	if tx.Writable() || size < trimMinSize {
+		return pager{}
+	}
+	return pager{addr: tx.DB().Info().Data, size: size}
+}
+
+// step counts one value visited.
+func (p *pager) step() {
+	if p.addr == 0 {
+		return
+	}
+	if p.n++; p.n%pageEvery == 0 {
+		dontNeed(p.addr, p.size)
+	}
+}
+
 func dontNeed(addr uintptr, size int64) {
 	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, addr, uintptr(size), syscall.MADV_DONTNEED)
 }

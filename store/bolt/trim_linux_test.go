@@ -7,7 +7,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,6 +121,102 @@ func TestTrimMappingRearms(t *testing.T) {
 		defer mu.Unlock()
 		if after != 0 {
 			t.Errorf("%d trims ran after stop returned", after)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mappedRSS is the resident size in KiB of the mapping starting at addr,
+// from /proc/self/smaps.
+func mappedRSS(t *testing.T, addr uintptr) int64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := fmt.Sprintf("%x-", addr)
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = strings.HasPrefix(f[0], start)
+			continue
+		}
+		if in && strings.HasPrefix(line, "Rss:") {
+			kb, err := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb
+		}
+	}
+	t.Fatalf("no mapping at %#x in /proc/self/smaps", addr)
+	return 0
+}
+
+// TestPagerBoundsALoop: a loop over a large file's ledger that steps a
+// pager keeps about pageEvery entries' pages of the mapping resident, where
+// the same loop without one leaves the whole ledger resident; the entries
+// read are the same.
+func TestPagerBoundsALoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openTest(t, path, store.Options{})
+	var reqs []store.WriteRequest
+	for i := range 3000 {
+		reqs = append(reqs, fact(fmt.Sprintf("fact %d %s", i, strings.Repeat("y", 2500)), nil))
+	}
+	if _, err := s.Write(ctx, reqs, human); err != nil {
+		t.Fatal(err)
+	}
+	// bbolt's own read, without the store's timer trimming the mapping.
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *bbolt.Tx) error {
+		if tx.Size() < trimMinSize {
+			t.Fatalf("store is %d bytes, want at least %d", tx.Size(), trimMinSize)
+		}
+		addr := tx.DB().Info().Data
+		scan := func(paged bool) (n int, sum int, rss int64) {
+			dontNeed(addr, tx.Size())
+			pg := pager{}
+			if paged {
+				pg = newPager(tx)
+			}
+			_ = tx.Bucket(bucketLedger).ForEach(func(_, v []byte) error {
+				pg.step()
+				n++
+				sum += int(v[len(v)/2])
+				return nil
+			})
+			return n, sum, mappedRSS(t, addr)
+		}
+		n0, sum0, whole := scan(false)
+		n1, sum1, paged := scan(true)
+		if n0 != 3000 || n1 != n0 || sum1 != sum0 {
+			t.Fatalf("paged scan read %d entries (sum %d), unpaged %d (sum %d)", n1, sum1, n0, sum0)
+		}
+		t.Logf("mapping resident after the scan: %d KiB unpaged, %d KiB paged", whole, paged)
+		if whole < 6<<10 {
+			t.Fatalf("unpaged scan left %d KiB resident: the measurement does not see the mapping", whole)
+		}
+		if paged > 2<<10 {
+			t.Errorf("paged scan left %d KiB resident, want at most 2 MiB (about %d entries' pages)", paged, pageEvery)
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.update(ctx, func(tx *bbolt.Tx) error {
+		if p := newPager(tx); p.addr != 0 {
+			t.Error("a write transaction has a pager that trims")
 		}
 		return nil
 	})

@@ -55,7 +55,9 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		ends := make([]int, len(recs))
 		var seqs []uint64
 		var raw [][]byte
+		pg := newPager(tx)
 		for i, r := range recs {
+			pg.step()
 			start := len(seqs)
 			seqs = ledgerSeqsIn(ic, r.ID, seqs)
 			for _, seq := range seqs[start:] {
