@@ -119,8 +119,9 @@ func releaseQueue(ctx context.Context) {
 // once the one before it has replied, returned or released the queue, so
 // didOpen/didChange/hover keep their order while slow work need not block.
 // A panic is recovered, logged and answered with InternalError; a request
-// that returns without replying is answered with InternalError too.
-func orderedHandler(next jsonrpc2.Handler, log *slog.Logger, wg *sync.WaitGroup) jsonrpc2.Handler {
+// that returns without replying is answered with InternalError too. idle
+// sees each message start and end.
+func orderedHandler(next jsonrpc2.Handler, log *slog.Logger, wg *sync.WaitGroup, idle *idleWatch) jsonrpc2.Handler {
 	prev := make(chan struct{})
 	close(prev)
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
@@ -140,8 +141,10 @@ func orderedHandler(next jsonrpc2.Handler, log *slog.Logger, wg *sync.WaitGroup)
 		}
 		ctx = context.WithValue(ctx, releaseKey{}, release)
 		wg.Add(1)
+		idle.begin()
 		go func() {
 			defer wg.Done()
+			defer idle.end()
 			defer release()
 			<-wait
 			defer func() {

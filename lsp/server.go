@@ -43,6 +43,12 @@ type Options struct {
 	NoWatch bool
 	// Version is reported in serverInfo.
 	Version string
+	// Idle, when set, is called once the server has handled every message
+	// and finished its background work and nothing new came for IdleAfter;
+	// again only after more work (cmd/agent-ls returns freed heap to the
+	// system there).
+	Idle      func()
+	IdleAfter time.Duration
 
 	testHook func(*server) // tests reach the server's internals
 }
@@ -81,6 +87,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		exit: make(chan struct{}),
 
 		lintTurns: newTurns(), viewTurns: newTurns(),
+		idle: newIdleWatch(opts.IdleAfter, opts.Idle),
 	}
 	st := newStream(rwc, base)
 	s.conn = jsonrpc2.NewConn(st)
@@ -93,7 +100,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		opts.testHook(s)
 	}
 	var wg sync.WaitGroup
-	s.conn.Go(ctx, encodedReplies(st, cancelHandler(orderedHandler(s.route, s.log, &wg), s.log)))
+	s.conn.Go(ctx, encodedReplies(st, cancelHandler(orderedHandler(s.route, s.log, &wg, s.idle), s.log)))
 
 	select {
 	case <-s.conn.Done():
@@ -153,11 +160,13 @@ type server struct {
 	// lintTurns and viewTurns: one lint pass and one composition read
 	// from the store at a time (turns.go).
 	lintTurns, viewTurns turns
-	symbols              symbolCache    // encoded outline of each agent file's last parse
-	bg                   sync.WaitGroup // background work (diagnostics, refreshes)
-	bgMu                 sync.Mutex     // guards bgDone against Add after Wait
-	bgDone               bool
-	pubMu                sync.Mutex // serializes publishDiagnostics and its staleness check
+	// idle sees work start and end (messages, background jobs).
+	idle    *idleWatch
+	symbols symbolCache    // encoded outline of each agent file's last parse
+	bg      sync.WaitGroup // background work (diagnostics, refreshes)
+	bgMu    sync.Mutex     // guards bgDone against Add after Wait
+	bgDone  bool
+	pubMu   sync.Mutex // serializes publishDiagnostics and its staleness check
 
 	mu          sync.Mutex
 	initialized bool // initialize answered
@@ -428,8 +437,10 @@ func (s *server) goBackground(f func(ctx context.Context)) {
 	}
 	s.bg.Add(1)
 	s.bgMu.Unlock()
+	s.idle.begin()
 	go func() {
 		defer s.bg.Done()
+		defer s.idle.end()
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("background panic", "panic", fmt.Sprint(p))

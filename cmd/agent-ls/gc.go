@@ -3,6 +3,8 @@ package main
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // batchMemoryLimit is the heap a short command may grow to before its first
@@ -67,3 +69,33 @@ func startBatchGC(limit int64) {
 // collection. It holds a pointer so it is not a tiny allocation (those may
 // share a block with live objects and never be cleaned up).
 type gcSentinel struct{ _ *int }
+
+// serveIdleAfter is how long the language server waits, with every message
+// handled and its background work done, before it returns freed heap to
+// the system (releaseFreeHeap): an editor's idle server then shows its live
+// memory instead of the high water of its last burst of work.
+const serveIdleAfter = 500 * time.Millisecond
+
+// releaseMinFree is the freed, still-held heap below which releaseFreeHeap
+// does nothing: a forced collection for less is not worth its CPU.
+const releaseMinFree = 4 << 20
+
+// releaseFreeHeap returns the heap the collector has freed but the runtime
+// still holds to the system (debug.FreeOSMemory: a collection, then every
+// free page released) when there is at least releaseMinFree of it.
+func releaseFreeHeap() {
+	if heldFreeHeap() >= releaseMinFree {
+		debug.FreeOSMemory()
+	}
+}
+
+// heldFreeHeap is the runtime's free heap not yet returned to the system,
+// in bytes (runtime/metrics /memory/classes/heap/free:bytes).
+func heldFreeHeap() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

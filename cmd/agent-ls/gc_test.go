@@ -89,3 +89,31 @@ func TestStartBatchGCRestores(t *testing.T) {
 	}
 	t.Fatalf("after a collection: gogc %d, memory limit %d; want 100 and no limit", p, l)
 }
+
+// TestReleaseFreeHeap: after a burst of garbage, the idle server's release
+// hands the freed heap back (the runtime's held free heap drops below the
+// threshold); with less than the threshold held it does not collect. Not
+// parallel: it reads the process's heap, which parallel tests change.
+func TestReleaseFreeHeap(t *testing.T) {
+	var sink [][]byte
+	for range 64 {
+		sink = append(sink, make([]byte, 1<<20))
+	}
+	sink[0][0] = 1
+	sink = nil
+	runtime.GC()
+	if held := heldFreeHeap(); held < releaseMinFree {
+		t.Fatalf("after 64 MiB of garbage and a collection the runtime holds %d free bytes; want at least %d", held, releaseMinFree)
+	}
+	releaseFreeHeap()
+	if held := heldFreeHeap(); held >= releaseMinFree {
+		t.Errorf("after releaseFreeHeap the runtime still holds %d free bytes", held)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	releaseFreeHeap() // nothing held: no collection
+	runtime.ReadMemStats(&after)
+	if after.NumForcedGC != before.NumForcedGC {
+		t.Errorf("releaseFreeHeap with %d free bytes held forced a collection", heldFreeHeap())
+	}
+}

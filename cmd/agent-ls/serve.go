@@ -87,6 +87,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		Getenv:            e.getenv,
 		NoWatch:           *noWatch,
 		Version:           versionString(),
+		Idle:              releaseFreeHeap,
+		IdleAfter:         serveIdleAfter,
 	})
 	if *memProfile != "" {
 		// No collection first: the profile shows what the last one found
