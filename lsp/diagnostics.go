@@ -245,9 +245,21 @@ func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis
 // and gives none. The caller holds a lint turn (s.lintTurns). lazy (st nil) hands the linter an opener instead, for
 // when it must read the store; openErr is that open's error.
 func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *workspaceInfo, st store.Reader, lazy bool) (lint []schema.Problem, openErr error) {
+	now := s.opts.Now()
+	if lazy {
+		// The store file unchanged since the last lint: an edit that left
+		// the agent's value and the nodes' places as they were (a comment
+		// appended) finds what the last pass found.
+		if ps, ok := s.reusedLint(snap.uri, a.doc, a.agent, ws, now); ok {
+			return s.unsuppressed(a.doc, ps), nil
+		}
+	}
+	// The store's stamp before the pass reads it: a write during the pass
+	// makes the stamp kept stale, never the findings.
+	stamp, _, stamped := stampOf(ws.StorePath)
 	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
-		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: s.opts.Now(),
+		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: now,
 		Candidates: s.candidatesOf(ws.StorePath),
 	}
 	if lazy {
@@ -271,12 +283,21 @@ func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *w
 		}
 		return nil, nil
 	}
+	if stamped && (lazy || st != nil) && a.doc != nil && a.agent != nil && ctx.Err() == nil {
+		s.keepLint(snap.uri, &lastLint{agent: a.agent, doc: a.doc, ws: ws, stamp: stamp, at: now, ps: ps})
+	}
+	return s.unsuppressed(a.doc, ps), nil
+}
+
+// unsuppressed is ps less the findings a suppression comment of doc covers.
+func (s *server) unsuppressed(doc *schema.Document, ps []schema.Problem) []schema.Problem {
+	var lint []schema.Problem
 	for _, p := range ps {
-		if !a.doc.Suppressed(p.Rule, p.Range.Start.Line) {
+		if !doc.Suppressed(p.Rule, p.Range.Start.Line) {
 			lint = append(lint, p)
 		}
 	}
-	return lint, nil
+	return lint
 }
 
 // problemDiagnostics turns an analysis' parse error and schema problems

@@ -23,6 +23,8 @@ type document struct {
 	// the pieces it changed. A document gets one on its first change: a
 	// file only opened (or only read) does not hold its pieces in memory.
 	parses *schema.ParseCache
+	// lastLint is the last lint pass with a store, for reusedLint.
+	lastLint *lastLint
 }
 
 // analysis is the parse of one version of a document.

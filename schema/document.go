@@ -35,6 +35,9 @@ type Document struct {
 	rootRng  Range
 	// nodeLines are the sorted, distinct lines on which a node starts.
 	nodeLines []int
+	// extent is the largest end offset of any node's key or value: the
+	// text after it holds no node (SameLayout).
+	extent int
 }
 
 type nodeKind int
@@ -134,6 +137,7 @@ func countNodes(n *node) int {
 
 func (d *Document) index(n *node) {
 	d.nodes[n.ptr] = n
+	d.extent = max(d.extent, n.key.End.Offset, n.val.End.Offset)
 	for _, c := range n.children {
 		d.index(c)
 	}
