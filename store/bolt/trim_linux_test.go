@@ -83,8 +83,7 @@ func TestTrimMappingKeepsReads(t *testing.T) {
 }
 
 // TestTrimMappingRearms: the trim runs again and again while the read
-// lasts (the timer re-arms), and none starts after stop returns (stop's own
-// last trim aside).
+// lasts (the timer re-arms), and none starts after stop returns.
 func TestTrimMappingRearms(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -113,7 +112,7 @@ func TestTrimMappingRearms(t *testing.T) {
 				t.Fatal("fewer than 3 trims in 10 s: the timer does not re-arm")
 			}
 		}
-		stop() // its own last trim runs before stop returns
+		stop()
 		mu.Lock()
 		stopped = true
 		mu.Unlock()
