@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -309,14 +310,16 @@ func (c *testClient) notesOf(method string) []json.RawMessage {
 	return out
 }
 
-// rawConn speaks framed JSON-RPC bytes directly, for wire-level tests.
+// rawConn speaks framed JSON-RPC bytes directly, for wire-level tests and
+// for benchmarks that time a reply's arrival without a client library's
+// decoding of it.
 type rawConn struct {
 	t  testing.TB
 	c  net.Conn
 	in *bufio.Reader
 }
 
-func startRaw(t *testing.T, opts Options) *rawConn {
+func startRaw(t testing.TB, opts Options) *rawConn {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
@@ -330,7 +333,7 @@ func startRaw(t *testing.T, opts Options) *rawConn {
 		_ = cconn.Close()
 		<-done
 	})
-	return &rawConn{t: t, c: cconn, in: bufio.NewReader(cconn)}
+	return &rawConn{t: t, c: cconn, in: bufio.NewReaderSize(cconn, 64<<10)}
 }
 
 func (r *rawConn) send(body string) {
@@ -341,8 +344,8 @@ func (r *rawConn) send(body string) {
 	}
 }
 
-// recv reads the next message as a generic map.
-func (r *rawConn) recv() map[string]any {
+// recvFrame reads the next message's body, undecoded.
+func (r *rawConn) recvFrame() []byte {
 	r.t.Helper()
 	_ = r.c.SetReadDeadline(time.Now().Add(failsafe))
 	length := 0
@@ -363,11 +366,80 @@ func (r *rawConn) recv() map[string]any {
 	if _, err := io.ReadFull(r.in, body); err != nil {
 		r.t.Fatalf("recv body: %v", err)
 	}
+	return body
+}
+
+// recv reads the next message as a generic map.
+func (r *rawConn) recv() map[string]any {
+	r.t.Helper()
+	body := r.recvFrame()
 	var m map[string]any
 	if err := json.Unmarshal(body, &m); err != nil {
 		r.t.Fatalf("recv: %v in %s", err, body)
 	}
 	return m
+}
+
+// frameHead reads a message's id and method from its top-level members
+// that come before its result, params or error (a request's method and id
+// come first), so a large message is not decoded to find what it is; id is
+// the id's JSON text, "" for a notification.
+func frameHead(body []byte) (id, method string) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return id, method
+		}
+		var v json.RawMessage
+		switch key {
+		case "id", "method", "jsonrpc":
+			if err := dec.Decode(&v); err != nil {
+				return id, method
+			}
+			if key == "id" {
+				id = string(v)
+			} else if key == "method" {
+				_ = json.Unmarshal(v, &method)
+			}
+		default:
+			if id != "" || method != "" {
+				return id, method
+			}
+			if err := dec.Decode(&v); err != nil {
+				return id, method
+			}
+		}
+	}
+	return id, method
+}
+
+// callFrame sends request id and returns its response's body undecoded,
+// answering the server's own requests with null and skipping its
+// notifications meanwhile.
+func (r *rawConn) callFrame(id int, method, params string) []byte {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":` + params + `}`)
+	want := strconv.Itoa(id)
+	tail := []byte(`,"id":` + want + `}`)
+	for {
+		body := r.recvFrame()
+		if bytes.HasSuffix(body, tail) {
+			// The server writes a response's members in jsonrpc2's
+			// order, its id last: found without reading the result.
+			return body
+		}
+		got, m := frameHead(body)
+		switch {
+		case m != "" && got != "":
+			r.send(`{"jsonrpc":"2.0","id":` + got + `,"result":null}`)
+		case m == "" && got == want:
+			return body
+		}
+	}
 }
 
 // recvResponse skips notifications until a response arrives.
