@@ -111,12 +111,15 @@ END {
   split("BenchmarkInlayHint BenchmarkInlayHintAfterEdit BenchmarkHover BenchmarkCompletion BenchmarkDocumentSymbol BenchmarkDidChangeDiagnostics", L, " ")
   for (k = 1; k in L; k++) if (med(L[k], "p50-ms") != "")
     printf "| %-52s | %-22s | %-14s |\n", "lsp " substr(L[k], 10) " (in-process) p50 / p95 ms", med(L[k], "p50-ms") " / " med(L[k], "p95-ms"), (L[k] ~ /Hint|Hover|Completion|Symbol/ ? "<= 5 / <= 20" : "-")
+  # DocumentSymbol times the reply's bytes off the wire; a client's parse
+  # of the 279 KB reply is its own (one decode into Go structs):
+  if (med("BenchmarkDocumentSymbol", "decode-ms") != "") printf "| %-52s | %-22s | %-14s |\n", "lsp DocumentSymbol reply decoded into Go structs ms", med("BenchmarkDocumentSymbol", "decode-ms"), "-"
 }' "$out/go.txt"
 # lsp.txt holds two tables: per server the first publish (p50, p95, init,
 # RSS) and then the settled publish (agent-ls: with its lint findings).
 awk -F'|' '/^\| server/ { t++; next } /^\|---/ { next } /^\|/ && t == 1 { printf "| %-52s | %-22s | %-14s |\n", "harness" $2 "first publish p50/p95, init ms", $3 "/" $4 "," $5, ($2 ~ /agent-ls/ ? "" : "") }
-  /^\|/ && t == 2 { printf "| %-52s | %-22s | %-14s |\n", "harness" $2 "full analysis p50/p95 ms", $4 "/" $5, ($2 ~ /delay 0/ ? "agent-ls >= 3x" : "") }' "$out/lsp.txt"
-awk -F'|' '/^\| server/ { t++; next } /^\|/ && t == 2 && $2 ~ /delay 0/ { printf "| %-52s | %-22s | %-14s |\n", "harness full analysis, yaml-ls delay 0 / agent-ls", $6 "/" $7 " (p50/p95)", ">= 3x" }
+  /^\|/ && t == 2 { printf "| %-52s | %-22s | %-14s |\n", "harness" $2 "full analysis (settled) p50/p95 ms", $4 "/" $5, ($2 ~ /agent-ls/ ? "<= 5 (p50)" : "") }' "$out/lsp.txt"
+awk -F'|' '/^\| server/ { t++; next } /^\|/ && t == 2 && $2 ~ /delay 0/ { printf "| %-52s | %-22s | %-14s |\n", "harness full analysis, yaml-ls delay 0 / agent-ls", $6 "/" $7 " (p50/p95)", ">= 8x (p50)" }
   /^\|/ && t == 1 && $2 ~ /delay 0/ { printf "| %-52s | %-22s | %-14s |\n", "harness init -> first diagnostics, yaml-ls / agent-ls", $9, ">= 3x" }' "$out/lsp.txt"
 grep '^|' "$out/rss.txt" | sed 1,2d | awk -F'|' '{ printf "| %-52s | %-22s | %-14s |\n", "RSS MB (peak), 100k records, 10 files:" $2, $5, ($2 ~ /agent-ls/ ? "<= 60 (<= 120)" : "") }'
 { grep '^|' "$out/rss1m.txt" || true; } | sed 1,2d | awk -F'|' '{ printf "| %-52s | %-22s | %-14s |\n", "RSS MB (peak), 1M records, 10 files:" $2, $5, ($2 ~ /agent-ls/ ? "<= 90 (<= 180)" : "") }'
