@@ -72,19 +72,35 @@ type compiled struct {
 	err    error
 }
 
+// compile compiles one of the embedded schemas once, when first needed:
+// trusted (compileTrusted) when it can, else checked against the draft
+// 2020-12 metaschema.
 func compile(id string, src []byte) func() compiled {
 	return sync.OnceValue(func() compiled {
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		if err := c.AddResource(id, bytes.NewReader(src)); err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+		if c, ok := compileTrusted(id, src); ok {
+			return c
 		}
-		s, err := c.Compile(id)
-		if err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
-		}
-		return compiled{schema: s}
+		return compileChecked(id, src)
 	})
+}
+
+// compileChecked compiles a schema as the validator does by default: the
+// schema itself is first validated against its draft's metaschema.
+func compileChecked(id string, src []byte) compiled {
+	return compileWith(id, src, jsonschema.Draft2020)
+}
+
+func compileWith(id string, src []byte, draft *jsonschema.Draft) compiled {
+	c := jsonschema.NewCompiler()
+	c.Draft = draft
+	if err := c.AddResource(id, bytes.NewReader(src)); err != nil {
+		return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+	}
+	s, err := c.Compile(id)
+	if err != nil {
+		return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+	}
+	return compiled{schema: s}
 }
 
 var (
