@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -130,7 +131,7 @@ func TestTrustedCompileSameErrors(t *testing.T) {
 				vals = append(vals, mutate(rng, doc.value))
 			}
 			for i, v := range vals {
-				want, got := describe(checked.schema.Validate(v)), describe(trusted.schema.Validate(v))
+				want, got := describe(validateRecovered(checked.schema, v)), describe(validateRecovered(trusted.schema, v))
 				if want != got {
 					t.Fatalf("%s: %s mutant %d: checked and trusted disagree\nchecked:\n%s\ntrusted:\n%s", s.id, doc.name, i, want, got)
 				}
@@ -144,6 +145,72 @@ func TestTrustedCompileSameErrors(t *testing.T) {
 			t.Errorf("%s: %d of %d documents invalid: the corpus does not exercise both outcomes", s.id, failing, compared)
 		}
 		t.Logf("%s: %d documents (%d invalid): %d sources and their mutants", s.id, compared, failing, len(docs))
+	}
+}
+
+// validateRecovered is s.Validate(v), with a panic of the validator (a
+// number it cannot read) as an error.
+func validateRecovered(s *jsonschema.Schema, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return s.Validate(v)
+}
+
+// TestQuickValidAgrees is the differential test of quickValid: wherever it
+// decides, it decides as the validator does, on the documents and mutants
+// of TestTrustedCompileSameErrors; and it decides every valid document of
+// the repository (the fast path a render takes).
+func TestQuickValidAgrees(t *testing.T) {
+	mutants := 300
+	if testing.Short() {
+		mutants = 40
+	}
+	for _, s := range embeddedSchemas {
+		c := compile(s.id, s.src)()
+		if c.err != nil {
+			t.Fatal(c.err)
+		}
+		docs := corpus(t, s.docs)
+		for _, seed := range s.seeds {
+			d, err := ParseDocument("seed.json", []byte(seed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, corpusDoc{"seed", d.Value()})
+		}
+		rng := rand.New(rand.NewSource(36))
+		var decided, validDecided, total int
+		for _, doc := range docs {
+			vals := []any{doc.value}
+			for i := 0; i < mutants; i++ {
+				vals = append(vals, mutate(rng, doc.value))
+			}
+			for i, v := range vals {
+				want := validateRecovered(c.schema, v)
+				valid, ok := quickValid(c.schema, v)
+				total++
+				if !ok {
+					if i == 0 && want == nil {
+						t.Errorf("%s: %s: quickValid does not decide a valid document", s.id, doc.name)
+					}
+					continue
+				}
+				decided++
+				if valid {
+					validDecided++
+				}
+				if valid != (want == nil) {
+					t.Fatalf("%s: %s mutant %d: quickValid %v, the validator: %v", s.id, doc.name, i, valid, want)
+				}
+			}
+		}
+		if validDecided == 0 {
+			t.Errorf("%s: quickValid found no document valid", s.id)
+		}
+		t.Logf("%s: %d documents, %d decided (%d valid)", s.id, total, decided, validDecided)
 	}
 }
 
@@ -277,7 +344,7 @@ func editSomewhere(rng *rand.Rand, v any) any {
 }
 
 var replacements = []any{
-	nil, true, false, 0.0, -1.0, 1.5, 1e9, "", "x", " padded ", "not a target",
+	nil, true, false, 0.0, -1.0, 1.5, 1e9, 1e21, math.Inf(1), "", "x", " padded ", "not a target", "héllo wörld",
 	strings.Repeat("a", 5000), "2026-11-03T14:05:00.000Z", "72h", "human:ana",
 	"01J9Z8K3V4M5N6P7Q8R9S0T1U2", "background.facts.key", []any{}, []any{"x"},
 	map[string]any{}, map[string]any{"x": 1.0},

@@ -366,9 +366,14 @@ func validateWith(d *Document, c compiled) []Problem {
 }
 
 // validateValue validates a generic value against a compiled schema (nil
-// when the schema did not compile: problemsOf reports that).
+// when the schema did not compile: problemsOf reports that). A value
+// quickValid finds valid is not validated again; any other goes to the
+// validator, whose errors are the problems.
 func validateValue(c compiled, v any) error {
 	if c.err != nil {
+		return nil
+	}
+	if valid, ok := quickValid(c.schema, v); ok && valid {
 		return nil
 	}
 	return c.schema.Validate(v)
