@@ -102,12 +102,24 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read agent file: %w", err)
 		}
-		// The memories are read while the file is validated and decoded,
-		// for the agent name the parse found (checked below).
-		parsed := func(name string) {
-			if req.Store != nil && req.Promoted == nil && name != "" && atErr == nil {
+		// The memories are read while the file is parsed, validated and
+		// decoded: for the name the file's text shows (GuessAgentName), or
+		// else for the one the parse found; the read's name is checked
+		// against the decoded agent below.
+		canRead := req.Store != nil && req.Promoted == nil && atErr == nil
+		if canRead {
+			if name := schema.GuessAgentName(data); name != "" {
 				early = startRead(ctx, req.Store, req.Scope, name, at)
 			}
+		}
+		parsed := func(name string) {
+			if !canRead || name == "" || early != nil && early.agent == name {
+				return
+			}
+			// A wrong guess: its read ends before another starts, so
+			// reads of the store's transaction never overlap.
+			early.wait()
+			early = startRead(ctx, req.Store, req.Scope, name, at)
 		}
 		cfg, err = loadAgentEarly(req.AgentFile, data, parsed)
 		early.wait()

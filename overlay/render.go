@@ -438,6 +438,19 @@ func IsMarker(f Fragment) bool {
 
 const markerPrefix = "… [memory budget reached — "
 
+// textLen is the length of Text: write grows its builder once, to this
+// (the text of a large prompt is a few hundred KB).
+func (p Prompt) textLen() int {
+	n := 0
+	for _, s := range p.Sections {
+		n += 2
+		for _, f := range s.Fragments {
+			n += 2 + len(f.Text)
+		}
+	}
+	return n
+}
+
 // AnnotatedWith is Text with label(fragment) appended, after "  ⟵ ", to the
 // first line of each memory-derived fragment.
 func (p Prompt) AnnotatedWith(label func(Fragment) string) string {
@@ -489,6 +502,7 @@ func (p Prompt) count(each func(f Fragment, n int)) int {
 
 func (p Prompt) write(note func(Fragment) string) string {
 	var b strings.Builder
+	b.Grow(p.textLen())
 	for si, s := range p.Sections {
 		if si > 0 {
 			b.WriteString("\n\n")

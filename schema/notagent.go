@@ -36,6 +36,13 @@ func notAgentFile(d *Document) (Problem, bool) {
 		if len(t) == 0 {
 			return Problem{}, false
 		}
+		// The required keys answer for nearly every agent file without
+		// reading the schema's property list.
+		for _, k := range requiredAgentKeys {
+			if _, ok := t[k]; ok {
+				return Problem{}, false
+			}
+		}
 		names := agentKeys()
 		for k := range t {
 			if isAgentKey(names, k) {
@@ -55,6 +62,10 @@ func notAgentFile(d *Document) (Problem, bool) {
 	}
 	return Problem{Rule: RuleSchema, Severity: SeverityError, Range: d.rootRange(), Message: "not an agent file: " + what}, true
 }
+
+// requiredAgentKeys are the agent schema's required top-level properties
+// (TestRequiredAgentKeys checks them against the schema).
+var requiredAgentKeys = [...]string{"roleTemplate", "mission"}
 
 // agentKeys are the agent schema's top-level properties, sorted (read from
 // the embedded schema once).

@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,24 @@ func TestUnknownKeyBounded(t *testing.T) {
 	for _, p := range dup {
 		if len([]rune(p.Message)) > 140 {
 			t.Errorf("duplicate-key message is unbounded: %d runes", len([]rune(p.Message)))
+		}
+	}
+}
+
+func TestRequiredAgentKeys(t *testing.T) {
+	t.Parallel()
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(AgentSchema, &s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Required, requiredAgentKeys[:]) {
+		t.Errorf("requiredAgentKeys = %v, the schema requires %v", requiredAgentKeys, s.Required)
+	}
+	for _, k := range requiredAgentKeys {
+		if !isAgentKey(agentKeys(), k) {
+			t.Errorf("%s is not an agent key", k)
 		}
 	}
 }

@@ -72,19 +72,35 @@ type compiled struct {
 	err    error
 }
 
+// compile compiles one of the embedded schemas once, when first needed:
+// trusted (compileTrusted) when it can, else checked against the draft
+// 2020-12 metaschema.
 func compile(id string, src []byte) func() compiled {
 	return sync.OnceValue(func() compiled {
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		if err := c.AddResource(id, bytes.NewReader(src)); err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+		if c, ok := compileTrusted(id, src); ok {
+			return c
 		}
-		s, err := c.Compile(id)
-		if err != nil {
-			return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
-		}
-		return compiled{schema: s}
+		return compileChecked(id, src)
 	})
+}
+
+// compileChecked compiles a schema as the validator does by default: the
+// schema itself is first validated against its draft's metaschema.
+func compileChecked(id string, src []byte) compiled {
+	return compileWith(id, src, jsonschema.Draft2020)
+}
+
+func compileWith(id string, src []byte, draft *jsonschema.Draft) compiled {
+	c := jsonschema.NewCompiler()
+	c.Draft = draft
+	if err := c.AddResource(id, bytes.NewReader(src)); err != nil {
+		return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+	}
+	s, err := c.Compile(id)
+	if err != nil {
+		return compiled{err: fmt.Errorf("schema %s: %w", id, err)}
+	}
+	return compiled{schema: s}
 }
 
 var (
@@ -350,9 +366,14 @@ func validateWith(d *Document, c compiled) []Problem {
 }
 
 // validateValue validates a generic value against a compiled schema (nil
-// when the schema did not compile: problemsOf reports that).
+// when the schema did not compile: problemsOf reports that). A value
+// quickValid finds valid is not validated again; any other goes to the
+// validator, whose errors are the problems.
 func validateValue(c compiled, v any) error {
 	if c.err != nil {
+		return nil
+	}
+	if valid, ok := quickValid(c.schema, v); ok && valid {
 		return nil
 	}
 	return c.schema.Validate(v)
