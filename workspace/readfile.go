@@ -49,9 +49,29 @@ func ReadFile(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	limit := schema.SizeLimit(path)
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	// Read into a buffer of the file's size (and one byte more, to see the
+	// end or a file grown past the limit): io.ReadAll's doubling allocated
+	// about 2.5 times a 119 KB agent file on each cold render.
+	size := int64(512)
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		size = min(st.Size(), limit) + 1
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > limit {
+			break
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than the limit of %d bytes", limit)}
