@@ -756,6 +756,11 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 	}
 	byTarget := map[string][]cand{}
 	var targets []string
+	// One string per progress: a target's finding lists its candidates'
+	// states (100k candidates with a big store), most of them equal.
+	toward := map[[2]int]string{}
+	// One key per target value: compactRecords shares them.
+	keys := map[*schema.MemoryTarget]string{}
 	for i := range c.in.Facts.Candidates {
 		r := &c.in.Facts.Candidates[i]
 		if r.Target == nil {
@@ -766,7 +771,11 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		var state string
 		switch {
 		case p.Need > 0:
-			state = schema.ConversationsOf(p.Have, p.Need) + " toward promotion"
+			var ok bool
+			if state, ok = toward[[2]int{p.Have, p.Need}]; !ok {
+				state = schema.ConversationsOf(p.Have, p.Need) + " toward promotion"
+				toward[[2]int{p.Have, p.Need}] = state
+			}
 		case tier == schema.TierGuarded:
 			state = "promotion needs a human's approval"
 		case tier == schema.TierLocked:
@@ -774,7 +783,11 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		default:
 			state = "not yet promoted"
 		}
-		k := r.Target.String()
+		k, ok := keys[r.Target]
+		if !ok {
+			k = r.Target.String()
+			keys[r.Target] = k
+		}
 		if _, ok := byTarget[k]; !ok {
 			targets = append(targets, k)
 		}

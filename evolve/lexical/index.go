@@ -19,7 +19,7 @@ type ContradictionIndex struct {
 func NewContradictionIndex(texts []*Text) *ContradictionIndex {
 	x := &ContradictionIndex{texts: texts, post: map[string][]int32{}, count: make([]int32, len(texts))}
 	for i, t := range texts {
-		for _, w := range t.core {
+		for _, w := range t.coreWords() {
 			x.post[w] = append(x.post[w], int32(i))
 		}
 	}
@@ -35,7 +35,7 @@ func (x *ContradictionIndex) Candidates(t *Text, fn func(i int)) {
 		return // no polarity: contradicts nothing
 	}
 	x.touched = x.touched[:0]
-	for _, w := range t.core {
+	for _, w := range t.coreWords() {
 		for _, i := range x.post[w] {
 			if x.count[i] == 0 {
 				x.touched = append(x.touched, i)
@@ -52,7 +52,7 @@ func (x *ContradictionIndex) Candidates(t *Text, fn func(i int)) {
 			continue
 		}
 		// Jaccard >= th  <=>  shared*(1+th) >= th*(|A|+|B|).
-		if float64(shared)*(1+ContradictionThreshold) < ContradictionThreshold*float64(len(t.core)+len(o.core))-1e-9 {
+		if float64(shared)*(1+ContradictionThreshold) < ContradictionThreshold*float64(t.coreLen()+o.coreLen())-1e-9 {
 			continue
 		}
 		fn(int(i))

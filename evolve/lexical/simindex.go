@@ -32,18 +32,20 @@ type SimIndex struct {
 func NewSimIndex(texts []*Text, t float64) *SimIndex {
 	x := &SimIndex{t: t, sizes: make([]int, len(texts)), freq: map[string]int{}, postings: map[string][]int{},
 		mark: make([]int, len(texts))}
-	for _, tx := range texts {
-		for _, w := range tx.set {
+	sets := make([][]string, len(texts))
+	for i, tx := range texts {
+		sets[i] = tx.setWords()
+		for _, w := range sets[i] {
 			x.freq[w]++
 		}
 	}
-	for i, tx := range texts {
-		x.sizes[i] = len(tx.set)
-		if len(tx.set) == 0 {
+	for i, set := range sets {
+		x.sizes[i] = len(set)
+		if len(set) == 0 {
 			x.empty = append(x.empty, i)
 			continue
 		}
-		for _, w := range x.prefix(tx.set) {
+		for _, w := range x.prefix(set) {
 			x.postings[w] = append(x.postings[w], i)
 		}
 	}
@@ -77,12 +79,13 @@ func (x *SimIndex) Probe(q *Text, from int) []int {
 		}
 		return out
 	}
-	if len(q.set) == 0 {
+	set := q.setWords()
+	if len(set) == 0 {
 		return append(out, x.empty[sort.SearchInts(x.empty, from):]...)
 	}
 	x.gen++
-	nq := float64(len(q.set))
-	for _, w := range x.prefix(q.set) {
+	nq := float64(len(set))
+	for _, w := range x.prefix(set) {
 		list := x.postings[w]
 		for _, k := range list[sort.SearchInts(list, from):] {
 			if x.mark[k] == x.gen {
