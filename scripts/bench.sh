@@ -111,8 +111,8 @@ END {
   split("BenchmarkInlayHint BenchmarkInlayHintAfterEdit BenchmarkHover BenchmarkCompletion BenchmarkDocumentSymbol BenchmarkDidChangeDiagnostics", L, " ")
   for (k = 1; k in L; k++) if (med(L[k], "p50-ms") != "")
     printf "| %-52s | %-22s | %-14s |\n", "lsp " substr(L[k], 10) " (in-process) p50 / p95 ms", med(L[k], "p50-ms") " / " med(L[k], "p95-ms"), (L[k] ~ /Hint|Hover|Completion|Symbol/ ? "<= 5 / <= 20" : "-")
-  # DocumentSymbol times the reply's bytes off the wire; a client's parse
-  # of the 279 KB reply is its own (one decode into Go structs):
+  # DocumentSymbol times the reply bytes off the wire; a client parse
+  # of the 279 KB reply is its own (one decode into Go structs).
   if (med("BenchmarkDocumentSymbol", "decode-ms") != "") printf "| %-52s | %-22s | %-14s |\n", "lsp DocumentSymbol reply decoded into Go structs ms", med("BenchmarkDocumentSymbol", "decode-ms"), "-"
 }' "$out/go.txt"
 # lsp.txt holds two tables: per server the first publish (p50, p95, init,
