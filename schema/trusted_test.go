@@ -298,29 +298,11 @@ func describe(err error) string {
 // replaced by one of another type or an edge value, a string changed, a
 // member removed or added, an item removed or duplicated.
 func mutate(rng *rand.Rand, v any) any {
-	out := clone(v)
+	out := copyValue(v)
 	for n := 1 + rng.Intn(3); n > 0; n-- {
 		out = editSomewhere(rng, out)
 	}
 	return out
-}
-
-func clone(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			m[k] = clone(x)
-		}
-		return m
-	case []any:
-		a := make([]any, len(v))
-		for i, x := range v {
-			a[i] = clone(x)
-		}
-		return a
-	}
-	return v
 }
 
 // editSomewhere edits v or, mostly, one of its descendants.
@@ -372,7 +354,7 @@ func editHere(rng *rand.Rand, v any) any {
 			}
 		case 1:
 			if len(x) > 0 {
-				return append(x, clone(x[rng.Intn(len(x))]))
+				return append(x, copyValue(x[rng.Intn(len(x))]))
 			}
 		}
 	case string:
@@ -385,7 +367,7 @@ func editHere(rng *rand.Rand, v any) any {
 			return x[:len(x)/2]
 		}
 	}
-	return clone(replacements[rng.Intn(len(replacements))])
+	return copyValue(replacements[rng.Intn(len(replacements))])
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"sync"
@@ -79,29 +80,9 @@ func sortedSet(xs []string) []string {
 	return out
 }
 
-// sortedJaccard is jaccard of two sorted sets.
-func sortedJaccard(a, b []string) float64 {
-	if len(a) == 0 && len(b) == 0 {
-		return 1
-	}
-	inter := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			inter++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
-// idJaccard is jaccard of two sets of word numbers sorted by number.
-func idJaccard(a, b []uint32) float64 {
+// sortedJaccard is jaccard of two sorted sets: of words (the string form)
+// or of word numbers sorted by number (the compact form).
+func sortedJaccard[T cmp.Ordered](a, b []T) float64 {
 	if len(a) == 0 && len(b) == 0 {
 		return 1
 	}
@@ -227,7 +208,7 @@ func (t *Text) TokenSet() []string { return t.form().set }
 // TextSimilarity is Similarity of two analyzed texts.
 func TextSimilarity(a, b *Text) float64 {
 	if sameTable(a, b) {
-		return idJaccard(a.setIDs(), b.setIDs())
+		return sortedJaccard(a.setIDs(), b.setIDs())
 	}
 	return sortedJaccard(a.setWords(), b.setWords())
 }
