@@ -419,6 +419,13 @@ func ledgerSeqsIn(c *bbolt.Cursor, id string, seqs []uint64) []uint64 {
 	return seqs
 }
 
+// aboutWanted reports whether an entry naming record recordID and carrying
+// record carriedID ("" for none) is about a record want names: its own
+// record or the one it carries (store.MatchLedger's rule).
+func aboutWanted(recordID, carriedID string, want func(id string) bool) bool {
+	return recordID != "" && want(recordID) || carriedID != "" && want(carriedID)
+}
+
 // eachLedgerOf is eachLedger for the entries whose record id, or carried
 // record's id, satisfies want; the others are decoded only as far as those
 // two ids (a value that is not JSON is still a store.ErrCorrupt error).
@@ -437,7 +444,11 @@ func (s *Store) eachLedgerOf(tx *bbolt.Tx, want func(id string) bool, fn func(st
 		if err := json.Unmarshal(v, &ids); err != nil {
 			return s.corrupt("ledger entry %d does not decode: %v", binary.BigEndian.Uint64(k), err)
 		}
-		if !(ids.RecordID != "" && want(ids.RecordID)) && !(ids.Record != nil && ids.Record.ID != "" && want(ids.Record.ID)) {
+		carried := ""
+		if ids.Record != nil {
+			carried = ids.Record.ID
+		}
+		if !aboutWanted(ids.RecordID, carried, want) {
 			return nil
 		}
 		var e store.LedgerEntry

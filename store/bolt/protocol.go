@@ -26,6 +26,7 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 	for _, id := range ids {
 		want[id] = true
 	}
+	wanted := func(id string) bool { return want[id] }
 	scanned := false
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		idx, ledger := tx.Bucket(bucketLedgerOf), tx.Bucket(bucketLedger)
@@ -64,7 +65,11 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 			if err := unmarshalEntry(v, &e); err != nil {
 				return s.corrupt("ledger entry %d does not decode: %v", seq, err)
 			}
-			if !(e.RecordID != "" && want[e.RecordID]) && !(e.Record != nil && e.Record.ID != "" && want[e.Record.ID]) {
+			carried := ""
+			if e.Record != nil {
+				carried = e.Record.ID
+			}
+			if !aboutWanted(e.RecordID, carried, wanted) {
 				return s.corrupt("ledgerof lists entry %d under a record it is not about", seq)
 			}
 			if err := fn(e); err != nil {
@@ -77,7 +82,7 @@ func (s *Store) History(ctx context.Context, ids []string, fn func(store.LedgerE
 		return err
 	}
 	if scanned {
-		return s.EachLedgerOf(ctx, func(id string) bool { return want[id] }, fn)
+		return s.EachLedgerOf(ctx, wanted, fn)
 	}
 	return nil
 }
