@@ -193,7 +193,11 @@ func (e *Engine) promotedWhenRetired(ctx context.Context, rec schema.MemoryRecor
 	promoted, last := false, false
 	demotedAt := ""
 	done := false
-	err := e.st.History(ctx, []string{rec.ID}, func(le store.LedgerEntry) error {
+	// The whole ledger, not History: a backend may find a record's entries
+	// through an index (bbolt's ledgerof), which the hash chain does not
+	// cover, and this answer decides what a write promotes. The ledger is
+	// the truth; restore is a rare human command.
+	err := e.st.EachLedger(ctx, func(le store.LedgerEntry) error {
 		if done || le.RecordID != rec.ID {
 			return nil
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	bbolt "go.etcd.io/bbolt"
+
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -148,5 +150,63 @@ func TestMemoryRestore(t *testing.T) {
 	}
 	if r := w.cli("memory", "ledger", "--verify"); r.code != 0 {
 		t.Fatalf("ledger --verify: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRestoreReadsTheLedger: whether a retired version was promoted when it
+// was retired comes from the ledger itself, not from the ledgerof index
+// that finds a record's entries for views. With the index key of its
+// demotion removed (the chain still verifies, so the write is not refused),
+// restore still brings the version back unpromoted.
+func TestRestoreReadsTheLedger(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	var a struct {
+		Record struct{ ID string } `json:"record"`
+		State  string              `json:"state"`
+	}
+	w.cliJSON(&a, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "conv-1",
+		"--target", "background.projectContext.carrier", "Parcels ship with DHL")
+	if a.State != "promoted" {
+		t.Fatalf("save: %+v", a)
+	}
+	wantCode(t, w.cli("demote", a.Record.ID, "--reason", "carrier changed"), 0, "demote")
+	wantCode(t, w.cli("memory", "invalidate", a.Record.ID, "--reason", "wrong"), 0, "invalidate")
+	bdb, err := bbolt.Open(w.db, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := 0
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		idx, ledger := tx.Bucket([]byte("ledgerof")), tx.Bucket([]byte("ledger"))
+		prefix := append([]byte(a.Record.ID), 0)
+		var keys [][]byte
+		c := idx.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && strings.HasPrefix(string(k), string(prefix)); k, _ = c.Next() {
+			if strings.Contains(string(ledger.Get(k[len(prefix):])), `"op":"demote"`) {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+		}
+		for _, k := range keys {
+			if err := idx.Delete(k); err != nil {
+				return err
+			}
+			removed++
+		}
+		return nil
+	})
+	bdb.Close()
+	if err != nil || removed != 1 {
+		t.Fatalf("removing the demotion's index key: %d removed, %v", removed, err)
+	}
+	var res struct {
+		WasPromoted bool `json:"wasPromoted"`
+		Promotion   *struct {
+			Status string `json:"status"`
+		} `json:"promotion"`
+	}
+	r := w.cliJSON(&res, "memory", "restore", a.Record.ID)
+	if r.code != 0 || res.WasPromoted || res.Promotion != nil {
+		t.Fatalf("restore with the demotion's index key gone: exit %d, %+v %s; want it back unpromoted", r.code, res, r.stderr)
 	}
 }
