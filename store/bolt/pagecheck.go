@@ -92,6 +92,26 @@ type pageChecker struct {
 // panics and reads each page at most once, whatever the bytes. The error
 // names the page ("page 123: ...").
 func checkPages(f io.ReaderAt, size int64) error {
+	m, err := chooseMeta(f, size)
+	if err != nil {
+		return err
+	}
+	c := &pageChecker{f: f, pageSize: m.pageSize, pgid: m.pgid, seen: make([]uint64, (m.pgid+63)/64)}
+	c.mark(0, 0) // the meta pages
+	c.mark(1, 0)
+	if err := c.tree(m.root, 0, 0); err != nil {
+		return err
+	}
+	if m.freelist != noFreelist {
+		return c.checkFreelist(m.freelist)
+	}
+	return nil
+}
+
+// chooseMeta returns the meta page bbolt would use for the file f of size
+// bytes: the valid one with the higher txid. Its page size is valid and its
+// high water mark lies within the file.
+func chooseMeta(f io.ReaderAt, size int64) (boltMeta, error) {
 	m0, err0 := readMeta(f, 0)
 	ps := m0.pageSize
 	if err0 != nil || !validPageSize(ps) {
@@ -108,27 +128,18 @@ func checkPages(f io.ReaderAt, size int64) error {
 	m := m0
 	switch {
 	case err0 != nil && err1 != nil:
-		return fmt.Errorf("no valid meta page: %v; %v", err0, err1)
+		return boltMeta{}, fmt.Errorf("no valid meta page: %v; %v", err0, err1)
 	case err0 != nil, err1 == nil && m1.txid > m0.txid:
 		m = m1
 	}
 	if !validPageSize(m.pageSize) {
-		return fmt.Errorf("meta page: page size %d", m.pageSize)
+		return boltMeta{}, fmt.Errorf("meta page: page size %d", m.pageSize)
 	}
 	filePages := uint64(size / m.pageSize)
 	if m.pgid < 3 || m.pgid > filePages {
-		return fmt.Errorf("meta page: high water mark of %d pages, the file holds %d", m.pgid, filePages)
+		return boltMeta{}, fmt.Errorf("meta page: high water mark of %d pages, the file holds %d", m.pgid, filePages)
 	}
-	c := &pageChecker{f: f, pageSize: m.pageSize, pgid: m.pgid, seen: make([]uint64, (m.pgid+63)/64)}
-	c.mark(0, 0) // the meta pages
-	c.mark(1, 0)
-	if err := c.tree(m.root, 0, 0); err != nil {
-		return err
-	}
-	if m.freelist != noFreelist {
-		return c.checkFreelist(m.freelist)
-	}
-	return nil
+	return m, nil
 }
 
 func validPageSize(ps int64) bool {
@@ -148,19 +159,33 @@ func (c *pageChecker) mark(id, overflow uint64) bool {
 	return ok
 }
 
-// readPage reads page id with its overflow into c.buf after checking its
-// header: its own id, flags one of want, all of it below the high water
-// mark, and not reached before. from names where the id came from.
+// readPage reads page id with its overflow into c.buf (pageAt), once: a
+// page reached before is an error.
 func (c *pageChecker) readPage(id uint64, from pageRef, want, orWant uint16) ([]byte, error) {
-	if id < 2 || id >= c.pgid {
-		return nil, fmt.Errorf("page %d (%s): outside the file's pages [2, %d)", id, from, c.pgid)
+	page, err := pageAt(c.f, c.buf, c.pageSize, c.pgid, id, from, want, orWant)
+	if err != nil {
+		return nil, err
 	}
-	if int64(cap(c.buf)) < c.pageSize {
-		c.buf = make([]byte, c.pageSize)
+	c.buf = page[:cap(page)]
+	if !c.mark(id, uint64(binary.LittleEndian.Uint32(page[12:]))) {
+		return nil, fmt.Errorf("page %d (%s): reached twice", id, from)
 	}
-	off := int64(id) * c.pageSize
-	page := c.buf[:c.pageSize]
-	if n, _ := c.f.ReadAt(page, off); n < len(page) {
+	return page, nil
+}
+
+// pageAt reads page id of f with its overflow, into buf when it is big
+// enough, after checking its header: its own id, flags one of want, all of
+// it below the high water mark pgid. from names where the id came from.
+func pageAt(f io.ReaderAt, buf []byte, pageSize int64, pgid, id uint64, from pageRef, want, orWant uint16) ([]byte, error) {
+	if id < 2 || id >= pgid {
+		return nil, fmt.Errorf("page %d (%s): outside the file's pages [2, %d)", id, from, pgid)
+	}
+	if int64(cap(buf)) < pageSize {
+		buf = make([]byte, pageSize)
+	}
+	off := int64(id) * pageSize
+	page := buf[:pageSize]
+	if n, _ := f.ReadAt(page, off); n < len(page) {
 		return nil, fmt.Errorf("page %d (%s): past the end of the file", id, from)
 	}
 	if got := binary.LittleEndian.Uint64(page); got != id {
@@ -170,21 +195,19 @@ func (c *pageChecker) readPage(id uint64, from pageRef, want, orWant uint16) ([]
 		return nil, fmt.Errorf("page %d (%s): flags %#x, want %#x", id, from, flags, want|orWant)
 	}
 	overflow := uint64(binary.LittleEndian.Uint32(page[12:]))
-	if id+overflow >= c.pgid {
-		return nil, fmt.Errorf("page %d (%s): overflow of %d pages runs past the file's %d pages", id, from, overflow, c.pgid)
-	}
-	if !c.mark(id, overflow) {
-		return nil, fmt.Errorf("page %d (%s): reached twice", id, from)
+	if id+overflow >= pgid {
+		return nil, fmt.Errorf("page %d (%s): overflow of %d pages runs past the file's %d pages", id, from, overflow, pgid)
 	}
 	if overflow == 0 {
 		return page, nil
 	}
-	n := int64(overflow+1) * c.pageSize
-	if int64(cap(c.buf)) < n {
-		c.buf = make([]byte, n)
+	n := int64(overflow+1) * pageSize
+	if int64(cap(buf)) < n {
+		buf = make([]byte, n)
+		copy(buf, page)
 	}
-	page = c.buf[:n]
-	if got, _ := c.f.ReadAt(page, off); int64(got) < n {
+	page = buf[:n]
+	if got, _ := f.ReadAt(page[pageSize:], off+pageSize); int64(got) < n-pageSize {
 		return nil, fmt.Errorf("page %d (%s): past the end of the file", id, from)
 	}
 	return page, nil

@@ -125,18 +125,7 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 	keys := sortedKeys(filter)
 	prefix := scopePrefix(keys[0], filter[keys[0]])
 	var hits []*store.Stored
-	err := s.view(ctx, func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketPScope)
-		if b == nil {
-			return nil
-		}
-		var raw []rawRecord
-		c := b.Cursor()
-		pg := newPager(tx)
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			pg.step()
-			raw = append(raw, rawRecord{k[len(prefix):], v})
-		}
+	keep := func(raw []rawRecord) {
 		sts, oks := decodeAll(raw)
 		for i := range sts {
 			if !oks[i] {
@@ -147,8 +136,34 @@ func (s *Store) Promoted(ctx context.Context, scope map[string]string, agent str
 				hits = append(hits, st)
 			}
 		}
-		return nil
+	}
+	// The matches lie under one prefix of pscope: a few pages, read with
+	// pread when they are few (scanPages), else through bbolt.
+	var raw []rawRecord
+	ok, err := s.scanPages(ctx, bucketPScope, prefix, func(k, v []byte) {
+		raw = append(raw, rawRecord{k[len(prefix):], v})
 	})
+	if ok {
+		keep(raw)
+		return newest(hits), nil
+	}
+	if err == nil {
+		err = s.view(ctx, func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bucketPScope)
+			if b == nil {
+				return nil
+			}
+			var raw []rawRecord
+			c := b.Cursor()
+			pg := newPager(tx)
+			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				pg.step()
+				raw = append(raw, rawRecord{k[len(prefix):], v})
+			}
+			keep(raw)
+			return nil
+		})
+	}
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
