@@ -219,7 +219,9 @@ func TestPageTreeHostileBytes(t *testing.T) {
 	}
 }
 
-func isDeclined(err error) bool { return err != nil && bytes.Contains([]byte(err.Error()), []byte(errPageTree.Error())) }
+func isDeclined(err error) bool {
+	return err != nil && bytes.Contains([]byte(err.Error()), []byte(errPageTree.Error()))
+}
 
 // TestPromotedReadsPages: Promoted answers from pread on a store whose
 // matches lie on a few pages, with the records bbolt's cursor reads; past
