@@ -62,8 +62,14 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	now := schema.FormatTime(start)
 	// Cacheable: a stamped store not written within the racy window.
 	cacheable := stamped && start.Sub(mtime) >= racyWindow
+	agent := ""
+	if f.agent != nil {
+		agent = f.agent.RoleTemplate.Name
+	}
+	owner := recordOwner{path: f.ws.StorePath, agent: agent}
 	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
+			s.budget.claim(owner, len(v.lines))
 			return v, nil
 		}
 	}
@@ -75,17 +81,16 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	defer s.viewTurns.done()
 	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
+			s.budget.claim(owner, len(v.lines))
 			return v, nil
 		}
-	}
-	agent := ""
-	if f.agent != nil {
-		agent = f.agent.RoleTemplate.Name
 	}
 	skey := storeKey{ws: f.ws, agent: agent, stamp: stamp}
 	var sd *storeData
 	if cacheable && agent != "" {
-		sd = s.views.getStore(skey, now)
+		if sd = s.views.getStore(skey, now); sd != nil {
+			s.budget.claim(owner, len(sd.promoted)+len(sd.candidates))
+		}
 	}
 	if sd == nil {
 		var err error
@@ -103,6 +108,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		}
 		if cacheable && agent != "" {
 			s.views.putStore(skey, now, sd)
+			s.budget.claim(owner, len(sd.promoted)+len(sd.candidates))
 		}
 	}
 	v, err := s.composeView(ctx, f, sd)
@@ -110,7 +116,8 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		return &memoryView{}, err
 	}
 	if cacheable {
-		s.views.put(f.uri, key, now, v)
+		s.views.put(f.uri, key, now, v, owner)
+		s.budget.claim(owner, len(v.lines))
 	}
 	return v, nil
 }
@@ -134,14 +141,16 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			return nil
 		}
 		ids := make([]string, 0, len(sd.promoted)+len(sd.candidates))
-		wanted := make(map[string]bool, len(sd.promoted)+len(sd.candidates))
+		// wanted maps a record's id to the record's own copy of it, the
+		// key its history is kept under (not the entry's copy).
+		wanted := make(map[string]string, len(sd.promoted)+len(sd.candidates))
 		for _, r := range sd.promoted {
 			ids = append(ids, r.ID)
-			wanted[r.ID] = true
+			wanted[r.ID] = r.ID
 		}
 		for _, r := range sd.candidates {
 			ids = append(ids, r.ID)
-			wanted[r.ID] = true
+			wanted[r.ID] = r.ID
 		}
 		rows, err := st.Promotions(ctx, ids)
 		if err != nil {
@@ -159,6 +168,23 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			promoted[r.ID] = nil
 		}
 		var in interner
+		// A history of one entry is shared by the records with an equal
+		// one (a batch's writes): with 100k candidates a history each was
+		// 8 MB. Its capacity is its length, so adding an entry to one
+		// record's history copies it.
+		alone := map[historyEntry][]historyEntry{}
+		add := func(id string, h historyEntry) {
+			hs, ok := sd.history[id]
+			if !ok {
+				if hs, ok = alone[h]; !ok {
+					hs = []historyEntry{h}
+					alone[h] = hs
+				}
+				sd.history[id] = hs
+				return
+			}
+			sd.history[id] = append(hs, h)
+		}
 		err = st.History(ctx, ids, func(e store.LedgerEntry) error {
 			// An entry is about its record and the record it carries
 			// (store.MatchLedger's rule), once each.
@@ -176,11 +202,13 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			h := in.history(e)
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
-			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
-				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], h)
+			if e.Record != nil && e.Record.ID != e.RecordID {
+				if id, ok := wanted[e.Record.ID]; ok {
+					add(id, h)
+				}
 			}
-			if e.RecordID != "" && wanted[e.RecordID] {
-				sd.history[e.RecordID] = append(sd.history[e.RecordID], h)
+			if id, ok := wanted[e.RecordID]; ok && e.RecordID != "" {
+				add(id, h)
 			}
 			return nil
 		})
@@ -231,6 +259,19 @@ func compactRecords(recs []schema.MemoryRecord) {
 	}
 }
 
+// clipped is recs in an array of their length when the one they came in
+// is bigger by more than a sixteenth (the store sizes it for every record
+// it read, store.SplitRejected grows it by appending): a cache keeps the
+// array whole.
+func clipped(recs []schema.MemoryRecord) []schema.MemoryRecord {
+	if cap(recs)-len(recs) <= len(recs)/16 {
+		return recs
+	}
+	out := make([]schema.MemoryRecord, len(recs))
+	copy(out, recs)
+	return out
+}
+
 // historyEntry is what a history line shows of a ledger entry
 // (provenanceMarkdown).
 type historyEntry struct {
@@ -279,7 +320,8 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 	if err != nil {
 		return nil, err
 	}
-	v := &memoryView{res: res, history: sd.history}
+	v := &memoryView{res: res, history: sd.history,
+		lines: make([]memoryLine, 0, len(res.Report.Records)+len(sd.candidates))}
 	byID := make(map[string]*schema.MemoryRecord, len(res.Records))
 	for i := range res.Records {
 		byID[res.Records[i].ID] = &res.Records[i]

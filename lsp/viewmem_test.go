@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,9 +89,11 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 		write("other", others/4, true)
 		write("other", others*3/4, false)
 	})
-	// The entries of bot's records, as store.MatchLedger selects them.
+	// The entries of bot's records, as store.MatchLedger selects them,
+	// and each record's history as a history line shows it, oldest first.
 	want := 0
 	var ledgerLen int
+	wantHistory := map[string][]historyEntry{}
 	withBolt(t, env, func(st store.Store) {
 		all, err := st.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -98,11 +101,15 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 		}
 		ledgerLen = len(all)
 		for _, e := range all {
+			matched := false
 			for _, id := range mine {
 				if store.MatchLedger(e, store.LedgerFilter{RecordID: id}) {
-					want++
-					break
+					matched = true
+					wantHistory[id] = append(wantHistory[id], historyEntry{At: e.At, Op: e.Op, Actor: e.Actor, Reason: e.Reason})
 				}
+			}
+			if matched {
+				want++
 			}
 		}
 	})
@@ -190,5 +197,19 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	}
 	if held != want {
 		t.Errorf("the view holds %d history entries, want the %d of bot's records", held, want)
+	}
+	if !reflect.DeepEqual(v.history, wantHistory) {
+		t.Errorf("view history:\n%v\nwant (the ledger's entries of each record):\n%v", v.history, wantHistory)
+	}
+	// The candidates written in one batch have equal histories of one
+	// entry: they share it.
+	arrays := map[*historyEntry]bool{}
+	for _, ml := range v.lines {
+		if h := v.history[ml.rec.ID]; ml.kind == "candidate" && len(h) == 1 {
+			arrays[&h[0]] = true
+		}
+	}
+	if len(arrays) != 1 {
+		t.Errorf("the 3 candidates' one-entry histories use %d arrays, want 1 shared", len(arrays))
 	}
 }

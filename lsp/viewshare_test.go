@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -221,8 +224,8 @@ func TestCachesKeepOneBigAgent(t *testing.T) {
 	for i := range lines {
 		lines[i].rec = &big[i]
 	}
-	vc.put("file:///c", viewKey{}, "", &memoryView{lines: lines})
-	vc.put("file:///d", viewKey{}, "", &memoryView{lines: lines})
+	vc.put("file:///c", viewKey{}, "", &memoryView{lines: lines}, recordOwner{})
+	vc.put("file:///d", viewKey{}, "", &memoryView{lines: lines}, recordOwner{})
 	if _, ok := vc.m["file:///d"]; len(vc.m) != 1 || !ok {
 		t.Errorf("views: %d big views kept, want d's alone", len(vc.m))
 	}
@@ -232,5 +235,113 @@ func TestCachesKeepOneBigAgent(t *testing.T) {
 	fc.put(&factsEntry{key: factsKey{agent: "d"}, facts: lint.StoreFacts{Candidates: big}})
 	if len(fc.entries) != 1 || fc.entries[0].key.agent != "d" {
 		t.Errorf("lint facts: %d big agents kept, want d alone", len(fc.entries))
+	}
+}
+
+// TestBudgetKeepsOneBigAgentAcrossCaches: each cache bounded itself, so
+// the lint facts could keep the agent linted last and the views another
+// one, hovered last: two big agents' records (issue 35). The budget drops
+// an agent from every cache once another big one is claimed, and keeps
+// small agents, which fit together.
+func TestBudgetKeepsOneBigAgentAcrossCaches(t *testing.T) {
+	t.Parallel()
+	big := make([]schema.MemoryRecord, maxCachedRecords*3/4)
+	small := make([]schema.MemoryRecord, 10)
+	var (
+		b  recordBudget
+		cc candidateCache
+		vc viewCache
+		fc factsCache
+	)
+	b.register(cc.drop)
+	b.register(vc.drop)
+	fc.join(&b)
+	fc.join(&b) // once
+	if len(b.drops) != 3 {
+		t.Fatalf("%d evictions registered, want 3", len(b.drops))
+	}
+	ws := &workspaceInfo{StorePath: "/s"}
+	owner := func(agent string) recordOwner { return recordOwner{path: "/s", agent: agent} }
+	linesOf := func(recs []schema.MemoryRecord) *memoryView {
+		v := &memoryView{lines: make([]memoryLine, len(recs))}
+		for i := range recs {
+			v.lines[i].rec = &recs[i]
+		}
+		return v
+	}
+	keep := func(agent string, recs []schema.MemoryRecord, linted bool) {
+		if linted {
+			// The lint pass of agent: its candidates and facts.
+			cc.put(&cachedCands{key: candKey{path: "/s", agent: agent}, live: recs})
+			b.claim(owner(agent), len(recs))
+			fc.put(&factsEntry{key: factsKey{path: "/s", agent: agent}, facts: lint.StoreFacts{Candidates: recs}})
+			b.claim(owner(agent), len(recs))
+			return
+		}
+		// A hover on agent's file: its store data and view.
+		vc.putStore(storeKey{ws: ws, agent: agent}, "", &storeData{candidates: recs})
+		b.claim(owner(agent), len(recs))
+		vc.put(protocol.DocumentURI("file:///"+agent), viewKey{ws: ws}, "", linesOf(recs), owner(agent))
+		b.claim(owner(agent), len(recs))
+	}
+	agents := func() []string {
+		var out []string
+		for _, e := range cc.entries {
+			out = append(out, "cands:"+e.key.agent)
+		}
+		for _, e := range fc.entries {
+			out = append(out, "facts:"+e.key.agent)
+		}
+		for k := range vc.stores {
+			out = append(out, "store:"+k.agent)
+		}
+		for u := range vc.m {
+			out = append(out, "view:"+string(u))
+		}
+		sort.Strings(out)
+		return out
+	}
+
+	keep("a", small, true)
+	keep("b", small, false)
+	if got, want := agents(), []string{"cands:a", "facts:a", "store:b", "view:file:///b"}; !slices.Equal(got, want) {
+		t.Fatalf("small agents: caches hold %v, want %v", got, want)
+	}
+	keep("c", big, true) // lint of a big agent: the small ones still fit
+	if got, want := agents(), []string{"cands:a", "cands:c", "facts:a", "facts:c", "store:b", "view:file:///b"}; !slices.Equal(got, want) {
+		t.Fatalf("one big agent: caches hold %v, want %v", got, want)
+	}
+	keep("d", big, false) // a hover on another big agent: c, a and b go
+	if got, want := agents(), []string{"store:d", "view:file:///d"}; !slices.Equal(got, want) {
+		t.Errorf("two big agents: caches hold %v, want d's alone", got)
+	}
+	keep("d", big, true)
+	if got, want := agents(), []string{"cands:d", "facts:d", "store:d", "view:file:///d"}; !slices.Equal(got, want) {
+		t.Errorf("the same big agent linted: caches hold %v, want %v", got, want)
+	}
+}
+
+// TestClipped: candidates the store returned in a bigger array are kept in
+// one of their length (the cache keeps the whole array), the same records
+// in the same order; an array with little to spare is kept as it is.
+func TestClipped(t *testing.T) {
+	t.Parallel()
+	recs := make([]schema.MemoryRecord, 100, 300)
+	for i := range recs {
+		recs[i].ID = fmt.Sprint("r", i)
+	}
+	got := clipped(recs)
+	if cap(got) != len(recs) || !reflect.DeepEqual(got, recs) {
+		t.Errorf("clipped: len %d cap %d, records equal %v; want len = cap = 100 and the same records", len(got), cap(got), reflect.DeepEqual(got, recs))
+	}
+	if &got[0] == &recs[0] {
+		t.Error("clipped shares the oversized array")
+	}
+	tight := recs[:100:104]
+	if got := clipped(tight); &got[0] != &tight[0] || cap(got) != 104 {
+		t.Error("clipped copied an array with 4% to spare")
+	}
+	if got := clipped(nil); got != nil {
+		t.Errorf("clipped(nil) = %v", got)
 	}
 }
