@@ -24,7 +24,15 @@ type recordBudget struct {
 	tick   uint64
 	agents map[recordOwner]budgetUse
 	drops  []func(gone map[recordOwner]bool) // each cache's eviction
+	// sizes are the records of the agents claimed so far (kept after they
+	// are dropped), and biggest the most of one agent of each store file:
+	// what reserve expects an agent's read to bring.
+	sizes   map[recordOwner]int
+	biggest map[string]int
 }
+
+// maxBudgetSizes bounds the sizes the budget remembers.
+const maxBudgetSizes = 4096
 
 type budgetUse struct {
 	records int
@@ -58,18 +66,52 @@ func (b *recordBudget) claim(o recordOwner, records int) {
 		records = u.records // the biggest entry of o any cache keeps
 	}
 	b.agents[o] = budgetUse{records: records, used: b.tick}
-	total := 0
-	for _, u := range b.agents {
-		total += u.records
+	if b.sizes == nil || len(b.sizes) >= maxBudgetSizes {
+		b.sizes, b.biggest = map[recordOwner]int{}, map[string]int{}
+	}
+	b.sizes[o] = records
+	b.biggest[o.path] = max(b.biggest[o.path], records)
+	b.evict(o, 0, true)
+}
+
+// reserve makes room before o's records are read from the store: the
+// agents used least recently are dropped while the others' records and
+// those o is expected to bring (as many as last time, else as many as the
+// biggest agent of its store) exceed maxCachedRecords. Reading a big agent
+// while the caches still held another was the server's peak memory.
+func (b *recordBudget) reserve(o recordOwner) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	expect, ok := b.sizes[o]
+	if !ok {
+		expect = b.biggest[o.path]
+	}
+	b.evict(o, expect, false) // what o held is read again
+}
+
+// evict drops, least recently used first, the agents other than o while the
+// agents' records (o's counted when withO) and extra exceed
+// maxCachedRecords. It is called with b.mu held and releases it.
+func (b *recordBudget) evict(o recordOwner, extra int, withO bool) {
+	total := extra
+	for k, u := range b.agents {
+		if k != o || withO {
+			total += u.records
+		}
 	}
 	var gone map[recordOwner]bool
-	for total > maxCachedRecords && len(b.agents) > 1 {
+	for total > maxCachedRecords {
 		var old recordOwner
-		first := true
+		found := false
 		for k, u := range b.agents {
-			if k != o && (first || u.used < b.agents[old].used) {
-				old, first = k, false
+			if k != o && (!found || u.used < b.agents[old].used) {
+				old, found = k, true
 			}
+		}
+		if !found {
+			break
 		}
 		if gone == nil {
 			gone = map[recordOwner]bool{}

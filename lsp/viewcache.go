@@ -355,6 +355,9 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 				return e.live, e.rejected, nil
 			}
 		}
+		// Room first: the agents used least recently go before this one's
+		// records are read (recordBudget.reserve).
+		s.budget.reserve(owner)
 		live, rejected, err := gather.Candidates(ctx, st, agent, scope)
 		if err != nil {
 			return nil, nil, err

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -343,5 +344,53 @@ func TestClipped(t *testing.T) {
 	}
 	if got := clipped(nil); got != nil {
 		t.Errorf("clipped(nil) = %v", got)
+	}
+}
+
+// TestBudgetReserve: before an agent's records are read, the agents used
+// least recently are dropped to make room for as many records as it had
+// last time (else as many as its store's biggest agent), so two big
+// agents are not held at once while the second is read; small ones stay.
+func TestBudgetReserve(t *testing.T) {
+	t.Parallel()
+	bigN := maxCachedRecords * 3 / 4
+	var b recordBudget
+	held := map[string]bool{} // what a cache holds
+	b.register(func(gone map[recordOwner]bool) {
+		for o := range gone {
+			delete(held, o.path+":"+o.agent)
+		}
+	})
+	o := func(path, agent string) recordOwner { return recordOwner{path: path, agent: agent} }
+	keep := func(owner recordOwner, n int) {
+		held[owner.path+":"+owner.agent] = true
+		b.claim(owner, n)
+	}
+	heldNow := func() []string { return slices.Sorted(maps.Keys(held)) }
+	keep(o("/s", "a"), bigN)
+	keep(o("/s", "b"), 10)
+	keep(o("/t", "x"), 10)
+	b.reserve(o("/t", "y")) // unknown, and its store's agents are small: nothing goes
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving a small store's agent: %v, want %v", got, want)
+	}
+	b.reserve(o("/s", "c")) // unknown, its store has a big agent: a goes
+	if got, want := heldNow(), []string{"/s:b", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving c: %v, want %v", got, want)
+	}
+	keep(o("/s", "c"), 10)
+	keep(o("/s", "a"), bigN)
+	b.reserve(o("/s", "b")) // known small: nothing goes
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/s:c", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving b: %v, want %v", got, want)
+	}
+	b.reserve(o("/s", "a")) // a itself is read again: the others stay
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/s:c", "/t:x"}; !slices.Equal(got, want) {
+		t.Errorf("after reserving a: %v, want %v", got, want)
+	}
+	keep(o("/s", "a"), bigN)
+	keep(o("/s", "d"), bigN) // past the budget: all but d go, least recent first
+	if got, want := heldNow(), []string{"/s:d"}; !slices.Equal(got, want) {
+		t.Errorf("after claiming d: %v, want %v", got, want)
 	}
 }
