@@ -166,7 +166,11 @@ type storeData struct {
 	promoted   []schema.MemoryRecord
 	candidates []schema.MemoryRecord
 	promotions map[string]*store.Promotion
-	history    map[string][]historyEntry // by record, oldest first
+	// histories are the records' ledger histories, oldest first (0: none),
+	// hist each record's number in it: promoted records first, then
+	// candidates.
+	histories [][]historyEntry
+	hist      []uint32
 }
 
 // storeKey is what storeData depends on: the workspace (its scope and

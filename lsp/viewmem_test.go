@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -167,14 +168,14 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	lines := map[string]int{}
 	targets := map[*schema.MemoryTarget]bool{}
 	for _, ml := range v.lines {
-		if ml.kind == "candidate" {
+		if ml.kind() == "candidate" {
 			targets[ml.rec.Target] = true
 		}
-		lines[ml.kind]++
-		if ml.kind == "candidate" && !shared[ml.rec] {
+		lines[ml.kind()]++
+		if ml.kind() == "candidate" && !shared[ml.rec] {
 			t.Errorf("candidate line %s holds its own copy of the record, not the cached store data's", ml.rec.ID)
 		}
-		if ml.kind == "candidate" && ml.rec.Scope != nil {
+		if ml.kind() == "candidate" && ml.rec.Scope != nil {
 			t.Errorf("candidate line %s keeps its scope map %v", ml.rec.ID, ml.rec.Scope)
 		}
 	}
@@ -184,32 +185,49 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	if len(targets) != 1 {
 		t.Errorf("the 3 candidates of one target hold %d target values, want 1 shared", len(targets))
 	}
+	// Each line's history is its record's entries in the ledger, and no
+	// line shows another record's entry.
+	got := map[string][]historyEntry{}
+	for _, ml := range v.lines {
+		if h := v.historyOf(ml); h != nil {
+			got[ml.rec.ID] = h
+		}
+	}
+	if !reflect.DeepEqual(got, wantHistory) {
+		t.Errorf("view history:\n%v\nwant (the ledger's entries of each record):\n%v", got, wantHistory)
+	}
 	held := 0
-	for id, h := range v.history {
+	for _, h := range v.histories {
 		held += len(h)
-		found := false
-		for _, m := range mine {
-			found = found || m == id
-		}
-		if !found {
-			t.Errorf("the view keeps the history of %s, not a record of bot", id)
-		}
 	}
-	if held != want {
-		t.Errorf("the view holds %d history entries, want the %d of bot's records", held, want)
-	}
-	if !reflect.DeepEqual(v.history, wantHistory) {
-		t.Errorf("view history:\n%v\nwant (the ledger's entries of each record):\n%v", v.history, wantHistory)
+	if held > want {
+		t.Errorf("the view holds %d history entries, more than the %d of bot's records", held, want)
 	}
 	// The candidates written in one batch have equal histories of one
 	// entry: they share it.
 	arrays := map[*historyEntry]bool{}
 	for _, ml := range v.lines {
-		if h := v.history[ml.rec.ID]; ml.kind == "candidate" && len(h) == 1 {
+		if h := v.historyOf(ml); ml.kind() == "candidate" && len(h) == 1 {
 			arrays[&h[0]] = true
 		}
 	}
 	if len(arrays) != 1 {
 		t.Errorf("the 3 candidates' one-entry histories use %d arrays, want 1 shared", len(arrays))
+	}
+}
+
+// TestMemoryLineSize: a view holds a line per candidate (100k with a big
+// store): a line is its record, container, promotion, history number and
+// kind number, 40 bytes (72 with the kind as a string, an unused pointer and
+// no history number).
+func TestMemoryLineSize(t *testing.T) {
+	t.Parallel()
+	if n := unsafe.Sizeof(memoryLine{}); n > 40 {
+		t.Errorf("memoryLine is %d bytes, want at most 40", n)
+	}
+	for k, want := range map[lineKind]string{linePromoted: "promoted", lineSpilled: "spilled", lineShadowed: "shadowed", lineCandidate: "candidate"} {
+		if got := (memoryLine{k: k}).kind(); got != want {
+			t.Errorf("kind %d is %q, want %q", k, got, want)
+		}
 	}
 }
