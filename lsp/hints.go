@@ -288,6 +288,34 @@ func compactRecords(recs []schema.MemoryRecord) {
 			r.Target = t
 		}
 	}
+	packTexts(recs)
+}
+
+// packTexts moves the contents and conversation ids of recs into one
+// string each record's are slices of: decoded one by one, among the
+// strings of the records the store read and dropped (another agent's,
+// untargeted ones), they kept the heap's small-object spans in use long
+// after those were garbage. A list this short is left as it is.
+func packTexts(recs []schema.MemoryRecord) {
+	if len(recs) < 256 {
+		return
+	}
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Content) + len(recs[i].Provenance.ConversationID)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range recs {
+		b.WriteString(recs[i].Content)
+		b.WriteString(recs[i].Provenance.ConversationID)
+	}
+	all, at := b.String(), 0
+	for i := range recs {
+		r := &recs[i]
+		r.Content, at = all[at:at+len(r.Content)], at+len(r.Content)
+		r.Provenance.ConversationID, at = all[at:at+len(r.Provenance.ConversationID)], at+len(r.Provenance.ConversationID)
+	}
 }
 
 // clipped is recs in an array of their length when the one they came in

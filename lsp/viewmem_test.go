@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -228,6 +229,45 @@ func TestMemoryLineSize(t *testing.T) {
 	for k, want := range map[lineKind]string{linePromoted: "promoted", lineSpilled: "spilled", lineShadowed: "shadowed", lineCandidate: "candidate"} {
 		if got := (memoryLine{k: k}).kind(); got != want {
 			t.Errorf("kind %d is %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestPackTexts: a long list's contents and conversation ids move into one
+// string, every record keeping its own text; a short list is left alone.
+func TestPackTexts(t *testing.T) {
+	t.Parallel()
+	mk := func(n int) []schema.MemoryRecord {
+		recs := make([]schema.MemoryRecord, n)
+		for i := range recs {
+			recs[i].ID = fmt.Sprint("r", i)
+			recs[i].Content = strings.Repeat(fmt.Sprint("lesson ", i, " "), i%3+1)
+			if i%4 != 0 {
+				recs[i].Provenance.ConversationID = fmt.Sprint("c", i)
+			}
+		}
+		return recs
+	}
+	addr := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	for _, n := range []int{10, 300} {
+		recs, want := mk(n), mk(n)
+		before := make([]uintptr, n)
+		for i := range recs {
+			before[i] = addr(recs[i].Content)
+		}
+		packTexts(recs)
+		if !reflect.DeepEqual(recs, want) {
+			t.Errorf("%d records: packTexts changed a record's values", n)
+		}
+		for i := 0; i+1 < n; i++ {
+			r := recs[i]
+			next := addr(r.Content) + uintptr(len(r.Content)+len(r.Provenance.ConversationID))
+			if n >= 256 && addr(recs[i+1].Content) != next {
+				t.Fatalf("%d records: record %d's content does not follow record %d's texts in one string", n, i+1, i)
+			}
+			if n < 256 && addr(r.Content) != before[i] {
+				t.Fatalf("%d records: record %d's content was moved", n, i)
+			}
 		}
 	}
 }
