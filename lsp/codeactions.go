@@ -101,7 +101,7 @@ func (s *server) storeActions(ctx context.Context, f *agentFile, p *protocol.Cod
 			continue
 		}
 		short := textkernel.Clip(ml.rec.Content, 50)
-		switch ml.kind {
+		switch ml.kind() {
 		case "candidate":
 			out = append(out, action(fmt.Sprintf("Promote candidate %q into %s", short, ml.container), CommandPromote, map[string]any{"recordId": ml.rec.ID}))
 		case "promoted", "spilled":

@@ -77,7 +77,7 @@ func (s *server) CodeLens(ctx context.Context, p *protocol.CodeLensParams) ([]pr
 	for _, ml := range v.lines {
 		switch {
 		case pendingRecords[ml.rec.ID]:
-		case ml.kind == "candidate":
+		case ml.kind() == "candidate":
 			at(ml.container).candidates++
 		default:
 			at(ml.container).learned++

@@ -42,6 +42,9 @@ type LintInput struct {
 	// records are shared, never modified.
 	Candidates gather.CandidatesFunc
 	Now        time.Time
+	// budget, when set, bounds the records the linter keeps together with
+	// the server's other caches (recordBudget).
+	budget *recordBudget
 }
 
 // diagnose starts a new analysis run of uri, cancelling the previous one.
@@ -260,7 +263,7 @@ func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *w
 	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
 		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: now,
-		Candidates: s.candidatesOf(ws.StorePath),
+		Candidates: s.candidatesOf(ws.StorePath), budget: &s.budget,
 	}
 	if lazy {
 		open := s.opts.OpenStoreReadOnly

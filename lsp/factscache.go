@@ -31,7 +31,8 @@ const maxFactsEntries = 2
 // changes or the first of its records expires or is invalidated by time.
 type factsCache struct {
 	mu      sync.Mutex
-	entries []*factsEntry // most recently used last
+	entries []*factsEntry   // most recently used last
+	budgets []*recordBudget // the budgets it registered with
 }
 
 type factsKey struct {
@@ -75,6 +76,31 @@ func scopeKey(scope map[string]string) string {
 		fmt.Fprintf(&b, "%q=%q;", k, scope[k])
 	}
 	return b.String()
+}
+
+// join registers c's eviction with b once.
+func (c *factsCache) join(b *recordBudget) {
+	if b == nil {
+		return
+	}
+	c.mu.Lock()
+	joined := slices.Contains(c.budgets, b)
+	if !joined {
+		c.budgets = append(c.budgets, b)
+	}
+	c.mu.Unlock()
+	if !joined {
+		b.register(c.drop)
+	}
+}
+
+// drop forgets the entries of the agents gone (recordBudget).
+func (c *factsCache) drop(gone map[recordOwner]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(e *factsEntry) bool {
+		return gone[recordOwner{path: e.key.path, agent: e.key.agent}]
+	})
 }
 
 // get returns the entry of key still valid at now, or nil.
@@ -142,13 +168,16 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 // st, when nil, is opened with open on a miss and closed after the read.
 // cands, when set, reads the candidates (gather.FactsWith): they come
 // compacted and shared, and are kept as they are.
-func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time, cands gather.CandidatesFunc) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(context.Context) (store.Store, error), path, agent string, scope map[string]string, now time.Time, cands gather.CandidatesFunc, budget *recordBudget) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+	c.join(budget)
+	owner := recordOwner{path: path, agent: agent}
 	nowS := schema.FormatTime(now)
 	stamp, mtime, stamped := stampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
 	key := factsKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 	if cacheable {
 		if e := c.get(key, nowS); e != nil {
+			budget.claim(owner, len(e.facts.Promoted)+len(e.facts.Candidates))
 			f := e.facts
 			f.Now = nowS
 			f.Proposals = nil
@@ -172,16 +201,16 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 			f, err = gather.FactsWith(ctx, r, agent, scope, now, cands)
 			return err
 		})
-		return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil)
+		return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil, budget)
 	}
 	f, err := gather.FactsWith(ctx, st, agent, scope, now, cands)
-	return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil)
+	return c.keep(f, err, key, cacheable, path, stamp, nowS, cands == nil, budget)
 }
 
 // keep caches facts f read from the store as stamp (when the store file is
 // still as stamped) and returns them with their lexical memo. ownCands:
 // f's candidates are its own to compact (not shared).
-func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string, ownCands bool) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string, ownCands bool, budget *recordBudget) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	if err != nil {
 		return f, nil, nil, err
 	}
@@ -194,6 +223,7 @@ func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable 
 	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
 	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 		c.put(e)
+		budget.claim(recordOwner{path: key.path, agent: key.agent}, len(f.Promoted)+len(f.Candidates))
 	}
 	return f, e.analyze, &e.memo, nil
 }

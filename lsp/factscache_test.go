@@ -67,7 +67,7 @@ func TestFactsCache(t *testing.T) {
 	c := &factsCache{}
 	read := func(at time.Time) ([]string, int) {
 		t.Helper()
-		f, analyze, _, err := c.facts(ctx, cs, nil, path, "bot", nil, at, nil)
+		f, analyze, _, err := c.facts(ctx, cs, nil, path, "bot", nil, at, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

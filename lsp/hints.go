@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,19 +25,36 @@ import (
 // memoryLine is one memory-derived (or would-be) line of an agent file.
 type memoryLine struct {
 	rec       *schema.MemoryRecord // shared with the view's inputs: never modify it
-	kind      string               // "promoted", "spilled" or "candidate"
-	pointer   string               // where it lands (or would land) in config′
 	container string               // the authored section it belongs to
 	promotion *store.Promotion
+	history   uint32   // its ledger history: memoryView.histories[history]
+	k         lineKind // kind()
 }
+
+// lineKind is a memory line's kind as a number: a view of 100k candidates
+// holds 100k lines.
+type lineKind uint8
+
+const (
+	linePromoted lineKind = iota
+	lineSpilled
+	lineShadowed
+	lineCandidate
+)
+
+var lineKinds = [...]string{linePromoted: "promoted", lineSpilled: "spilled", lineShadowed: "shadowed", lineCandidate: "candidate"}
+
+// kind is "promoted", "spilled", "shadowed" or "candidate".
+func (ml memoryLine) kind() string { return lineKinds[ml.k] }
 
 // memoryView is the composition of one agent file with its store. It is
 // shared between requests (see viewCache): read it, never modify it.
 type memoryView struct {
 	res   *engine.ComposeResult
 	lines []memoryLine
-	// history is each memory line's ledger history, oldest first.
-	history map[string][]historyEntry
+	// histories are the memory lines' ledger histories, oldest first
+	// (memoryLine.history; 0 is none); equal ones are shared.
+	histories [][]historyEntry
 
 	hintsOnce sync.Once
 	hints     []InlayHint // every hint of the file, in position order, without tooltips
@@ -62,8 +80,14 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	now := schema.FormatTime(start)
 	// Cacheable: a stamped store not written within the racy window.
 	cacheable := stamped && start.Sub(mtime) >= racyWindow
+	agent := ""
+	if f.agent != nil {
+		agent = f.agent.RoleTemplate.Name
+	}
+	owner := recordOwner{path: f.ws.StorePath, agent: agent}
 	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
+			s.budget.claim(owner, len(v.lines))
 			return v, nil
 		}
 	}
@@ -75,17 +99,16 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	defer s.viewTurns.done()
 	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
+			s.budget.claim(owner, len(v.lines))
 			return v, nil
 		}
-	}
-	agent := ""
-	if f.agent != nil {
-		agent = f.agent.RoleTemplate.Name
 	}
 	skey := storeKey{ws: f.ws, agent: agent, stamp: stamp}
 	var sd *storeData
 	if cacheable && agent != "" {
-		sd = s.views.getStore(skey, now)
+		if sd = s.views.getStore(skey, now); sd != nil {
+			s.budget.claim(owner, len(sd.promoted)+len(sd.candidates))
+		}
 	}
 	if sd == nil {
 		var err error
@@ -103,6 +126,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		}
 		if cacheable && agent != "" {
 			s.views.putStore(skey, now, sd)
+			s.budget.claim(owner, len(sd.promoted)+len(sd.candidates))
 		}
 	}
 	v, err := s.composeView(ctx, f, sd)
@@ -110,7 +134,8 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		return &memoryView{}, err
 	}
 	if cacheable {
-		s.views.put(f.uri, key, now, v)
+		s.views.put(f.uri, key, now, v, owner)
+		s.budget.claim(owner, len(v.lines))
 	}
 	return v, nil
 }
@@ -119,7 +144,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 // needs from its store: promoted records, candidates, and from one ledger
 // scan their promotions and histories.
 func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) (*storeData, error) {
-	sd := &storeData{promotions: map[string]*store.Promotion{}, history: map[string][]historyEntry{}}
+	sd := &storeData{promotions: map[string]*store.Promotion{}}
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		var err error
 		if sd.promoted, err = st.Promoted(ctx, f.ws.Config.Scope, agent); err != nil {
@@ -134,14 +159,16 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			return nil
 		}
 		ids := make([]string, 0, len(sd.promoted)+len(sd.candidates))
-		wanted := make(map[string]bool, len(sd.promoted)+len(sd.candidates))
-		for _, r := range sd.promoted {
+		// wanted maps a record's id to its place: promoted records first,
+		// then candidates.
+		wanted := make(map[string]int, len(sd.promoted)+len(sd.candidates))
+		for i, r := range sd.promoted {
 			ids = append(ids, r.ID)
-			wanted[r.ID] = true
+			wanted[r.ID] = i
 		}
-		for _, r := range sd.candidates {
+		for i, r := range sd.candidates {
 			ids = append(ids, r.ID)
-			wanted[r.ID] = true
+			wanted[r.ID] = len(sd.promoted) + i
 		}
 		rows, err := st.Promotions(ctx, ids)
 		if err != nil {
@@ -159,6 +186,36 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			promoted[r.ID] = nil
 		}
 		var in interner
+		// Each record's history is a number in one table (a map by record
+		// id was 8 MB for 100k candidates), and a history of one entry is
+		// shared by the records with an equal one (a batch's writes; a
+		// history each was 8 MB more). Adding an entry to a shared
+		// history gives the record a history of its own.
+		sd.histories = [][]historyEntry{nil}
+		sd.hist = make([]uint32, len(sd.promoted)+len(sd.candidates))
+		shared := []bool{false} // by table number: a one-entry history of several records
+		list := func(hs []historyEntry, sh bool) uint32 {
+			sd.histories = append(sd.histories, hs)
+			shared = append(shared, sh)
+			return uint32(len(sd.histories) - 1)
+		}
+		alone := map[historyEntry]uint32{}
+		add := func(k int, h historyEntry) {
+			n := sd.hist[k]
+			switch {
+			case n == 0:
+				x, ok := alone[h]
+				if !ok {
+					x = list([]historyEntry{h}, true)
+					alone[h] = x
+				}
+				sd.hist[k] = x
+			case shared[n]:
+				sd.hist[k] = list(append(slices.Clip(sd.histories[n]), h), false)
+			default:
+				sd.histories[n] = append(sd.histories[n], h)
+			}
+		}
 		err = st.History(ctx, ids, func(e store.LedgerEntry) error {
 			// An entry is about its record and the record it carries
 			// (store.MatchLedger's rule), once each.
@@ -176,11 +233,13 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			h := in.history(e)
 			// An entry belongs to its record and to the record it carries
 			// (store.MatchLedger's rule).
-			if e.Record != nil && e.Record.ID != e.RecordID && wanted[e.Record.ID] {
-				sd.history[e.Record.ID] = append(sd.history[e.Record.ID], h)
+			if e.Record != nil && e.Record.ID != e.RecordID {
+				if k, ok := wanted[e.Record.ID]; ok {
+					add(k, h)
+				}
 			}
-			if e.RecordID != "" && wanted[e.RecordID] {
-				sd.history[e.RecordID] = append(sd.history[e.RecordID], h)
+			if k, ok := wanted[e.RecordID]; ok && e.RecordID != "" {
+				add(k, h)
 			}
 			return nil
 		})
@@ -229,6 +288,47 @@ func compactRecords(recs []schema.MemoryRecord) {
 			r.Target = t
 		}
 	}
+	packTexts(recs)
+}
+
+// packTexts moves the contents and conversation ids of recs into one
+// string each record's are slices of: decoded one by one, among the
+// strings of the records the store read and dropped (another agent's,
+// untargeted ones), they kept the heap's small-object spans in use long
+// after those were garbage. A list this short is left as it is.
+func packTexts(recs []schema.MemoryRecord) {
+	if len(recs) < 256 {
+		return
+	}
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Content) + len(recs[i].Provenance.ConversationID)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range recs {
+		b.WriteString(recs[i].Content)
+		b.WriteString(recs[i].Provenance.ConversationID)
+	}
+	all, at := b.String(), 0
+	for i := range recs {
+		r := &recs[i]
+		r.Content, at = all[at:at+len(r.Content)], at+len(r.Content)
+		r.Provenance.ConversationID, at = all[at:at+len(r.Provenance.ConversationID)], at+len(r.Provenance.ConversationID)
+	}
+}
+
+// clipped is recs in an array of their length when the one they came in
+// is bigger by more than a sixteenth (the store sizes it for every record
+// it read, store.SplitRejected grows it by appending): a cache keeps the
+// array whole.
+func clipped(recs []schema.MemoryRecord) []schema.MemoryRecord {
+	if cap(recs)-len(recs) <= len(recs)/16 {
+		return recs
+	}
+	out := make([]schema.MemoryRecord, len(recs))
+	copy(out, recs)
+	return out
 }
 
 // historyEntry is what a history line shows of a ledger entry
@@ -279,7 +379,18 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 	if err != nil {
 		return nil, err
 	}
-	v := &memoryView{res: res, history: sd.history}
+	v := &memoryView{res: res, histories: sd.histories,
+		lines: make([]memoryLine, 0, len(res.Report.Records)+len(sd.candidates))}
+	histOf := func(k int) uint32 { // the history of record k of sd (hist's order)
+		if k < len(sd.hist) {
+			return sd.hist[k]
+		}
+		return 0
+	}
+	promoted := make(map[string]int, len(sd.promoted))
+	for i := range sd.promoted {
+		promoted[sd.promoted[i].ID] = i
+	}
 	byID := make(map[string]*schema.MemoryRecord, len(res.Records))
 	for i := range res.Records {
 		byID[res.Records[i].ID] = &res.Records[i]
@@ -289,19 +400,23 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 		if !ok {
 			continue
 		}
-		var kind string
+		var kind lineKind
 		switch o.Status {
 		case engine.PlacementApplied:
-			kind = "promoted"
+			kind = linePromoted
 		case engine.PlacementSpilled:
-			kind = "spilled"
+			kind = lineSpilled
 		case engine.PlacementShadowed:
-			kind = "shadowed"
+			kind = lineShadowed
 		default:
 			continue
 		}
-		v.lines = append(v.lines, memoryLine{rec: rec, kind: kind, pointer: o.Pointer,
-			container: containerOf(f.agent, o.Container, rec.Target), promotion: sd.promotions[rec.ID]})
+		ml := memoryLine{rec: rec, k: kind,
+			container: containerOf(f.agent, o.Container, rec.Target), promotion: sd.promotions[rec.ID]}
+		if k, ok := promoted[rec.ID]; ok {
+			ml.history = histOf(k)
+		}
+		v.lines = append(v.lines, ml)
 	}
 	containers := map[schema.MemoryTarget]string{} // one string per target
 	for i := range sd.candidates {
@@ -314,7 +429,7 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 				containers[*c.Target] = container
 			}
 		}
-		v.lines = append(v.lines, memoryLine{rec: c, kind: "candidate", container: container})
+		v.lines = append(v.lines, memoryLine{rec: c, k: lineCandidate, container: container, history: histOf(len(sd.promoted) + i)})
 	}
 	return v, nil
 }
@@ -482,7 +597,7 @@ func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []In
 		for _, pos := range order {
 			g := groups[pos]
 			if len(g) > maxHintsPerAnchor {
-				sort.SliceStable(g, func(i, j int) bool { return hoverRank(v.lines[g[i]].kind) < hoverRank(v.lines[g[j]].kind) })
+				sort.SliceStable(g, func(i, j int) bool { return hoverRank(v.lines[g[i]].kind()) < hoverRank(v.lines[g[j]].kind()) })
 			}
 			for n, i := range g {
 				if n == maxHintsPerAnchor {
@@ -491,7 +606,7 @@ func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []In
 					break
 				}
 				ml := v.lines[i]
-				data, _ := json.Marshal(hintData{URI: uri, ID: ml.rec.ID, Kind: ml.kind})
+				data, _ := json.Marshal(hintData{URI: uri, ID: ml.rec.ID, Kind: ml.kind()})
 				hs = append(hs, InlayHint{Position: pos, Label: hintLabel(ml), PaddingLeft: true, Data: data})
 				lines = append(lines, i)
 			}
@@ -505,7 +620,7 @@ func (v *memoryView) allHints(uri protocol.DocumentURI, d *schema.Document) []In
 func moreHint(pos protocol.Position, all []memoryLine, rest []int) InlayHint {
 	counts := map[string]int{}
 	for _, i := range rest {
-		counts[all[i].kind]++
+		counts[all[i].kind()]++
 	}
 	var parts []string
 	for _, k := range []string{"candidate", "shadowed", "promoted", "spilled"} {
@@ -539,7 +654,7 @@ func (v *memoryView) tooltipHints(uri protocol.DocumentURI, d *schema.Document) 
 // has it.
 func (v *memoryView) line(id, kind string) (memoryLine, bool) {
 	for _, ml := range v.lines {
-		if ml.rec.ID == id && ml.kind == kind {
+		if ml.rec.ID == id && ml.kind() == kind {
 			return ml, true
 		}
 	}
@@ -590,7 +705,7 @@ func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint
 		return nil, stale("not in the composition any more")
 	}
 	out := *h
-	out.Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, v.history[ml.rec.ID])}
+	out.Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, v.historyOf(ml))}
 	return &out, nil
 }
 
@@ -602,9 +717,17 @@ func validHintKind(k string) bool {
 	return false
 }
 
+// historyOf is ml's ledger history, oldest first.
+func (v *memoryView) historyOf(ml memoryLine) []historyEntry {
+	if int(ml.history) < len(v.histories) {
+		return v.histories[ml.history]
+	}
+	return nil
+}
+
 // hintLabel is "+ text · tier · learned DATE · conv C · N conversations".
 func hintLabel(ml memoryLine) string {
-	prefix := map[string]string{"promoted": "+ ", "spilled": "(spilled to recall) ", "candidate": "(candidate) ", "shadowed": "(shadowed by a newer memory) "}[ml.kind]
+	prefix := map[string]string{"promoted": "+ ", "spilled": "(spilled to recall) ", "candidate": "(candidate) ", "shadowed": "(shadowed by a newer memory) "}[ml.kind()]
 	return prefix + textkernel.Clip(ml.rec.Content, 80) + " · " + shortProvenance(ml)
 }
 
@@ -634,7 +757,7 @@ func shortProvenance(ml memoryLine) string {
 func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
-	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind), r.ID, r.Content)
+	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, r.Content)
 	if r.Target != nil {
 		fmt.Fprintf(&b, "- target: `%s` (tier %s)\n", r.Target.String(), schema.TierOf(*r.Target))
 	}
@@ -670,7 +793,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 			fmt.Fprintf(&b, "- evidence: eval %d/%d → %d/%d\n", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed)
 		}
 	}
-	switch ml.kind {
+	switch ml.kind() {
 	case "candidate":
 		b.WriteString("\n_Candidate: not part of the agent yet (recall only)._\n")
 	case "spilled":

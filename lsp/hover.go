@@ -152,12 +152,12 @@ func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
 		shown := lines
 		if len(shown) > maxHoverLines {
 			// Lines that wait for a decision first, then what the agent uses.
-			sort.SliceStable(shown, func(i, j int) bool { return hoverRank(shown[i].kind) < hoverRank(shown[j].kind) })
+			sort.SliceStable(shown, func(i, j int) bool { return hoverRank(shown[i].kind()) < hoverRank(shown[j].kind()) })
 			shown = shown[:maxHoverLines]
 		}
 		for _, ml := range shown {
 			b.WriteString("\n---\n\n")
-			b.WriteString(provenanceMarkdown(ml, v.history[ml.rec.ID]))
+			b.WriteString(provenanceMarkdown(ml, v.historyOf(ml)))
 		}
 		if k := len(lines) - len(shown); k > 0 {
 			fmt.Fprintf(&b, "\n---\n\n_… and %d more memory-derived line%s here: the composed view (agent-ls.showComposedPrompt) lists them all._\n", k, plural(k))

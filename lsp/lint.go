@@ -34,7 +34,7 @@ func LintEngine() Linter {
 		var analyze func(string) *lint.Analysis
 		var memo *lint.Memo
 		if (in.Store != nil || in.Open != nil) && in.Agent != nil {
-			f, a, m, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now, in.Candidates)
+			f, a, m, err := cache.facts(ctx, in.Store, in.Open, in.StorePath, in.Agent.RoleTemplate.Name, in.Scope, now, in.Candidates, in.budget)
 			if err != nil {
 				return nil, err
 			}

@@ -93,6 +93,9 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	s.conn = jsonrpc2.NewConn(st)
 	s.log = slog.New(&clientLogHandler{next: base.Handler(), s: s})
 	s.stores = newStoreTracker(s)
+	// The caches that share agents' records drop them together (budget.go).
+	s.budget.register(s.views.drop)
+	s.budget.register(s.cands.drop)
 	// A store whose ledger does not verify takes no changes (ledgercheck.go).
 	s.readOnlyChecks = append(s.readOnlyChecks, s.stores.ledgerReadOnly)
 
@@ -157,6 +160,7 @@ type server struct {
 	stores *storeTracker
 	views  viewCache      // last composition of each agent file (hover, hints, code actions)
 	cands  candidateCache // the agents' candidates read last, shared by lint and views
+	budget recordBudget   // bounds the records views, candidates and lint facts hold together
 	// lintTurns and viewTurns: one lint pass and one composition read
 	// from the store at a time (turns.go).
 	lintTurns, viewTurns turns

@@ -76,7 +76,8 @@ type cachedView struct {
 	key   viewKey
 	until string
 	view  *memoryView
-	used  uint64 // viewCache.tick at the last get or put
+	owner recordOwner // whose records the view holds (recordBudget)
+	used  uint64      // viewCache.tick at the last get or put
 }
 
 // viewCache keeps the last composition of each agent file so that hover,
@@ -105,7 +106,7 @@ func (c *viewCache) get(uri protocol.DocumentURI, key viewKey, now string) *memo
 
 // put remembers v for uri, valid until the first time one of its records
 // changes validity after now.
-func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *memoryView) {
+func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *memoryView, owner recordOwner) {
 	var composed []schema.MemoryRecord
 	if v.res != nil {
 		composed = v.res.Records
@@ -120,7 +121,7 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 		c.m = map[protocol.DocumentURI]cachedView{} // bounded: start over
 	}
 	c.tick++
-	c.m[uri] = cachedView{key: key, until: until, view: v, used: c.tick}
+	c.m[uri] = cachedView{key: key, until: until, view: v, owner: owner, used: c.tick}
 	for len(c.m) > maxLiveViews || len(c.m) > 1 && viewLines(c.m) > maxCachedRecords {
 		var old protocol.DocumentURI
 		first := true
@@ -130,6 +131,22 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 			}
 		}
 		delete(c.m, old)
+	}
+}
+
+// drop forgets the views and store data of the agents gone (recordBudget).
+func (c *viewCache) drop(gone map[recordOwner]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for u, e := range c.m {
+		if gone[e.owner] {
+			delete(c.m, u)
+		}
+	}
+	for k := range c.stores {
+		if gone[recordOwner{path: k.ws.StorePath, agent: k.agent}] {
+			delete(c.stores, k)
+		}
 	}
 }
 
@@ -149,7 +166,11 @@ type storeData struct {
 	promoted   []schema.MemoryRecord
 	candidates []schema.MemoryRecord
 	promotions map[string]*store.Promotion
-	history    map[string][]historyEntry // by record, oldest first
+	// histories are the records' ledger histories, oldest first (0: none),
+	// hist each record's number in it: promoted records first, then
+	// candidates.
+	histories [][]historyEntry
+	hist      []uint32
 }
 
 // storeKey is what storeData depends on: the workspace (its scope and
@@ -305,6 +326,20 @@ func (c *candidateCache) put(e *cachedCands) {
 	}
 }
 
+// drop forgets the candidates of the agents gone (recordBudget).
+func (c *candidateCache) drop(gone map[recordOwner]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.entries[:0]
+	for _, e := range c.entries {
+		if !gone[recordOwner{path: e.key.path, agent: e.key.agent}] {
+			kept = append(kept, e)
+		}
+	}
+	clear(c.entries[len(kept):])
+	c.entries = kept
+}
+
 // candidatesOf reads agents' candidates (gather.Candidates) from the store
 // file at path through the server's candidate cache: from the cache while
 // the file is unchanged (not written within racyWindow) and no candidate
@@ -317,18 +352,25 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		stamp, mtime, stamped := stampOf(path)
 		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
 		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
+		owner := recordOwner{path: path, agent: agent}
 		if cacheable {
 			if e, ok := s.cands.get(key, now); ok {
+				s.budget.claim(owner, len(e.live)+len(e.rejected))
 				return e.live, e.rejected, nil
 			}
 		}
+		// Room first: the agents used least recently go before this one's
+		// records are read (recordBudget.reserve).
+		s.budget.reserve(owner)
 		live, rejected, err := gather.Candidates(ctx, st, agent, scope)
 		if err != nil {
 			return nil, nil, err
 		}
+		live, rejected = clipped(live), clipped(rejected)
 		compactRecords(live)
 		if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
+			s.budget.claim(owner, len(live)+len(rejected))
 		}
 		return live, rejected, nil
 	}

@@ -131,7 +131,7 @@ func TestViewCacheKeepsLastUsed(t *testing.T) {
 	views := map[protocol.DocumentURI]*memoryView{}
 	for _, u := range uris[:2] {
 		views[u] = &memoryView{}
-		c.put(u, viewKey{ws: ws}, now, views[u])
+		c.put(u, viewKey{ws: ws}, now, views[u], recordOwner{})
 		c.putStore(storeKey{ws: ws, agent: string(u)}, now, &storeData{})
 	}
 	// a used after b: b is the least recently used when c comes.
@@ -139,7 +139,7 @@ func TestViewCacheKeepsLastUsed(t *testing.T) {
 		t.Fatal("a not cached")
 	}
 	views[uris[2]] = &memoryView{}
-	c.put(uris[2], viewKey{ws: ws}, now, views[uris[2]])
+	c.put(uris[2], viewKey{ws: ws}, now, views[uris[2]], recordOwner{})
 	c.putStore(storeKey{ws: ws, agent: string(uris[2])}, now, &storeData{})
 	for i, u := range uris {
 		kept := c.get(u, viewKey{ws: ws}, now) != nil

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -88,9 +91,11 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 		write("other", others/4, true)
 		write("other", others*3/4, false)
 	})
-	// The entries of bot's records, as store.MatchLedger selects them.
+	// The entries of bot's records, as store.MatchLedger selects them,
+	// and each record's history as a history line shows it, oldest first.
 	want := 0
 	var ledgerLen int
+	wantHistory := map[string][]historyEntry{}
 	withBolt(t, env, func(st store.Store) {
 		all, err := st.Ledger(ctx, store.LedgerFilter{})
 		if err != nil {
@@ -98,11 +103,15 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 		}
 		ledgerLen = len(all)
 		for _, e := range all {
+			matched := false
 			for _, id := range mine {
 				if store.MatchLedger(e, store.LedgerFilter{RecordID: id}) {
-					want++
-					break
+					matched = true
+					wantHistory[id] = append(wantHistory[id], historyEntry{At: e.At, Op: e.Op, Actor: e.Actor, Reason: e.Reason})
 				}
+			}
+			if matched {
+				want++
 			}
 		}
 	})
@@ -160,14 +169,14 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	lines := map[string]int{}
 	targets := map[*schema.MemoryTarget]bool{}
 	for _, ml := range v.lines {
-		if ml.kind == "candidate" {
+		if ml.kind() == "candidate" {
 			targets[ml.rec.Target] = true
 		}
-		lines[ml.kind]++
-		if ml.kind == "candidate" && !shared[ml.rec] {
+		lines[ml.kind()]++
+		if ml.kind() == "candidate" && !shared[ml.rec] {
 			t.Errorf("candidate line %s holds its own copy of the record, not the cached store data's", ml.rec.ID)
 		}
-		if ml.kind == "candidate" && ml.rec.Scope != nil {
+		if ml.kind() == "candidate" && ml.rec.Scope != nil {
 			t.Errorf("candidate line %s keeps its scope map %v", ml.rec.ID, ml.rec.Scope)
 		}
 	}
@@ -177,18 +186,88 @@ func TestViewRetainsItsAgentOnly(t *testing.T) {
 	if len(targets) != 1 {
 		t.Errorf("the 3 candidates of one target hold %d target values, want 1 shared", len(targets))
 	}
-	held := 0
-	for id, h := range v.history {
-		held += len(h)
-		found := false
-		for _, m := range mine {
-			found = found || m == id
-		}
-		if !found {
-			t.Errorf("the view keeps the history of %s, not a record of bot", id)
+	// Each line's history is its record's entries in the ledger, and no
+	// line shows another record's entry.
+	got := map[string][]historyEntry{}
+	for _, ml := range v.lines {
+		if h := v.historyOf(ml); h != nil {
+			got[ml.rec.ID] = h
 		}
 	}
-	if held != want {
-		t.Errorf("the view holds %d history entries, want the %d of bot's records", held, want)
+	if !reflect.DeepEqual(got, wantHistory) {
+		t.Errorf("view history:\n%v\nwant (the ledger's entries of each record):\n%v", got, wantHistory)
+	}
+	held := 0
+	for _, h := range v.histories {
+		held += len(h)
+	}
+	if held > want {
+		t.Errorf("the view holds %d history entries, more than the %d of bot's records", held, want)
+	}
+	// The candidates written in one batch have equal histories of one
+	// entry: they share it.
+	arrays := map[*historyEntry]bool{}
+	for _, ml := range v.lines {
+		if h := v.historyOf(ml); ml.kind() == "candidate" && len(h) == 1 {
+			arrays[&h[0]] = true
+		}
+	}
+	if len(arrays) != 1 {
+		t.Errorf("the 3 candidates' one-entry histories use %d arrays, want 1 shared", len(arrays))
+	}
+}
+
+// TestMemoryLineSize: a view holds a line per candidate (100k with a big
+// store): a line is its record, container, promotion, history number and
+// kind number, 40 bytes (72 with the kind as a string, an unused pointer and
+// no history number).
+func TestMemoryLineSize(t *testing.T) {
+	t.Parallel()
+	if n := unsafe.Sizeof(memoryLine{}); n > 40 {
+		t.Errorf("memoryLine is %d bytes, want at most 40", n)
+	}
+	for k, want := range map[lineKind]string{linePromoted: "promoted", lineSpilled: "spilled", lineShadowed: "shadowed", lineCandidate: "candidate"} {
+		if got := (memoryLine{k: k}).kind(); got != want {
+			t.Errorf("kind %d is %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestPackTexts: a long list's contents and conversation ids move into one
+// string, every record keeping its own text; a short list is left alone.
+func TestPackTexts(t *testing.T) {
+	t.Parallel()
+	mk := func(n int) []schema.MemoryRecord {
+		recs := make([]schema.MemoryRecord, n)
+		for i := range recs {
+			recs[i].ID = fmt.Sprint("r", i)
+			recs[i].Content = strings.Repeat(fmt.Sprint("lesson ", i, " "), i%3+1)
+			if i%4 != 0 {
+				recs[i].Provenance.ConversationID = fmt.Sprint("c", i)
+			}
+		}
+		return recs
+	}
+	addr := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	for _, n := range []int{10, 300} {
+		recs, want := mk(n), mk(n)
+		before := make([]uintptr, n)
+		for i := range recs {
+			before[i] = addr(recs[i].Content)
+		}
+		packTexts(recs)
+		if !reflect.DeepEqual(recs, want) {
+			t.Errorf("%d records: packTexts changed a record's values", n)
+		}
+		for i := 0; i+1 < n; i++ {
+			r := recs[i]
+			next := addr(r.Content) + uintptr(len(r.Content)+len(r.Provenance.ConversationID))
+			if n >= 256 && addr(recs[i+1].Content) != next {
+				t.Fatalf("%d records: record %d's content does not follow record %d's texts in one string", n, i+1, i)
+			}
+			if n < 256 && addr(r.Content) != before[i] {
+				t.Fatalf("%d records: record %d's content was moved", n, i)
+			}
+		}
 	}
 }

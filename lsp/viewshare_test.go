@@ -3,8 +3,12 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -221,8 +225,8 @@ func TestCachesKeepOneBigAgent(t *testing.T) {
 	for i := range lines {
 		lines[i].rec = &big[i]
 	}
-	vc.put("file:///c", viewKey{}, "", &memoryView{lines: lines})
-	vc.put("file:///d", viewKey{}, "", &memoryView{lines: lines})
+	vc.put("file:///c", viewKey{}, "", &memoryView{lines: lines}, recordOwner{})
+	vc.put("file:///d", viewKey{}, "", &memoryView{lines: lines}, recordOwner{})
 	if _, ok := vc.m["file:///d"]; len(vc.m) != 1 || !ok {
 		t.Errorf("views: %d big views kept, want d's alone", len(vc.m))
 	}
@@ -232,5 +236,161 @@ func TestCachesKeepOneBigAgent(t *testing.T) {
 	fc.put(&factsEntry{key: factsKey{agent: "d"}, facts: lint.StoreFacts{Candidates: big}})
 	if len(fc.entries) != 1 || fc.entries[0].key.agent != "d" {
 		t.Errorf("lint facts: %d big agents kept, want d alone", len(fc.entries))
+	}
+}
+
+// TestBudgetKeepsOneBigAgentAcrossCaches: each cache bounded itself, so
+// the lint facts could keep the agent linted last and the views another
+// one, hovered last: two big agents' records (issue 35). The budget drops
+// an agent from every cache once another big one is claimed, and keeps
+// small agents, which fit together.
+func TestBudgetKeepsOneBigAgentAcrossCaches(t *testing.T) {
+	t.Parallel()
+	big := make([]schema.MemoryRecord, maxCachedRecords*3/4)
+	small := make([]schema.MemoryRecord, 10)
+	var (
+		b  recordBudget
+		cc candidateCache
+		vc viewCache
+		fc factsCache
+	)
+	b.register(cc.drop)
+	b.register(vc.drop)
+	fc.join(&b)
+	fc.join(&b) // once
+	if len(b.drops) != 3 {
+		t.Fatalf("%d evictions registered, want 3", len(b.drops))
+	}
+	ws := &workspaceInfo{StorePath: "/s"}
+	owner := func(agent string) recordOwner { return recordOwner{path: "/s", agent: agent} }
+	linesOf := func(recs []schema.MemoryRecord) *memoryView {
+		v := &memoryView{lines: make([]memoryLine, len(recs))}
+		for i := range recs {
+			v.lines[i].rec = &recs[i]
+		}
+		return v
+	}
+	keep := func(agent string, recs []schema.MemoryRecord, linted bool) {
+		if linted {
+			// The lint pass of agent: its candidates and facts.
+			cc.put(&cachedCands{key: candKey{path: "/s", agent: agent}, live: recs})
+			b.claim(owner(agent), len(recs))
+			fc.put(&factsEntry{key: factsKey{path: "/s", agent: agent}, facts: lint.StoreFacts{Candidates: recs}})
+			b.claim(owner(agent), len(recs))
+			return
+		}
+		// A hover on agent's file: its store data and view.
+		vc.putStore(storeKey{ws: ws, agent: agent}, "", &storeData{candidates: recs})
+		b.claim(owner(agent), len(recs))
+		vc.put(protocol.DocumentURI("file:///"+agent), viewKey{ws: ws}, "", linesOf(recs), owner(agent))
+		b.claim(owner(agent), len(recs))
+	}
+	agents := func() []string {
+		var out []string
+		for _, e := range cc.entries {
+			out = append(out, "cands:"+e.key.agent)
+		}
+		for _, e := range fc.entries {
+			out = append(out, "facts:"+e.key.agent)
+		}
+		for k := range vc.stores {
+			out = append(out, "store:"+k.agent)
+		}
+		for u := range vc.m {
+			out = append(out, "view:"+string(u))
+		}
+		sort.Strings(out)
+		return out
+	}
+
+	keep("a", small, true)
+	keep("b", small, false)
+	if got, want := agents(), []string{"cands:a", "facts:a", "store:b", "view:file:///b"}; !slices.Equal(got, want) {
+		t.Fatalf("small agents: caches hold %v, want %v", got, want)
+	}
+	keep("c", big, true) // lint of a big agent: the small ones still fit
+	if got, want := agents(), []string{"cands:a", "cands:c", "facts:a", "facts:c", "store:b", "view:file:///b"}; !slices.Equal(got, want) {
+		t.Fatalf("one big agent: caches hold %v, want %v", got, want)
+	}
+	keep("d", big, false) // a hover on another big agent: c, a and b go
+	if got, want := agents(), []string{"store:d", "view:file:///d"}; !slices.Equal(got, want) {
+		t.Errorf("two big agents: caches hold %v, want d's alone", got)
+	}
+	keep("d", big, true)
+	if got, want := agents(), []string{"cands:d", "facts:d", "store:d", "view:file:///d"}; !slices.Equal(got, want) {
+		t.Errorf("the same big agent linted: caches hold %v, want %v", got, want)
+	}
+}
+
+// TestClipped: candidates the store returned in a bigger array are kept in
+// one of their length (the cache keeps the whole array), the same records
+// in the same order; an array with little to spare is kept as it is.
+func TestClipped(t *testing.T) {
+	t.Parallel()
+	recs := make([]schema.MemoryRecord, 100, 300)
+	for i := range recs {
+		recs[i].ID = fmt.Sprint("r", i)
+	}
+	got := clipped(recs)
+	if cap(got) != len(recs) || !reflect.DeepEqual(got, recs) {
+		t.Errorf("clipped: len %d cap %d, records equal %v; want len = cap = 100 and the same records", len(got), cap(got), reflect.DeepEqual(got, recs))
+	}
+	if &got[0] == &recs[0] {
+		t.Error("clipped shares the oversized array")
+	}
+	tight := recs[:100:104]
+	if got := clipped(tight); &got[0] != &tight[0] || cap(got) != 104 {
+		t.Error("clipped copied an array with 4% to spare")
+	}
+	if got := clipped(nil); got != nil {
+		t.Errorf("clipped(nil) = %v", got)
+	}
+}
+
+// TestBudgetReserve: before an agent's records are read, the agents used
+// least recently are dropped to make room for as many records as it had
+// last time (else as many as its store's biggest agent), so two big
+// agents are not held at once while the second is read; small ones stay.
+func TestBudgetReserve(t *testing.T) {
+	t.Parallel()
+	bigN := maxCachedRecords * 3 / 4
+	var b recordBudget
+	held := map[string]bool{} // what a cache holds
+	b.register(func(gone map[recordOwner]bool) {
+		for o := range gone {
+			delete(held, o.path+":"+o.agent)
+		}
+	})
+	o := func(path, agent string) recordOwner { return recordOwner{path: path, agent: agent} }
+	keep := func(owner recordOwner, n int) {
+		held[owner.path+":"+owner.agent] = true
+		b.claim(owner, n)
+	}
+	heldNow := func() []string { return slices.Sorted(maps.Keys(held)) }
+	keep(o("/s", "a"), bigN)
+	keep(o("/s", "b"), 10)
+	keep(o("/t", "x"), 10)
+	b.reserve(o("/t", "y")) // unknown, and its store's agents are small: nothing goes
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving a small store's agent: %v, want %v", got, want)
+	}
+	b.reserve(o("/s", "c")) // unknown, its store has a big agent: a goes
+	if got, want := heldNow(), []string{"/s:b", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving c: %v, want %v", got, want)
+	}
+	keep(o("/s", "c"), 10)
+	keep(o("/s", "a"), bigN)
+	b.reserve(o("/s", "b")) // known small: nothing goes
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/s:c", "/t:x"}; !slices.Equal(got, want) {
+		t.Fatalf("after reserving b: %v, want %v", got, want)
+	}
+	b.reserve(o("/s", "a")) // a itself is read again: the others stay
+	if got, want := heldNow(), []string{"/s:a", "/s:b", "/s:c", "/t:x"}; !slices.Equal(got, want) {
+		t.Errorf("after reserving a: %v, want %v", got, want)
+	}
+	keep(o("/s", "a"), bigN)
+	keep(o("/s", "d"), bigN) // past the budget: all but d go, least recent first
+	if got, want := heldNow(), []string{"/s:d"}; !slices.Equal(got, want) {
+		t.Errorf("after claiming d: %v, want %v", got, want)
 	}
 }
