@@ -13,7 +13,9 @@
 // in any page, not only the ones the write touches, makes the write return
 // store.ErrCorrupt naming the file and the page, with nothing written.
 // Reads do not run this check: they skip undecodable records and report a
-// fault on a page they read as store.ErrCorrupt.
+// fault on a page they read as store.ErrCorrupt. Promoted, whose matches lie
+// on a few pages, reads them with pread instead of mapping the file
+// (pageread.go) and leaves anything bigger or unexpected to bbolt.
 //
 // Export is the salvage path: when the tree of a damaged file cannot be
 // walked it scans the file's pages for record values instead.

@@ -27,15 +27,17 @@ import (
 // (a check failed, or the page budget is spent).
 var errPageTree = errors.New("page reader declined")
 
-// pageTree reads pages of one bbolt file through f.
+// pageTree reads pages of one bbolt file through f, each once (a lookup of
+// two buckets reads the root bucket's page once).
 type pageTree struct {
 	f      io.ReaderAt
 	meta   boltMeta
-	budget int // pages it may still read
+	budget int // page visits it may still make
+	read   map[uint64][]byte
 }
 
 // openPageTree reads the meta page bbolt would use for the file f of size
-// bytes; at most budget pages are read after it.
+// bytes; at most budget page visits follow.
 func openPageTree(f io.ReaderAt, size int64, budget int) (*pageTree, error) {
 	m, err := chooseMeta(f, size)
 	if err != nil {
@@ -55,16 +57,25 @@ type treeRoot struct {
 func (t *pageTree) root() treeRoot { return treeRoot{page: t.meta.root} }
 
 // page reads a branch or leaf page in a buffer of its own (the keys and
-// values the caller keeps point into it).
+// values the caller keeps point into it), or gives the one read before.
 func (t *pageTree) page(id uint64) ([]byte, error) {
+	// Every visit counts against the budget, a page read before too: the
+	// budget bounds the walk's work, not only its reads.
 	if t.budget <= 0 {
 		return nil, fmt.Errorf("%w: page budget spent", errPageTree)
 	}
 	t.budget--
+	if p, ok := t.read[id]; ok {
+		return p, nil
+	}
 	p, err := pageAt(t.f, nil, t.meta.pageSize, t.meta.pgid, id, 0, branchPageFlag, leafPageFlag)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errPageTree, err)
 	}
+	if t.read == nil {
+		t.read = map[uint64][]byte{}
+	}
+	t.read[id] = p
 	return p, nil
 }
 

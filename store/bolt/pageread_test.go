@@ -3,6 +3,7 @@ package bolt
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -305,5 +306,62 @@ func TestPromotedReadsPages(t *testing.T) {
 	}
 	if ok, err := s.scanPages(ctx, bucketPScope, prefix, func(k, v []byte) {}); ok || err != nil {
 		t.Fatalf("scanPages on a version 2 file = %v, %v; want declined", ok, err)
+	}
+}
+
+// TestPageTreeSelfNamingBranch: a branch page whose children but the first
+// name the page itself (an attack on the walk, not random damage) is
+// declined (the depth bound and the budget): the walk never loops.
+func TestPageTreeSelfNamingBranch(t *testing.T) {
+	t.Parallel()
+	var path string
+	var branch uint64
+	for seed := int64(0); branch == 0 && seed < 40; seed++ {
+		path, _ = randomBoltFile(t, rand.New(rand.NewSource(seed)))
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt, err := openPageTree(bytes.NewReader(data), int64(len(data)), 1_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, found, err := pt.bucket(pt.root(), []byte("big"))
+		if err != nil || !found {
+			continue
+		}
+		if root.page != 0 {
+			if p, err := pt.page(root.page); err == nil && p[8] == branchPageFlag {
+				branch = root.page
+			}
+		}
+	}
+	if branch == 0 {
+		t.Fatal("no random file has a branch page to attack")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int64(binary.LittleEndian.Uint32(data[pageHeaderSize+8:]))
+	page := data[int64(branch)*ps:]
+	count := int(binary.LittleEndian.Uint16(page[10:]))
+	// The first child stays, so the walk reaches leaves before it meets
+	// the cycle.
+	for i := 1; i < count; i++ {
+		binary.LittleEndian.PutUint64(page[pageHeaderSize+i*branchElementSize+8:], branch)
+	}
+	pt, err := openPageTree(bytes.NewReader(data), int64(len(data)), preadBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, found, err := pt.bucket(pt.root(), []byte("big"))
+	if err != nil || !found {
+		t.Fatalf("bucket big: %v, %v", found, err)
+	}
+	n := 0
+	err = pt.scanPrefix(root, nil, func(k, v []byte) { n++ })
+	if !errors.Is(err, errPageTree) {
+		t.Fatalf("scan of a self-naming branch = %v after %d keys; want declined", err, n)
 	}
 }
