@@ -808,7 +808,8 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		// Many candidates of one target: one finding that counts them by
 		// state (the related information lists each).
 		counts := map[string]int{}
-		var states, ids []string
+		var states []string
+		ids := make([]string, 0, len(cs))
 		for _, x := range cs {
 			if counts[x.state] == 0 {
 				states = append(states, x.state)
@@ -822,6 +823,7 @@ func ruleCandidateProgress(c *runCtx) []Finding {
 		}
 		f := c.finding(c.targetPointer(*cs[0].r.Target), fmt.Sprintf("%d candidates on %s (%s tier): %s: %s",
 			len(cs), k, schema.TierOf(*cs[0].r.Target), strings.Join(parts, "; "), listIDs(ids)))
+		f.Related = make([]Related, 0, len(cs)) // 100k candidates with a big store
 		for _, x := range cs {
 			f.Related = append(f.Related, Related{RecordID: x.r.ID, Message: x.state})
 		}

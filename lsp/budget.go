@@ -24,9 +24,11 @@ type recordBudget struct {
 	tick   uint64
 	agents map[recordOwner]budgetUse
 	drops  []func(gone map[recordOwner]bool) // each cache's eviction
-	// sizes are the records of the agents claimed so far (kept after they
-	// are dropped), and biggest the most of one agent of each store file:
-	// what reserve expects an agent's read to bring.
+	// sizes are the most records of each agent claimed so far (kept after
+	// they are dropped: a view that keeps 100 lines of an agent of 100k
+	// candidates does not make it small), and biggest the most of one
+	// agent of each store file: what reserve and turns expect an agent's
+	// read to bring.
 	sizes   map[recordOwner]int
 	biggest map[string]int
 }
@@ -69,7 +71,7 @@ func (b *recordBudget) claim(o recordOwner, records int) {
 	if b.sizes == nil || len(b.sizes) >= maxBudgetSizes {
 		b.sizes, b.biggest = map[recordOwner]int{}, map[string]int{}
 	}
-	b.sizes[o] = records
+	b.sizes[o] = max(b.sizes[o], records)
 	b.biggest[o.path] = max(b.biggest[o.path], records)
 	b.evict(o, 0, true)
 }
@@ -84,11 +86,28 @@ func (b *recordBudget) reserve(o recordOwner) {
 		return
 	}
 	b.mu.Lock()
-	expect, ok := b.sizes[o]
-	if !ok {
-		expect = b.biggest[o.path]
+	b.evict(o, b.expectedLocked(o), false) // what o held is read again
+}
+
+// size is the most records of o's agent claimed so far; known is false
+// when none were.
+func (b *recordBudget) size(o recordOwner) (records int, known bool) {
+	if b == nil {
+		return 0, false
 	}
-	b.evict(o, expect, false) // what o held is read again
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	records, known = b.sizes[o]
+	return records, known
+}
+
+// expectedLocked is what o's read is expected to bring: its size, else the
+// most of one agent of its store file. b.mu is held.
+func (b *recordBudget) expectedLocked(o recordOwner) int {
+	if n, ok := b.sizes[o]; ok {
+		return n
+	}
+	return b.biggest[o.path]
 }
 
 // evict drops, least recently used first, the agents other than o while the

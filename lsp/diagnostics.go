@@ -125,10 +125,11 @@ func (s *server) runDiagnostics(ctx context.Context, snap snapshot) {
 	// One lint pass at a time, taken before the store is opened: a pass
 	// may decode and analyse all of its agent's records, and ten files
 	// opened together would each hold theirs at once (issue 35).
-	if s.lintTurns.take(ctx) != nil {
+	end, err := s.turn(ctx, s.lintTurns, recordOwner{path: ws.StorePath, agent: agentName})
+	if err != nil {
 		return
 	}
-	defer s.lintTurns.done()
+	defer end()
 	var lint []schema.Problem
 	state, msg, pending, done := StoreConnected, "", 0, false
 	// The store file unchanged since the last lint: the linter answers
@@ -227,11 +228,13 @@ func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis
 	if doc != nil && agent != nil {
 		ws := s.workspaceFor(snap.path)
 		if foreignAgent(ws, agent) == nil {
-			if n, cached := s.stores.cached(ws, agent.RoleTemplate.Name); cached && s.lintTurns.take(ctx) == nil {
-				ps, openErr := s.lintWith(ctx, snap, &analysis{version: snap.version, doc: doc, agent: agent}, ws, nil, true)
-				s.lintTurns.done()
-				if openErr == nil && ctx.Err() == nil {
-					early = &earlyLint{agent: agent, lint: ps, pending: n}
+			if n, cached := s.stores.cached(ws, agent.RoleTemplate.Name); cached {
+				if end, err := s.turn(ctx, s.lintTurns, recordOwner{path: ws.StorePath, agent: agent.RoleTemplate.Name}); err == nil {
+					ps, openErr := s.lintWith(ctx, snap, &analysis{version: snap.version, doc: doc, agent: agent}, ws, nil, true)
+					end()
+					if openErr == nil && ctx.Err() == nil {
+						early = &earlyLint{agent: agent, lint: ps, pending: n}
+					}
 				}
 			}
 		}

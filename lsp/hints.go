@@ -93,10 +93,11 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 	}
 	// One composition read at a time (turns.go); the one ahead may have
 	// cached this view meanwhile.
-	if err := s.viewTurns.take(ctx); err != nil {
+	done, err := s.turn(ctx, s.viewTurns, owner)
+	if err != nil {
 		return &memoryView{}, err
 	}
-	defer s.viewTurns.done()
+	defer done()
 	if cacheable {
 		if v := s.views.get(f.uri, key, now); v != nil {
 			s.budget.claim(owner, len(v.lines))

@@ -86,7 +86,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		docs: map[protocol.DocumentURI]*document{},
 		exit: make(chan struct{}),
 
-		lintTurns: newTurns(), viewTurns: newTurns(),
+		lintTurns: newTurns(), viewTurns: newTurns(), bigTurns: newTurns(), readTurns: newTurns(),
 		idle: newIdleWatch(opts.IdleAfter, opts.Idle),
 	}
 	st := newStream(rwc, base)
@@ -162,8 +162,10 @@ type server struct {
 	cands  candidateCache // the agents' candidates read last, shared by lint and views
 	budget recordBudget   // bounds the records views, candidates and lint facts hold together
 	// lintTurns and viewTurns: one lint pass and one composition read
-	// from the store at a time (turns.go).
-	lintTurns, viewTurns turns
+	// from the store at a time; bigTurns: one of either when its agent is
+	// big; readTurns: one decode of an agent's candidates at a time, for
+	// either (turns.go).
+	lintTurns, viewTurns, bigTurns, readTurns turns
 	// idle sees work start and end (messages, background jobs).
 	idle    *idleWatch
 	symbols symbolCache    // encoded outline of each agent file's last parse

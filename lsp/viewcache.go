@@ -353,11 +353,29 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
 		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 		owner := recordOwner{path: path, agent: agent}
-		if cacheable {
-			if e, ok := s.cands.get(key, now); ok {
-				s.budget.claim(owner, len(e.live)+len(e.rejected))
-				return e.live, e.rejected, nil
+		cached := func() ([]schema.MemoryRecord, []schema.MemoryRecord, bool) {
+			if !cacheable {
+				return nil, nil, false
 			}
+			e, ok := s.cands.get(key, now)
+			if !ok {
+				return nil, nil, false
+			}
+			s.budget.claim(owner, len(e.live)+len(e.rejected))
+			return e.live, e.rejected, true
+		}
+		if live, rejected, ok := cached(); ok {
+			return live, rejected, nil
+		}
+		// One decode at a time, a lint pass's or a view's: two big agents
+		// decoded at once were the server's peak memory at 1M records
+		// (issue 35). The one ahead may have read these meanwhile.
+		if err := s.readTurns.take(ctx); err != nil {
+			return nil, nil, err
+		}
+		defer s.readTurns.done()
+		if live, rejected, ok := cached(); ok {
+			return live, rejected, nil
 		}
 		// Room first: the agents used least recently go before this one's
 		// records are read (recordBudget.reserve).

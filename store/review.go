@@ -68,18 +68,21 @@ func addRejection(out map[string]string, p Proposal) {
 
 // SplitRejected splits recs into the records still under review and the
 // rejected ones (IsRejected), each in recs' order. rejected maps record ids
-// to rejection times (RejectedPromotions).
+// to rejection times (RejectedPromotions). live is recs' own array, the
+// rejected moved out (a copy of 100k candidates was the language server's
+// peak memory, issue 35): recs is not used afterwards.
 func SplitRejected(recs []schema.MemoryRecord, rejected map[string]string) (live, out []schema.MemoryRecord) {
 	if len(rejected) == 0 {
 		return recs, nil
 	}
-	live = recs[:0:0]
+	live = recs[:0]
 	for i := range recs {
 		if IsRejected(&recs[i], rejected[recs[i].ID]) {
 			out = append(out, recs[i])
 		} else {
-			live = append(live, recs[i])
+			live = append(live, recs[i]) // i >= len(live): never a record still to look at
 		}
 	}
+	clear(recs[len(live):]) // no stale copies keep the rejected strings
 	return live, out
 }

@@ -392,7 +392,8 @@ type Reader interface {
 	// of matches, not the size of the store.
 	Promoted(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error)
 	// Candidates returns the valid, targeted, unpromoted records of scope
-	// for agent, newest first.
+	// for agent, newest first. The records of one Promoted or Candidates
+	// call may share their scope maps: read them, do not modify them.
 	Candidates(ctx context.Context, scope map[string]string, agent string) ([]schema.MemoryRecord, error)
 	// GetProposal returns a proposal by id.
 	GetProposal(ctx context.Context, id string) (Proposal, error)

@@ -207,6 +207,7 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 		// once, not as decoded values and again as the result (30 MB each
 		// for 100k candidates).
 		recs, seqs = make([]schema.MemoryRecord, 0, len(raw)), make([]uint64, 0, len(raw))
+		var share sharer
 		for lo := 0; lo < len(raw); lo += decodeChunk {
 			chunk := raw[lo:min(lo+decodeChunk, len(raw))]
 			sts, oks := decodeAll(chunk)
@@ -222,6 +223,7 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 				if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
 					continue
 				}
+				share.record(&st.Rec)
 				recs = append(recs, st.Rec)
 				seqs = append(seqs, st.Seq)
 			}
