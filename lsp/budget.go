@@ -68,12 +68,27 @@ func (b *recordBudget) claim(o recordOwner, records int) {
 		records = u.records // the biggest entry of o any cache keeps
 	}
 	b.agents[o] = budgetUse{records: records, used: b.tick}
+	b.sizeLocked(o, records)
+	b.evict(o, 0, true)
+}
+
+// sized notes that a read of o brought records records, kept by no cache (a
+// store written within racyWindow): the turns still learn its size.
+func (b *recordBudget) sized(o recordOwner, records int) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sizeLocked(o, records)
+}
+
+func (b *recordBudget) sizeLocked(o recordOwner, records int) {
 	if b.sizes == nil || len(b.sizes) >= maxBudgetSizes {
 		b.sizes, b.biggest = map[recordOwner]int{}, map[string]int{}
 	}
 	b.sizes[o] = max(b.sizes[o], records)
 	b.biggest[o.path] = max(b.biggest[o.path], records)
-	b.evict(o, 0, true)
 }
 
 // reserve makes room before o's records are read from the store: the

@@ -124,3 +124,50 @@ func TestBigAgentsShareATurn(t *testing.T) {
 		t.Fatal("done left a turn held")
 	}
 }
+
+// sizedReader gives n candidates and no proposals.
+type sizedReader struct {
+	store.Reader
+	n int
+}
+
+func (r sizedReader) Candidates(context.Context, map[string]string, string) ([]schema.MemoryRecord, error) {
+	return make([]schema.MemoryRecord, r.n), nil
+}
+
+func (sizedReader) Proposals(context.Context, store.ProposalFilter) ([]store.Proposal, error) {
+	return nil, nil
+}
+
+// TestUncachedReadTeachesTheTurns: a read of a store file written within
+// racyWindow is cached by no one, but the budget still learns the agent's
+// size from it, so the agent's next pass is known small and does not wait
+// for the turn big agents share.
+func TestUncachedReadTeachesTheTurns(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, mtime, ok := stampOf(path)
+	if !ok {
+		t.Fatal("no stamp")
+	}
+	s := &server{opts: Options{Now: func() time.Time { return mtime }}, lintTurns: newTurns(), bigTurns: newTurns(), readTurns: newTurns()}
+	if _, _, err := s.candidatesOf(path)(context.Background(), sizedReader{n: 5}, "bot", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.cands.entries) != 0 {
+		t.Fatal("a read within racyWindow was cached")
+	}
+	if err := s.bigTurns.take(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	end, err := s.turn(ended, s.lintTurns, recordOwner{path: path, agent: "bot"})
+	if err != nil {
+		t.Fatalf("turn for an agent read to be small, big turn held: %v", err)
+	}
+	end()
+}

@@ -389,6 +389,8 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
 			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
 			s.budget.claim(owner, len(live)+len(rejected))
+		} else {
+			s.budget.sized(owner, len(live)+len(rejected))
 		}
 		return live, rejected, nil
 	}
