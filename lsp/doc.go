@@ -26,6 +26,9 @@
 //	quickfix.go     quick fixes: nearest key, missing required property, a
 //	                judgment for a memory's missing domain
 //	codelens.go     per-section counts of learned, candidate and pending lines
+//	budget.go       one bound on the records the caches hold together, per agent
+//	turns.go        one lint pass, one composition and one candidates decode at a
+//	                time; a lint pass and a composition of a big agent share a turn
 //
 // Dependencies (store opener, clock, logger, linter) come in through Options;
 // the server never holds the store open between operations.
