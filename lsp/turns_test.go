@@ -22,6 +22,17 @@ type candCountingReader struct {
 
 var errRead = errors.New("the store was read")
 
+// standInStore is a file at a store's path for the server's stamps (the
+// readers here are fakes).
+func standInStore(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "memory.db")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func (c *candCountingReader) Candidates(context.Context, map[string]string, string) ([]schema.MemoryRecord, error) {
 	c.reads.Add(1)
 	return nil, errRead
@@ -34,10 +45,7 @@ func (c *candCountingReader) Candidates(context.Context, map[string]string, stri
 // same records again.
 func TestCandidateReadsTakeTurns(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "memory.db")
-	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := standInStore(t)
 	later := time.Now().Add(time.Hour) // the file is past racyWindow: cacheable
 	s := &server{opts: Options{Now: func() time.Time { return later }}, readTurns: newTurns()}
 	scope := map[string]string{"project": "web"}
@@ -145,10 +153,7 @@ func (sizedReader) Proposals(context.Context, store.ProposalFilter) ([]store.Pro
 // for the turn big agents share.
 func TestUncachedReadTeachesTheTurns(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "memory.db")
-	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := standInStore(t)
 	_, mtime, ok := stampOf(path)
 	if !ok {
 		t.Fatal("no stamp")
