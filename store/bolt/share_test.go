@@ -63,3 +63,44 @@ func TestCandidatesShareScopes(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// TestCandidatesShareScopesPastTheBound: a store whose candidates carry
+// more distinct scopes and strings than one read remembers (a hostile or
+// just varied store) still gives every record its own scope and times, and
+// the read remembers at most its bounds.
+func TestCandidatesShareScopesPastTheBound(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	s := openTest(t, filepath.Join(t.TempDir(), "memory.db"), store.Options{Now: clock.Now})
+	ctx := context.Background()
+	n := maxSharedScopes + 500
+	var reqs []store.WriteRequest
+	for i := range n {
+		req := fact(fmt.Sprintf("fact %d", i), map[string]string{"project": "web", "team": fmt.Sprint(i)})
+		req.Target = &schema.MemoryTarget{Primitive: schema.PrimitiveBackground, Section: schema.SectionProjectContext, Key: fmt.Sprintf("k%d", i)}
+		reqs = append(reqs, req)
+	}
+	if _, err := s.Write(ctx, reqs, human); err != nil {
+		t.Fatal(err)
+	}
+	cands, err := s.Candidates(ctx, map[string]string{"project": "web"}, "")
+	if err != nil || len(cands) != n {
+		t.Fatalf("Candidates = %d records, %v; want %d", len(cands), err, n)
+	}
+	for _, r := range cands {
+		var i int
+		if _, err := fmt.Sscanf(r.Content, "fact %d", &i); err != nil {
+			t.Fatal(err)
+		}
+		if want := (map[string]string{"project": "web", "team": fmt.Sprint(i)}); !maps.Equal(r.Scope, want) {
+			t.Fatalf("%s scope = %v, want %v", r.Content, r.Scope, want)
+		}
+	}
+	var sh sharer
+	for i := range cands {
+		sh.record(&cands[i])
+	}
+	if len(sh.scopes) > maxSharedScopes || len(sh.strs) > maxSharedStrs {
+		t.Errorf("one read remembered %d scopes and %d strings, want at most %d and %d", len(sh.scopes), len(sh.strs), maxSharedScopes, maxSharedStrs)
+	}
+}
