@@ -104,6 +104,7 @@ type Option func(*options)
 
 type options struct {
 	visible func(scope map[string]string) bool
+	after   uint64
 }
 
 // Visible keeps only the events whose record (or overlay) scope passes
@@ -111,6 +112,26 @@ type options struct {
 // (deleted) is then dropped: its scope is unknown.
 func Visible(keep func(scope map[string]string) bool) Option {
 	return func(o *options) { o.visible = keep }
+}
+
+// After starts the stream past ledger entry seq: the entries up to it are
+// neither delivered nor read (a follower that starts now passes the
+// ledger's newest sequence, Head).
+func After(seq uint64) Option {
+	return func(o *options) { o.after = seq }
+}
+
+// Head is the sequence of the newest ledger entry of s (0 for none), read
+// without reading the entries before it.
+func Head(ctx context.Context, s store.Reader) (uint64, error) {
+	es, err := s.Ledger(ctx, store.LedgerFilter{Limit: 1})
+	if err != nil {
+		return 0, fmt.Errorf("read the ledger's head: %w", err)
+	}
+	if len(es) == 0 {
+		return 0, nil
+	}
+	return es[len(es)-1].Seq, nil
 }
 
 func collect(opts []Option) options {
@@ -238,11 +259,17 @@ func FromSummary(s store.OverlaySummary) Event {
 // is all), oldest first: ledger events in sequence order, each overlay
 // event after the ledger events of its time.
 func Since(ctx context.Context, s store.Reader, since string, opts ...Option) ([]Event, error) {
-	c := &cursor{r: NewReader(s), o: collect(opts)}
-	return c.next(ctx, since)
+	return newCursor(s, opts).next(ctx, since)
 }
 
-// cursor reads what is new since its last read.
+// newCursor is a cursor over s from the start opts give.
+func newCursor(s store.Reader, opts []Option) *cursor {
+	o := collect(opts)
+	return &cursor{r: NewReader(s), o: o, lastSeq: o.after}
+}
+
+// cursor reads what is new since its last read: each read of the ledger
+// starts past the last entry it read (LedgerFilter.After).
 type cursor struct {
 	r       *Reader
 	o       options
@@ -261,7 +288,7 @@ func summaryKey(s store.OverlaySummary) string {
 // next returns the events not yet delivered whose time is at or after
 // since, oldest first.
 func (c *cursor) next(ctx context.Context, since string) ([]Event, error) {
-	f := store.LedgerFilter{Since: since}
+	f := store.LedgerFilter{Since: since, After: c.lastSeq}
 	entries, err := c.r.s.Ledger(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("read events: %w", err)

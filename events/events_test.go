@@ -3,7 +3,9 @@ package events
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -225,5 +227,106 @@ func TestOverlayEventCarriesEveryField(t *testing.T) {
 		if strings.Contains(other, k) {
 			t.Errorf("a write event carries %s: %s", k, other)
 		}
+	}
+}
+
+// ledgerReads is a store.Reader that records the filter of each Ledger read.
+type ledgerReads struct {
+	store.Reader
+	mu   sync.Mutex
+	seen []store.LedgerFilter
+}
+
+func (l *ledgerReads) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
+	l.mu.Lock()
+	l.seen = append(l.seen, f)
+	l.mu.Unlock()
+	return l.Reader.Ledger(ctx, f)
+}
+
+func (l *ledgerReads) filters() []store.LedgerFilter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.seen)
+}
+
+// TestFollowReadsOnlyWhatIsNew: each read of a follower after its first
+// starts past the last entry it read (LedgerFilter.After), so its cost is
+// what is new, not the ledger; After(Head) starts a follower at the
+// ledger's end, reading none of it (Head reads one entry).
+func TestFollowReadsOnlyWhatIsNew(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		fromHead  bool
+		wantFirst []uint64 // the seqs the first read delivers
+	}{
+		{"from the start", false, []uint64{1, 2, 3}},
+		{"from the head", true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			st := memstore.New(store.Options{})
+			write := func() {
+				t.Helper()
+				if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "fact"}}, human); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 3 {
+				write()
+			}
+			r := &ledgerReads{Reader: st}
+			var opts []Option
+			firstAfter := uint64(0)
+			if tc.fromHead {
+				head, err := Head(ctx, r)
+				if err != nil || head != 3 {
+					t.Fatalf("Head = %d, %v; want 3", head, err)
+				}
+				if f := r.filters(); len(f) != 1 || f[0].Limit != 1 {
+					t.Fatalf("Head read %+v, want one read of one entry", f)
+				}
+				opts, firstAfter = append(opts, After(head)), head
+			}
+			src := chanSource{ch: make(chan struct{}, 1)}
+			got := make(chan Event, 16)
+			done := make(chan error, 1)
+			go func() {
+				done <- Follow(ctx, r, src, "", func(ev Event) error { got <- ev; return nil }, opts...)
+			}()
+			for _, want := range tc.wantFirst {
+				if ev := <-got; ev.Seq != want {
+					t.Fatalf("backlog event %d, want %d", ev.Seq, want)
+				}
+			}
+			// Each later write is one event, found by a read that starts
+			// past what was read before.
+			for want := uint64(4); want <= 5; want++ {
+				write()
+				src.ch <- struct{}{}
+				if ev := <-got; ev.Seq != want {
+					t.Fatalf("event %d, want %d", ev.Seq, want)
+				}
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			fs := r.filters()
+			if tc.fromHead {
+				fs = fs[1:] // Head's read
+			}
+			if len(fs) < 3 || fs[0].After != firstAfter {
+				t.Fatalf("ledger reads %+v, want the first after %d and one per wake", fs, firstAfter)
+			}
+			for _, f := range fs[1:] {
+				if f.After < 3 {
+					t.Errorf("a read after the first did not start past the entries read: %+v", f)
+				}
+			}
+		})
 	}
 }

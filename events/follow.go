@@ -101,7 +101,7 @@ func Follow(ctx context.Context, s store.Reader, src Source, since string, fn fu
 	if err != nil {
 		return err
 	}
-	c := &cursor{r: NewReader(s), o: collect(opts)}
+	c := newCursor(s, opts)
 	var retry <-chan time.Time
 	failed := 0
 	read := func() error {

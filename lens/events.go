@@ -41,11 +41,18 @@ type storeEvents struct {
 	lastSeq uint64
 }
 
-// Follow is not for concurrent use: the lens runs one follower.
+// Follow is not for concurrent use: the lens runs one follower. The first
+// starts at the ledger's newest entry (events.Head), so it reads none of
+// the ledger before it, however long.
 func (s *storeEvents) Follow(ctx context.Context, fn func(events.Event)) error {
 	if s.since == "" {
-		s.since = schema.FormatTime(s.now())
+		head, err := events.Head(ctx, s.st)
+		if err != nil {
+			return err
+		}
+		s.since, s.lastSeq = schema.FormatTime(s.now()), head
 	}
+	opts := append([]events.Option{events.After(s.lastSeq)}, s.opts...)
 	return events.Follow(ctx, s.st, s.src, s.since, func(ev events.Event) error {
 		if ev.Seq > 0 {
 			if ev.Seq <= s.lastSeq {
@@ -55,5 +62,5 @@ func (s *storeEvents) Follow(ctx context.Context, fn func(events.Event)) error {
 		}
 		fn(ev)
 		return nil
-	}, s.opts...)
+	}, opts...)
 }

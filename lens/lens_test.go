@@ -529,6 +529,68 @@ func TestStoreEvents(t *testing.T) {
 	}
 }
 
+// ledgerReads is a store.Reader that records the filter of each Ledger read.
+type ledgerReads struct {
+	store.Reader
+	mu   sync.Mutex
+	seen []store.LedgerFilter
+}
+
+func (l *ledgerReads) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
+	l.mu.Lock()
+	l.seen = append(l.seen, f)
+	l.mu.Unlock()
+	return l.Reader.Ledger(ctx, f)
+}
+
+// TestStoreEventsReadNoBacklog: the lens's follower starts at the ledger's
+// newest entry and never reads the ledger before it: its first read is
+// one entry (the head), every later one starts past what it read, so a
+// store with a long ledger costs the live page what is new, not the
+// ledger.
+func TestStoreEventsReadNoBacklog(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st := memstore.New(store.Options{})
+	write := func() {
+		t.Helper()
+		if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "fact"}}, human); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		write()
+	}
+	r := &ledgerReads{Reader: st}
+	src := &wakeSource{ch: make(chan struct{}), started: make(chan struct{})}
+	got := make(chan events.Event, 10)
+	done := make(chan error, 1)
+	go func() { done <- StoreEvents(r, src, time.Now).Follow(ctx, func(e events.Event) { got <- e }) }()
+	<-src.started
+	for want := uint64(6); want <= 7; want++ {
+		write()
+		src.ch <- struct{}{}
+		if e := <-got; e.Seq != want {
+			t.Fatalf("event %d, want %d", e.Seq, want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seen) < 3 || r.seen[0].Limit != 1 {
+		t.Fatalf("ledger reads %+v: want the head's (one entry) first", r.seen)
+	}
+	for _, f := range r.seen[1:] {
+		if f.After < 5 {
+			t.Errorf("a read went back past the head (entry 5): %+v", f)
+		}
+	}
+}
+
 // flakySource is an events.Source whose watch the test wakes or fails.
 type flakySource struct {
 	mu      sync.Mutex

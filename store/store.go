@@ -311,6 +311,10 @@ type LedgerFilter struct {
 	RecordID string
 	Ops      []Op
 	Limit    int // 0 = all
+	// After keeps the entries with Seq > After (0: from the first): a
+	// follower's next read, which backends answer without reading the
+	// entries before it.
+	After uint64
 }
 
 // OverlaySummary is appended at each instantiate: counts and ids, never

@@ -17,16 +17,52 @@ import (
 // positive Limit it reads the ledger newest first and stops at the
 // Limit-th match, so `memory ledger --limit 10` decodes ten entries of a
 // large ledger, not all of them (an older entry that does not decode is
-// then not read either).
+// then not read either). f.After starts the read past the entries it
+// skips, unread; a filtered read keeps only the matches in memory.
 func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
 	if f.Limit > 0 {
 		return s.ledgerTail(ctx, f)
 	}
-	entries, err := s.ledger(ctx)
-	if err != nil {
+	if f.After == 0 && f.Since == "" && f.Until == "" && f.RecordID == "" && len(f.Ops) == 0 {
+		return s.ledger(ctx)
+	}
+	var out []store.LedgerEntry
+	err := s.view(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketLedger)
+		if b == nil {
+			return nil
+		}
+		pg := newPager(tx)
+		c := b.Cursor()
+		n := 0
+		k, v := c.First()
+		if f.After > 0 {
+			k, v = c.Seek(u64(f.After + 1))
+		}
+		for ; k != nil; k, v = c.Next() {
+			pg.step()
+			if n++; n%ctxCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if len(k) != 8 {
+				return s.corrupt("ledger key %x is not a sequence", k)
+			}
+			var e store.LedgerEntry
+			if err := unmarshalEntry(v, &e); err != nil {
+				return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
+			}
+			if store.MatchLedger(e, f) {
+				out = append(out, e)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
-	return store.FilterLedger(entries, f), nil
+	return out, nil
 }
 
 // ledgerTail is Ledger with a positive f.Limit: the last f.Limit matches.
@@ -39,7 +75,7 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 		}
 		c := b.Cursor()
 		n := 0
-		for k, v := c.Last(); k != nil && len(out) < f.Limit; k, v = c.Prev() {
+		for k, v := c.Last(); k != nil && len(out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
 			if n++; n%ctxCheckEvery == 0 {
 				if err := ctx.Err(); err != nil {
 					return err

@@ -2,11 +2,15 @@ package bolt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -56,6 +60,76 @@ func TestLedgerLimitReadsNewestFirst(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("Ledger(%+v): %d entries, want %d (FilterLedger of the whole ledger)", f, len(got), len(want))
 			}
+		}
+	}
+}
+
+// TestLedgerAfterReadsOnlyTheTail: Ledger with f.After (a follower's next
+// read) returns what the whole ledger filtered by store.FilterLedger does,
+// for every other filter, and it does not read the entries up to After: a
+// damaged entry before After does not fail it, while a read that reaches
+// the entry names it.
+func TestLedgerAfterReadsOnlyTheTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := newClock()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openTest(t, path, store.Options{Now: clock.Now})
+	var ids []string
+	for i := range 30 {
+		clock.Advance(time.Minute)
+		rec := writeOne(t, s, fact(fmt.Sprintf("fact number %d", i), map[string]string{"project": "web"}))
+		ids = append(ids, rec.ID)
+		if i%4 == 0 {
+			if err := s.Invalidate(ctx, rec.ID, "wrong", human); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, err := s.Ledger(ctx, store.LedgerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := all[len(all)/2]
+	filters := []store.LedgerFilter{{}, {Ops: []store.Op{store.OpInvalidate}}, {RecordID: ids[20]}, {Since: mid.At}, {Until: mid.At}}
+	for _, f := range filters {
+		for _, after := range []uint64{1, mid.Seq, all[len(all)-2].Seq, all[len(all)-1].Seq, all[len(all)-1].Seq + 10} {
+			for _, limit := range []int{0, 1, 3} {
+				f.After, f.Limit = after, limit
+				got, err := s.Ledger(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := store.FilterLedger(all, f); !reflect.DeepEqual(got, want) {
+					t.Errorf("Ledger(%+v): %d entries, want %d (FilterLedger of the whole ledger)", f, len(got), len(want))
+				}
+			}
+		}
+	}
+
+	// Damage entry 5: the bytes of a value that does not decode.
+	const damaged = 5
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket(bucketLedger).Put(u64(damaged), []byte("{not json")) })
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []store.LedgerFilter{{After: damaged}, {After: damaged, Ops: []store.Op{store.OpWrite}}, {After: damaged + 3, RecordID: ids[20]}} {
+		got, err := s.Ledger(ctx, f)
+		if err != nil {
+			t.Errorf("Ledger(%+v) read the damaged entry %d before After: %v", f, damaged, err)
+		}
+		if want := store.FilterLedger(all, f); !reflect.DeepEqual(got, want) {
+			t.Errorf("Ledger(%+v): %d entries, want %d", f, len(got), len(want))
+		}
+	}
+	for _, f := range []store.LedgerFilter{{}, {After: damaged - 1}, {Ops: []store.Op{store.OpWrite}}} {
+		if _, err := s.Ledger(ctx, f); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("ledger entry %d", damaged)) {
+			t.Errorf("Ledger(%+v) over the damaged entry: err = %v, want ErrCorrupt naming entry %d", f, err, damaged)
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,11 +19,19 @@ import (
 // eachLedger streams the ledger entries the SQL condition selects (over
 // columns seq, record_id, carried_id; "" for all), oldest first.
 func (s *Store) eachLedger(ctx context.Context, cond string, args []any, fn func(store.LedgerEntry) error) error {
+	return s.eachLedgerOrdered(ctx, cond, args, false, fn)
+}
+
+// eachLedgerOrdered is eachLedger, newest first when desc.
+func (s *Store) eachLedgerOrdered(ctx context.Context, cond string, args []any, desc bool, fn func(store.LedgerEntry) error) error {
 	sql := `SELECT seq, body FROM agent_ls_ledger`
 	if cond != "" {
 		sql += ` WHERE ` + cond
 	}
 	sql += ` ORDER BY seq`
+	if desc {
+		sql += ` DESC`
+	}
 	return s.read(ctx, func(q querier) error {
 		rows, err := q.Query(ctx, sql, args...)
 		if err != nil {
@@ -52,22 +62,45 @@ func (s *Store) eachLedger(ctx context.Context, cond string, args []any, fn func
 	})
 }
 
-// Ledger implements store.Store.
+// Ledger implements store.Store: only the matches are kept; f.After and
+// f.RecordID are conditions of the query, and a positive f.Limit reads
+// newest first and stops at the Limit-th match.
 func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
-	var all []store.LedgerEntry
-	cond, args := "", []any(nil)
+	var out []store.LedgerEntry
+	var conds []string
+	var args []any
 	if f.RecordID != "" {
-		cond, args = `record_id = $1 OR carried_id = $1`, []any{f.RecordID}
+		args = append(args, f.RecordID)
+		conds = append(conds, fmt.Sprintf(`(record_id = $%d OR carried_id = $%d)`, len(args), len(args)))
 	}
-	err := s.eachLedger(ctx, cond, args, func(e store.LedgerEntry) error {
-		all = append(all, e)
+	if f.After > 0 {
+		if f.After > math.MaxInt64 {
+			return nil, nil
+		}
+		args = append(args, int64(f.After))
+		conds = append(conds, fmt.Sprintf(`seq > $%d`, len(args)))
+	}
+	err := s.eachLedgerOrdered(ctx, strings.Join(conds, ` AND `), args, f.Limit > 0, func(e store.LedgerEntry) error {
+		if !store.MatchLedger(e, f) {
+			return nil
+		}
+		out = append(out, e)
+		if f.Limit > 0 && len(out) == f.Limit {
+			return errEnough
+		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, errEnough) {
 		return nil, err
 	}
-	return store.FilterLedger(all, f), nil
+	if f.Limit > 0 {
+		slices.Reverse(out)
+	}
+	return out, nil
 }
+
+// errEnough ends a read that has what it needs.
+var errEnough = errors.New("enough")
 
 // EachLedger passes every ledger entry, oldest first, to fn without
 // collecting them.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -193,6 +194,39 @@ func (k kit) ledgerTests() []test {
 			l := e.ledger(store.LedgerFilter{Limit: 2})
 			if len(l) == 2 && l[0].Seq > l[1].Seq {
 				t.Errorf("limited ledger not in sequence order")
+			}
+			// After: a follower's next read, alone and with the other
+			// fields.
+			all := e.ledger(store.LedgerFilter{})
+			if len(all) != 4 {
+				t.Fatalf("ledger: %d entries, want 4", len(all))
+			}
+			second, head := all[1].Seq, all[3].Seq
+			after := []struct {
+				name string
+				f    store.LedgerFilter
+				want []store.Op
+			}{
+				{"after the second", store.LedgerFilter{After: second}, []store.Op{store.OpInvalidate, store.OpSupersede}},
+				{"after the first", store.LedgerFilter{After: all[0].Seq}, []store.Op{store.OpWrite, store.OpInvalidate, store.OpSupersede}},
+				{"after the head", store.LedgerFilter{After: head}, []store.Op{}},
+				{"after far past the head", store.LedgerFilter{After: head + 1000}, []store.Op{}},
+				{"after, with ops", store.LedgerFilter{After: all[0].Seq, Ops: []store.Op{store.OpWrite}}, []store.Op{store.OpWrite}},
+				{"after, with a record", store.LedgerFilter{After: all[0].Seq, RecordID: a.ID}, []store.Op{store.OpInvalidate}},
+				{"after, with since", store.LedgerFilter{After: all[0].Seq, Since: t2}, []store.Op{store.OpSupersede}},
+				{"after, with a limit", store.LedgerFilter{After: all[0].Seq, Limit: 5}, []store.Op{store.OpWrite, store.OpInvalidate, store.OpSupersede}},
+				{"after, with a smaller limit", store.LedgerFilter{After: all[0].Seq, Limit: 1}, []store.Op{store.OpSupersede}},
+			}
+			for _, c := range after {
+				got := e.ledger(c.f)
+				if fmt.Sprint(ops(got)) != fmt.Sprint(c.want) {
+					t.Errorf("%s: %v, want %v", c.name, ops(got), c.want)
+				}
+				for _, en := range got {
+					if en.Seq <= c.f.After {
+						t.Errorf("%s: entry %d is not after %d", c.name, en.Seq, c.f.After)
+					}
+				}
 			}
 		}},
 		{"StateAt", func(t *testing.T) { k.stateAt(t) }},
