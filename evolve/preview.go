@@ -66,50 +66,16 @@ func (e *Engine) renderDiff(before, after []schema.MemoryRecord, fromName, toNam
 	return UnifiedDiff(overlay.Render(cb, rb.Attribution).Text(), overlay.Render(ca, ra.Attribution).Text(), fromName, toName)
 }
 
-// UnifiedDiff is a small LCS line diff of a and b in unified format with
-// two lines of context; "" when they are equal.
+// UnifiedDiff is a line diff of a and b in unified format with two lines
+// of context; "" when they are equal. The lines a and b share at their
+// start and end are matched as they are; the lines between are aligned by
+// their longest common subsequence, or, past maxDiffCells, replaced as a
+// whole (a correct diff, not a minimal one).
 func UnifiedDiff(a, b, fromName, toName string) string {
 	if a == b {
 		return ""
 	}
-	x, y := splitLines(a), splitLines(b)
-	n, m := len(x), len(y)
-	// lcs[i][j] is the LCS length of x[i:], y[j:].
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type op struct {
-		kind byte // ' ', '-', '+'
-		text string
-		ai   int // line index in a (for ' ' and '-')
-		bi   int // line index in b (for ' ' and '+')
-	}
-	var ops []op
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i], i, j})
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, op{'-', x[i], i, j})
-			i++
-		default:
-			ops = append(ops, op{'+', y[j], i, j})
-			j++
-		}
-	}
+	ops := diffOps(splitLines(a), splitLines(b))
 	const ctx = 2
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", fromName, toName)
@@ -155,6 +121,78 @@ func UnifiedDiff(a, b, fromName, toName string) string {
 		k = end
 	}
 	return out.String()
+}
+
+// maxDiffCells bounds the LCS table of UnifiedDiff's changed middle (4M
+// cells, 16 MB); a bigger middle is diffed as one replacement.
+const maxDiffCells = 1 << 22
+
+// diffOp is one line of a diff: kept (' '), removed ('-') or added ('+'),
+// with its index in a (for ' ' and '-') and in b (for ' ' and '+').
+type diffOp struct {
+	kind   byte
+	text   string
+	ai, bi int
+}
+
+// diffOps aligns x and y: their common first and last lines kept, the
+// middle by LCS (removals before additions where both are as long).
+func diffOps(x, y []string) []diffOp {
+	pre := 0
+	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(x)-pre && suf < len(y)-pre && x[len(x)-1-suf] == y[len(y)-1-suf] {
+		suf++
+	}
+	ops := make([]diffOp, 0, len(x)+len(y)-pre-suf)
+	for i := range pre {
+		ops = append(ops, diffOp{' ', x[i], i, i})
+	}
+	mx, my := x[pre:len(x)-suf], y[pre:len(y)-suf]
+	n, m := len(mx), len(my)
+	if (n+1)*(m+1) > maxDiffCells {
+		for i := range n {
+			ops = append(ops, diffOp{'-', mx[i], pre + i, pre})
+		}
+		for j := range m {
+			ops = append(ops, diffOp{'+', my[j], pre + n, pre + j})
+		}
+	} else {
+		// lcs[i*(m+1)+j] is the LCS length of mx[i:], my[j:].
+		w := m + 1
+		lcs := make([]int32, (n+1)*w)
+		for i := n - 1; i >= 0; i-- {
+			for j := m - 1; j >= 0; j-- {
+				if mx[i] == my[j] {
+					lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
+				} else {
+					lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
+				}
+			}
+		}
+		i, j := 0, 0
+		for i < n || j < m {
+			switch {
+			case i < n && j < m && mx[i] == my[j]:
+				ops = append(ops, diffOp{' ', mx[i], pre + i, pre + j})
+				i++
+				j++
+			case i < n && (j == m || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
+				ops = append(ops, diffOp{'-', mx[i], pre + i, pre + j})
+				i++
+			default:
+				ops = append(ops, diffOp{'+', my[j], pre + i, pre + j})
+				j++
+			}
+		}
+	}
+	for k := range suf {
+		i, j := len(x)-suf+k, len(y)-suf+k
+		ops = append(ops, diffOp{' ', x[i], i, j})
+	}
+	return ops
 }
 
 func splitLines(s string) []string {
