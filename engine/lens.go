@@ -93,20 +93,7 @@ func (v *Verbs) agentFiles() map[string]string { return AgentFileNames(v.S.Works
 // sorted ("" for the shared records): the agents a report covers (the
 // lens's agents, the CLI's proposals, garden and learnings).
 func StoreAgents(ctx context.Context, st store.Reader, base map[string]string) ([]string, error) {
-	res, err := st.Search(ctx, store.Query{Scope: base, Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
-	if err != nil {
-		return nil, fmt.Errorf("list agents: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, r := range res.Records {
-		seen[r.Scope[store.AgentKey]] = true
-	}
-	names := make([]string, 0, len(seen))
-	for n := range seen {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, nil
+	return store.Agents(ctx, st, base)
 }
 
 // agentFile is the workspace's agent file of name, "" when none.

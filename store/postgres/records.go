@@ -570,3 +570,36 @@ func (s *Store) Import(ctx context.Context, recs []schema.MemoryRecord, actor st
 		return nil
 	})
 }
+
+// Agents implements store.AgentLister: the distinct agent keys of the
+// records of base scope that are not expired, from the scope column,
+// without reading the records' bodies.
+func (s *Store) Agents(ctx context.Context, base map[string]string) ([]string, error) {
+	_, now := s.nowTime()
+	var c conds
+	if len(base) > 0 {
+		c.add("r.scope @> ?::jsonb", scopeJSON(base))
+	}
+	c.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
+	var names []string
+	err := s.read(ctx, func(qr querier) error {
+		names = nil
+		rows, err := qr.Query(ctx, `SELECT DISTINCT COALESCE(r.scope->>'agent', '') FROM agent_ls_records r WHERE `+c.sql(), c.args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				return err
+			}
+			names = append(names, n)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}

@@ -420,3 +420,47 @@ func (k kit) closeTests() []test {
 		}},
 	}
 }
+
+// searchOnly hides a backend's store.AgentLister: store.Agents then lists
+// by Search, which defines the list.
+type searchOnly struct{ store.Reader }
+
+func (k kit) agentsTests() []test {
+	return []test{
+		{"ListsAsSearchDoes", func(t *testing.T) {
+			e := k.open(t)
+			for i := range 3 {
+				e.write1(fact(fmt.Sprintf("alpha fact %d", i), "project", "web", store.AgentKey, "alpha"))
+				e.write1(fact(fmt.Sprintf("beta fact %d", i), "project", "api", store.AgentKey, "beta"))
+			}
+			e.write1(fact("a shared fact", "project", "web"))
+			inv := e.write1(fact("gamma's only fact", "project", "web", store.AgentKey, "gamma"))
+			if err := e.s.Invalidate(e.ctx, inv.ID, "wrong", Human); err != nil {
+				t.Fatal(err)
+			}
+			exp := fact("delta's only fact", "project", "web", store.AgentKey, "delta")
+			exp.ExpiresAt = schema.FormatTime(e.clock.Now().Add(time.Hour))
+			e.write1(exp)
+			e.write1(fact("an escaped agent name", "project", "web", store.AgentKey, `a<b&"c"`))
+			e.clock.Advance(2 * time.Hour) // delta's record expires
+			for _, base := range []map[string]string{nil, {"project": "web"}, {"project": "api"}, {store.AgentKey: "alpha"},
+				{"project": "web", store.AgentKey: "beta"}, {"project": "none"}} {
+				got, err := store.Agents(e.ctx, e.s, base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := store.Agents(e.ctx, searchOnly{e.s}, base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalStrings(got, want) {
+					t.Errorf("Agents(%v) = %q, want %q (Search's)", base, got, want)
+				}
+			}
+			all, err := store.Agents(e.ctx, e.s, nil)
+			if want := []string{"", `a<b&"c"`, "alpha", "beta", "gamma"}; err != nil || !equalStrings(all, want) {
+				t.Errorf("Agents = %q, %v; want %q", all, err, want)
+			}
+		}},
+	}
+}

@@ -98,6 +98,7 @@ func Run(t *testing.T, newStore NewStore) {
 		{"Conflicts", k.conflictTests()},
 		{"Expiry", k.expiryTests()},
 		{"ExportImport", k.exportImportTests()},
+		{"Agents", k.agentsTests()},
 		{"Concurrency", k.concurrencyTests()},
 		{"Races", k.raceTests()},
 		{"Context", k.contextTests()},
