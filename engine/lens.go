@@ -285,26 +285,65 @@ func (v *Verbs) Agent(ctx context.Context, name, at string, since time.Time) (Ag
 	return p, err
 }
 
-// Timeline is the ledger of one agent's view, oldest first (the shared
-// records' is the whole ledger of the actor's view).
-func (v *Verbs) Timeline(ctx context.Context, name string) ([]store.LedgerEntry, error) {
+// TimelinePage is one page of a timeline, newest entry first.
+type TimelinePage struct {
+	Entries []store.LedgerEntry
+	// Older is where the next, older page starts (its before); 0 when no
+	// older entry is left.
+	Older uint64
+}
+
+// TimelinePageSize is the entries of a timeline page when the caller does
+// not say.
+const TimelinePageSize = 200
+
+// timelineChunk is the ledger entries a timeline reads at a time.
+const timelineChunk = 256
+
+// Timeline is a page of the ledger of one agent's view (the shared
+// records' is the whole ledger of the actor's view), newest first: at most
+// limit (<= 0: TimelinePageSize) entries older than entry before (0: from
+// the newest). The ledger is read newest first, a chunk at a time, until
+// the page is full: a page costs its entries, not the ledger.
+func (v *Verbs) Timeline(ctx context.Context, name string, before uint64, limit int) (TimelinePage, error) {
+	var p TimelinePage
 	if err := v.mayRead(name); err != nil {
-		return nil, err
+		return p, err
 	}
-	var out []store.LedgerEntry
+	if limit <= 0 {
+		limit = TimelinePageSize
+	}
 	err := v.read(ctx, func(st store.Tx) error {
-		entries, err := st.Ledger(ctx, store.LedgerFilter{})
-		if err != nil {
-			return err
-		}
 		view := v.S.View
 		if name != "" && !view.Confined() {
 			view = ViewOf(store.Actor{Kind: store.ActorAgent, Name: name}, v.S.Workspace.Config.Scope)
 		}
-		out, err = view.Ledger(ctx, st, entries)
-		return err
+		var out []store.LedgerEntry
+		n := max(limit+1, timelineChunk)
+		for cursor := before; ; {
+			chunk, err := st.Ledger(ctx, store.LedgerFilter{Before: cursor, Limit: n})
+			if err != nil {
+				return err
+			}
+			vis, err := view.Ledger(ctx, st, chunk)
+			if err != nil {
+				return err
+			}
+			for i := len(vis) - 1; i >= 0 && len(out) <= limit; i-- {
+				out = append(out, vis[i])
+			}
+			if len(out) > limit {
+				p.Entries, p.Older = out[:limit], out[limit-1].Seq
+				return nil
+			}
+			if len(chunk) < n {
+				p.Entries = out
+				return nil
+			}
+			cursor = chunk[0].Seq
+		}
 	})
-	return out, err
+	return p, err
 }
 
 // RecordHistory is a record, its promotion (nil when not promoted) and the

@@ -21,8 +21,9 @@ type Backend interface {
 	// Agent composes one agent (now, or at at when not "") and lists what it
 	// learned since since.
 	Agent(ctx context.Context, name, at string, since time.Time) (AgentView, error)
-	// Timeline is the ledger of one agent's view, oldest first.
-	Timeline(ctx context.Context, name string) ([]store.LedgerEntry, error)
+	// Timeline is a page of the ledger of one agent's view, newest first:
+	// the entries older than entry before (0: the newest ones).
+	Timeline(ctx context.Context, name string, before uint64) (engine.TimelinePage, error)
 	// Record is one record with its promotion and ledger history.
 	Record(ctx context.Context, id string) (RecordView, error)
 	// Garden runs the curation pass for one agent and returns its health

@@ -47,8 +47,8 @@ func (b engineBackend) Agent(ctx context.Context, name, at string, since time.Ti
 	return v, err
 }
 
-func (b engineBackend) Timeline(ctx context.Context, name string) ([]store.LedgerEntry, error) {
-	return b.v.Timeline(ctx, name)
+func (b engineBackend) Timeline(ctx context.Context, name string, before uint64) (engine.TimelinePage, error) {
+	return b.v.Timeline(ctx, name, before, engine.TimelinePageSize)
 }
 
 func (b engineBackend) Record(ctx context.Context, id string) (RecordView, error) {

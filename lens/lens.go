@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -378,24 +379,33 @@ func agentTitle(name string) string {
 	return "Agent " + name
 }
 
-// timelineData is the timeline page's data.
+// timelineData is the timeline page's data: a page of entries, newest
+// first; Before is the page's start (0: the newest), Older the next's.
 type timelineData struct {
 	Name    string
 	Entries []store.LedgerEntry
+	Before  uint64
+	Older   uint64
 }
 
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
-	name := r.URL.Query().Get("name")
-	es, err := s.b.Timeline(r.Context(), name)
+	q := r.URL.Query()
+	name := q.Get("name")
+	var before uint64
+	if b := q.Get("before"); b != "" {
+		var err error
+		if before, err = strconv.ParseUint(b, 10, 64); err != nil || before == 0 {
+			http.Error(w, fmt.Sprintf("before: %q is not a ledger sequence (a positive integer)", b), http.StatusBadRequest)
+			return
+		}
+	}
+	p, err := s.b.Timeline(r.Context(), name, before)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	// Newest first.
-	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
-		es[i], es[j] = es[j], es[i]
-	}
-	s.render(w, r, "timeline.html", "Timeline of "+strings.ToLower(agentTitle(name)[:1])+agentTitle(name)[1:], timelineData{Name: name, Entries: es})
+	s.render(w, r, "timeline.html", "Timeline of "+strings.ToLower(agentTitle(name)[:1])+agentTitle(name)[1:],
+		timelineData{Name: name, Entries: p.Entries, Before: before, Older: p.Older})
 }
 
 func (s *Server) record(w http.ResponseWriter, r *http.Request) {

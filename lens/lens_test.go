@@ -59,11 +59,15 @@ func (f *fakeBackend) Agent(_ context.Context, name, at string, _ time.Time) (Ag
 		Records: map[string]schema.MemoryRecord{"r1": {ID: "r1", Content: evil}}}, nil
 }
 
-func (f *fakeBackend) Timeline(context.Context, string) ([]store.LedgerEntry, error) {
-	return []store.LedgerEntry{{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"},
+func (f *fakeBackend) Timeline(_ context.Context, _ string, before uint64) (engine.TimelinePage, error) {
+	if before != 0 {
+		return engine.TimelinePage{Entries: []store.LedgerEntry{{Seq: 0, At: "2026-01-01T00:00:00.000Z", Op: store.OpWrite, RecordID: "r0"}}}, nil
+	}
+	return engine.TimelinePage{Entries: []store.LedgerEntry{
+		{Seq: 3, At: "2026-01-02T06:04:00.000Z", Op: store.OpPropose, RecordID: longRecord, ProposalID: longProposal},
 		{Seq: 2, At: "2026-01-02T03:04:06.000Z", Op: store.OpConflict, RecordID: "r1", Reason: evil,
 			Conflict: &store.ConflictInfo{Records: []string{"r1", "r2"}, Target: "judgment.deploy.heuristics"}},
-		{Seq: 3, At: "2026-01-02T06:04:00.000Z", Op: store.OpPropose, RecordID: longRecord, ProposalID: longProposal}}, nil
+		{Seq: 1, At: "2026-01-02T03:04:05.000Z", Op: store.OpPromote, RecordID: "r1"}}, Older: 1}, nil
 }
 
 // longRecord and longProposal are ids as the stores draw them.
@@ -252,9 +256,27 @@ func TestTimeline(t *testing.T) {
 	if conflict < 0 || learned < 0 || conflict > learned {
 		t.Errorf("timeline order or labels wrong (conflict at %d, learned at %d)", conflict, learned)
 	}
-	for _, want := range []string{`href="/agent?name=deploy-ops&amp;at=2026-01-02T03%3a04%3a05.000Z"`, `href="/record/r2"`, "<code>judgment.deploy.heuristics</code>"} {
+	for _, want := range []string{`href="/agent?name=deploy-ops&amp;at=2026-01-02T03%3a04%3a05.000Z"`, `href="/record/r2"`, "<code>judgment.deploy.heuristics</code>",
+		`href="/timeline?name=deploy-ops&amp;before=1">older entries`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("timeline lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "newest entries") {
+		t.Error("the newest page links to the newest entries")
+	}
+	// The older page, and a before that is not a sequence.
+	req, _ = http.NewRequest("GET", ts.URL+"/timeline?name=deploy-ops&before=1", nil)
+	req.AddCookie(c)
+	if code, body, _ = do(t, ts, req); code != http.StatusOK || !strings.Contains(body, `href="/record/r0"`) ||
+		!strings.Contains(body, `href="/timeline?name=deploy-ops">newest entries`) || strings.Contains(body, "older entries") {
+		t.Errorf("older page: %d\n%s", code, body)
+	}
+	for _, bad := range []string{"x", "-1", "0", "99999999999999999999999"} {
+		req, _ = http.NewRequest("GET", ts.URL+"/timeline?name=deploy-ops&before="+bad, nil)
+		req.AddCookie(c)
+		if code, body, _ = do(t, ts, req); code != http.StatusBadRequest || !strings.Contains(body, "before") {
+			t.Errorf("before=%s: %d %s, want 400 naming before", bad, code, body)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package lens
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -472,5 +475,69 @@ func TestRestoreThroughVerbs(t *testing.T) {
 	}
 	if body := getPage(t, ts, c, "/record/"+oldID); strings.Contains(body, `action="/restore"`) || !strings.Contains(body, "already the current version") {
 		t.Errorf("record page after the restore still offers it")
+	}
+}
+
+// TestTimelinePages: the timeline of a ledger longer than one read (600
+// entries of two agents, interleaved) comes in pages of the size asked,
+// newest first, each starting where the last ended; together they are
+// exactly the one page that holds everything, for an agent's view and
+// for the shared records' (the whole ledger).
+func TestTimelinePages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	human := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	v := workspaceVerbs(t, func(st store.Store) {
+		var reqs []store.WriteRequest
+		for i := range 600 {
+			agent := []string{"deploy-ops", "code-review"}[i%2]
+			reqs = append(reqs, store.WriteRequest{Kind: schema.KindFact, Content: "fact " + strconv.Itoa(i),
+				Scope: map[string]string{"project": "atlas", store.AgentKey: agent}})
+		}
+		for _, r := range reqs {
+			if _, err := st.Write(ctx, []store.WriteRequest{r}, human); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for _, name := range []string{"deploy-ops", ""} {
+		all, err := v.Timeline(ctx, name, 0, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{"deploy-ops": 300, "": 600}[name]; len(all.Entries) != want || all.Older != 0 {
+			t.Fatalf("%q: one page holds %d entries (older %d), want %d", name, len(all.Entries), all.Older, want)
+		}
+		var got []uint64
+		before := uint64(0)
+		for pages := 0; ; pages++ {
+			if pages > 200 {
+				t.Fatalf("%q: pages do not end", name)
+			}
+			p, err := v.Timeline(ctx, name, before, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Entries) > 7 || p.Older != 0 && len(p.Entries) != 7 {
+				t.Fatalf("%q: a page of %d entries, older %d", name, len(p.Entries), p.Older)
+			}
+			for _, e := range p.Entries {
+				got = append(got, e.Seq)
+			}
+			if p.Older == 0 {
+				break
+			}
+			before = p.Older
+		}
+		var want []uint64
+		for _, e := range all.Entries {
+			want = append(want, e.Seq)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: pages %v..., want %v...", name, got[:min(10, len(got))], want[:min(10, len(want))])
+		}
+		if !slices.IsSortedFunc(want, func(a, b uint64) int { return cmp.Compare(b, a) }) {
+			t.Errorf("%q: not newest first", name)
+		}
 	}
 }

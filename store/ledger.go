@@ -112,7 +112,7 @@ func VerifyChain(entries []LedgerEntry) error {
 // matches the entry's RecordID or the id of the record it carries (a
 // supersede entry names the old record and carries the new one).
 func MatchLedger(e LedgerEntry, f LedgerFilter) bool {
-	if e.Seq <= f.After && f.After > 0 {
+	if e.Seq <= f.After && f.After > 0 || e.Seq >= f.Before && f.Before > 0 {
 		return false
 	}
 	if f.Since != "" && e.At < f.Since {

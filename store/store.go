@@ -315,6 +315,9 @@ type LedgerFilter struct {
 	// follower's next read, which backends answer without reading the
 	// entries before it.
 	After uint64
+	// Before keeps the entries with Seq < Before (0: to the last): with
+	// Limit, a page of history older than the last one read.
+	Before uint64
 }
 
 // OverlaySummary is appended at each instantiate: counts and ids, never

@@ -23,7 +23,7 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 	if f.Limit > 0 {
 		return s.ledgerTail(ctx, f)
 	}
-	if f.After == 0 && f.Since == "" && f.Until == "" && f.RecordID == "" && len(f.Ops) == 0 {
+	if f.After == 0 && f.Before == 0 && f.Since == "" && f.Until == "" && f.RecordID == "" && len(f.Ops) == 0 {
 		return s.ledger(ctx)
 	}
 	var out []store.LedgerEntry
@@ -39,7 +39,7 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 		if f.After > 0 {
 			k, v = c.Seek(u64(f.After + 1))
 		}
-		for ; k != nil; k, v = c.Next() {
+		for ; k != nil && (f.Before == 0 || len(k) != 8 || be64(k) < f.Before); k, v = c.Next() {
 			pg.step()
 			if n++; n%ctxCheckEvery == 0 {
 				if err := ctx.Err(); err != nil {
@@ -75,7 +75,16 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 		}
 		c := b.Cursor()
 		n := 0
-		for k, v := c.Last(); k != nil && len(out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
+		k, v := c.Last()
+		if f.Before > 0 {
+			// The last key before Before: Seek finds the first at or past it.
+			if k, v = c.Seek(u64(f.Before)); k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil && len(out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
 			if n++; n%ctxCheckEvery == 0 {
 				if err := ctx.Err(); err != nil {
 					return err

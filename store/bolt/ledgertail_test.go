@@ -93,9 +93,19 @@ func TestLedgerAfterReadsOnlyTheTail(t *testing.T) {
 	mid := all[len(all)/2]
 	filters := []store.LedgerFilter{{}, {Ops: []store.Op{store.OpInvalidate}}, {RecordID: ids[20]}, {Since: mid.At}, {Until: mid.At}}
 	for _, f := range filters {
-		for _, after := range []uint64{1, mid.Seq, all[len(all)-2].Seq, all[len(all)-1].Seq, all[len(all)-1].Seq + 10} {
+		for _, after := range []uint64{0, 1, mid.Seq, all[len(all)-2].Seq, all[len(all)-1].Seq, all[len(all)-1].Seq + 10} {
 			for _, limit := range []int{0, 1, 3} {
-				f.After, f.Limit = after, limit
+				for _, before := range []uint64{0, 1, 2, mid.Seq, all[len(all)-1].Seq, all[len(all)-1].Seq + 10} {
+					f.After, f.Limit, f.Before = after, limit, before
+					got, err := s.Ledger(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := store.FilterLedger(all, f); !reflect.DeepEqual(got, want) {
+						t.Errorf("Ledger(%+v): %d entries, want %d (FilterLedger of the whole ledger)", f, len(got), len(want))
+					}
+				}
+				f.After, f.Limit, f.Before = after, limit, 0
 				got, err := s.Ledger(ctx, f)
 				if err != nil {
 					t.Fatal(err)

@@ -80,6 +80,10 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 		args = append(args, int64(f.After))
 		conds = append(conds, fmt.Sprintf(`seq > $%d`, len(args)))
 	}
+	if f.Before > 0 && f.Before <= math.MaxInt64 {
+		args = append(args, int64(f.Before))
+		conds = append(conds, fmt.Sprintf(`seq < $%d`, len(args)))
+	}
 	err := s.eachLedgerOrdered(ctx, strings.Join(conds, ` AND `), args, f.Limit > 0, func(e store.LedgerEntry) error {
 		if !store.MatchLedger(e, f) {
 			return nil

@@ -216,6 +216,14 @@ func (k kit) ledgerTests() []test {
 				{"after, with since", store.LedgerFilter{After: all[0].Seq, Since: t2}, []store.Op{store.OpSupersede}},
 				{"after, with a limit", store.LedgerFilter{After: all[0].Seq, Limit: 5}, []store.Op{store.OpWrite, store.OpInvalidate, store.OpSupersede}},
 				{"after, with a smaller limit", store.LedgerFilter{After: all[0].Seq, Limit: 1}, []store.Op{store.OpSupersede}},
+				{"before the head", store.LedgerFilter{Before: head}, []store.Op{store.OpWrite, store.OpWrite, store.OpInvalidate}},
+				{"before the first", store.LedgerFilter{Before: all[0].Seq}, []store.Op{}},
+				{"before far past the head", store.LedgerFilter{Before: head + 1000}, []store.Op{store.OpWrite, store.OpWrite, store.OpInvalidate, store.OpSupersede}},
+				{"before, with a limit", store.LedgerFilter{Before: head, Limit: 2}, []store.Op{store.OpWrite, store.OpInvalidate}},
+				{"before far past the head, with a limit", store.LedgerFilter{Before: head + 1000, Limit: 1}, []store.Op{store.OpSupersede}},
+				{"before, with ops and a limit", store.LedgerFilter{Before: head, Ops: []store.Op{store.OpWrite}, Limit: 1}, []store.Op{store.OpWrite}},
+				{"between after and before", store.LedgerFilter{After: all[0].Seq, Before: head}, []store.Op{store.OpWrite, store.OpInvalidate}},
+				{"between, with a limit", store.LedgerFilter{After: all[0].Seq, Before: head, Limit: 1}, []store.Op{store.OpInvalidate}},
 			}
 			for _, c := range after {
 				got := e.ledger(c.f)
@@ -223,8 +231,8 @@ func (k kit) ledgerTests() []test {
 					t.Errorf("%s: %v, want %v", c.name, ops(got), c.want)
 				}
 				for _, en := range got {
-					if en.Seq <= c.f.After {
-						t.Errorf("%s: entry %d is not after %d", c.name, en.Seq, c.f.After)
+					if en.Seq <= c.f.After || c.f.Before > 0 && en.Seq >= c.f.Before {
+						t.Errorf("%s: entry %d is outside (%d, %d)", c.name, en.Seq, c.f.After, c.f.Before)
 					}
 				}
 			}
