@@ -75,14 +75,13 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 		}
 		c := b.Cursor()
 		n := 0
-		k, v := c.Last()
-		if f.Before > 0 {
-			// The last key before Before: Seek finds the first at or past it.
-			if k, v = c.Seek(u64(f.Before)); k == nil {
-				k, v = c.Last()
-			} else {
-				k, v = c.Prev()
-			}
+		var k, v []byte
+		if f.Before == 0 {
+			k, v = c.Last()
+		} else if k, _ = c.Seek(u64(f.Before)); k == nil {
+			k, v = c.Last() // every key is before Before
+		} else {
+			k, v = c.Prev() // the last key before the first at or past Before
 		}
 		for ; k != nil && len(out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
 			if n++; n%ctxCheckEvery == 0 {
