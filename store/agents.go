@@ -23,7 +23,7 @@ func Agents(ctx context.Context, r Reader, base map[string]string) ([]string, er
 	if l, ok := r.(AgentLister); ok {
 		var err error
 		if names, err = l.Agents(ctx, base); err != nil {
-			return nil, fmt.Errorf("list agents: %w", err)
+			return nil, err
 		}
 	} else {
 		res, err := r.Search(ctx, Query{Scope: base, Limit: Limit(Unlimited), IncludeInvalidated: true})

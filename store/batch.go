@@ -163,3 +163,13 @@ func (g *TxGuard) Update(ctx context.Context, fn func(tx Tx) error) error {
 	}()
 	return fn(g)
 }
+
+// VerifyChainAt implements ChainVerifier over the guarded Tx (CheckChain).
+func (g *TxGuard) VerifyChainAt(ctx context.Context, at string) error {
+	return CheckChain(ctx, g.Tx, at)
+}
+
+// Agents implements AgentLister over the guarded Tx (Agents).
+func (g *TxGuard) Agents(ctx context.Context, base map[string]string) ([]string, error) {
+	return Agents(ctx, g.Tx, base)
+}

@@ -18,7 +18,8 @@ import (
 // Limit-th match, so `memory ledger --limit 10` decodes ten entries of a
 // large ledger, not all of them (an older entry that does not decode is
 // then not read either). f.After starts the read past the entries it
-// skips, unread; a filtered read keeps only the matches in memory.
+// skips, unread; a filtered read keeps only the matches in memory, and
+// decodes only the entries whose op and time may match (skipUnread).
 func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
 	if f.Limit > 0 {
 		return s.ledgerTail(ctx, f)
@@ -48,6 +49,9 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 			}
 			if len(k) != 8 {
 				return s.corrupt("ledger key %x is not a sequence", k)
+			}
+			if skipUnread(v, f) {
+				continue
 			}
 			var e store.LedgerEntry
 			if err := unmarshalEntry(v, &e); err != nil {
@@ -91,6 +95,9 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 			}
 			if len(k) != 8 {
 				return s.corrupt("ledger key %x is not a sequence", k)
+			}
+			if skipUnread(v, f) {
+				continue
 			}
 			var e store.LedgerEntry
 			if err := unmarshalEntry(v, &e); err != nil {
@@ -344,4 +351,43 @@ func (s *Store) OverlaySummaries(ctx context.Context, limit int) ([]store.Overla
 		return nil, err
 	}
 	return out, nil
+}
+
+// skipUnread reports whether the stored entry v cannot pass f, read from
+// its first fields where json.Marshal puts them (`{"seq":…,"at":"…","op":"…"`)
+// without decoding it: its op is not one of f.Ops, or its time is outside
+// f.Since..f.Until. Any other shape answers false (the caller decodes the
+// entry and filters it). So a filtered read decodes its matches, and an
+// entry it skips is not read (as a limited read does not read the entries
+// past its limit); the chain check reads every entry.
+func skipUnread(v []byte, f store.LedgerFilter) bool {
+	if len(f.Ops) == 0 && f.Since == "" && f.Until == "" {
+		return false
+	}
+	d := recordDecoder{data: v}
+	var seq uint64
+	if !d.next('{') {
+		return false
+	}
+	if k, ok := d.raw(); !ok || string(k) != "seq" || !d.next(':') || !d.uint(&seq) || !d.next(',') {
+		return false
+	}
+	at, ok := d.raw()
+	if !ok || string(at) != "at" || !d.next(':') {
+		return false
+	}
+	if at, ok = d.raw(); !ok || !d.next(',') {
+		return false
+	}
+	op, ok := d.raw()
+	if !ok || string(op) != "op" || !d.next(':') {
+		return false
+	}
+	if op, ok = d.raw(); !ok {
+		return false
+	}
+	if f.Since != "" && string(at) < f.Since || f.Until != "" && string(at) > f.Until {
+		return true
+	}
+	return len(f.Ops) > 0 && !slices.ContainsFunc(f.Ops, func(o store.Op) bool { return string(o) == string(op) })
 }

@@ -143,3 +143,45 @@ func TestLedgerAfterReadsOnlyTheTail(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerFilterSkipsUnread: a ledger read by op or time decodes only
+// the entries whose op and time match, read in place: finding the one
+// invalidation among 2,000 writes allocates a small fraction of decoding
+// them, and gives what the whole ledger filtered gives. Not parallel:
+// testing.AllocsPerRun.
+func TestLedgerFilterSkipsUnread(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock()
+	s := openTest(t, filepath.Join(t.TempDir(), "m.db"), store.Options{Now: clock.Now})
+	var reqs []store.WriteRequest
+	for i := range 2000 {
+		reqs = append(reqs, fact(fmt.Sprintf("fact number %d", i), nil))
+	}
+	recs, err := s.Write(ctx, reqs, human)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	if err := s.Invalidate(ctx, recs[7].ID, "wrong", human); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Ledger(ctx, store.LedgerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []store.LedgerFilter{{Ops: []store.Op{store.OpInvalidate}}, {Since: all[len(all)-1].At}} {
+		var got []store.LedgerEntry
+		allocs := testing.AllocsPerRun(3, func() {
+			if got, err = s.Ledger(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if want := store.FilterLedger(all, f); !reflect.DeepEqual(got, want) || len(got) != 1 {
+			t.Fatalf("Ledger(%+v): %d entries, want %d", f, len(got), len(want))
+		}
+		full := testing.AllocsPerRun(1, func() { _, _ = s.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpWrite}}) })
+		if allocs > full/10 {
+			t.Errorf("Ledger(%+v) allocated %.0f times, a read that decodes every entry %.0f", f, allocs, full)
+		}
+	}
+}
