@@ -426,3 +426,18 @@ func pendingConflict(p store.Proposal) error {
 	}
 	return fmt.Errorf("%w: proposal %s (%s of record %s) is already pending: a human decides it first", store.ErrConflict, p.ID, what, p.RecordID)
 }
+
+// snapshotter is a store that reads on one snapshot (store.Store's View).
+type snapshotter interface {
+	View(ctx context.Context, fn func(store.Reader) error) error
+}
+
+// readAll runs fn's reads on one snapshot of the engine's store when it
+// offers one (a Store; on a file store one open instead of one per read),
+// else on the store as it is (a transaction already is one).
+func (e *Engine) readAll(ctx context.Context, fn func(store.Reader) error) error {
+	if s, ok := e.st.(snapshotter); ok {
+		return s.View(ctx, fn)
+	}
+	return fn(e.st)
+}

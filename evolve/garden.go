@@ -2,6 +2,7 @@ package evolve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -353,12 +354,14 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 	for _, k := range targets {
 		group := byTarget[k]
 		sort.Slice(group, func(i, j int) bool { return keeperFirst(&group[i], &group[j]) })
-		// Each text analyzed once; only the pairs that may reach
-		// FragmentThreshold are compared (lexical.SimIndex), in the order of the
-		// all-pairs loop: a pair below it neither reports nor retires.
+		// Each text analyzed once, into one word table (pairs compare
+		// word ids); only the pairs that may reach FragmentThreshold are
+		// compared (lexical.SimIndex), in the order of the all-pairs loop:
+		// a pair below it neither reports nor retires.
+		var in lexical.Interner
 		texts := make([]*lexical.Text, len(group))
 		for i := range group {
-			texts[i] = lexical.Analyze(group[i].Content)
+			texts[i] = in.Analyze(group[i].Content)
 		}
 		join := lexical.NewSimIndex(texts, FragmentThreshold)
 		for i := 0; i < len(group); i++ {
@@ -367,14 +370,18 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 			}
 			for _, j := range join.Probe(texts[i], i+1) {
 				a, b := group[i], group[j]
-				if retired[a.ID] || retired[b.ID] || sameLessonTexts(false, texts[i], texts[j]) {
+				if retired[a.ID] || retired[b.ID] {
 					continue
 				}
+				// One similarity for both tests: the same lesson (a near
+				// duplicate that does not contradict: sameLessonTexts) is
+				// no fragment, and neither is a pair below the threshold
+				// or one that contradicts.
 				s := lexical.TextSimilarity(texts[i], texts[j])
 				if s < FragmentThreshold {
 					continue
 				}
-				if c, _ := lexical.TextContradicts(texts[i], texts[j]); c {
+				if c, _ := lexical.TextContradicts(texts[i], texts[j]); c || s >= lexical.NearDuplicateThreshold {
 					continue
 				}
 				merged := MergeFragments(a.Content, b.Content)
@@ -399,26 +406,40 @@ func (e *Engine) fragments(ctx context.Context, live []schema.MemoryRecord, isPr
 // has passed, ledgers each expiry once (store.RecordExpiry as
 // system:garden) and reports the ones first ledgered now.
 func (e *Engine) expired(ctx context.Context, h *HealthReport) error {
-	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
+	// The records are read on one snapshot when the store offers one (a
+	// read per record would open a file store once per promoted record);
+	// the expiries are written after it.
+	var due []schema.MemoryRecord
+	err := e.readAll(ctx, func(st store.Reader) error {
+		due = nil
+		entries, err := st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpApprove}})
+		if err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		now := e.nowString()
+		seen := map[string]bool{}
+		for _, en := range entries {
+			if seen[en.RecordID] || (en.Op == store.OpApprove && (en.Proposal == nil || en.Proposal.Kind != store.ProposePromote)) {
+				continue
+			}
+			seen[en.RecordID] = true
+			rec, err := st.Get(ctx, en.RecordID)
+			if err != nil || !e.visible(&rec) || rec.ExpiresAt == "" || rec.ExpiresAt > now || (rec.InvalidAt != "" && rec.InvalidAt <= rec.ExpiresAt) {
+				continue
+			}
+			if _, err := st.Promotion(ctx, rec.ID); errors.Is(err, store.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("promotion of %s: %w", rec.ID, err)
+			}
+			due = append(due, rec)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
+		return err
 	}
-	now := e.nowString()
-	seen := map[string]bool{}
-	for _, en := range entries {
-		if seen[en.RecordID] || (en.Op == store.OpApprove && (en.Proposal == nil || en.Proposal.Kind != store.ProposePromote)) {
-			continue
-		}
-		seen[en.RecordID] = true
-		rec, err := e.st.Get(ctx, en.RecordID)
-		if err != nil || !e.visible(&rec) || rec.ExpiresAt == "" || rec.ExpiresAt > now || (rec.InvalidAt != "" && rec.InvalidAt <= rec.ExpiresAt) {
-			continue
-		}
-		if _, ok, err := e.promotion(ctx, rec.ID); err != nil {
-			return err
-		} else if !ok {
-			continue
-		}
+	for _, rec := range due {
 		recorded, err := e.st.RecordExpiry(ctx, rec.ID, GardenActor())
 		if err != nil {
 			return fmt.Errorf("record expiry: %w", err)
