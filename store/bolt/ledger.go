@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +20,8 @@ import (
 // large ledger, not all of them (an older entry that does not decode is
 // then not read either). f.After starts the read past the entries it
 // skips, unread; a filtered read keeps only the matches in memory, and
-// decodes only the entries whose op and time may match (skipUnread).
+// decodes only the entries whose op, time and record may match
+// (ledgerSkip).
 func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
 	if f.Limit > 0 {
 		return s.ledgerTail(ctx, f)
@@ -34,6 +36,7 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 			return nil
 		}
 		pg := newPager(tx)
+		sk := newLedgerSkip(f)
 		c := b.Cursor()
 		n := 0
 		k, v := c.First()
@@ -50,7 +53,7 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 			if len(k) != 8 {
 				return s.corrupt("ledger key %x is not a sequence", k)
 			}
-			if skipUnread(v, f) {
+			if sk.skip(v) {
 				continue
 			}
 			var e store.LedgerEntry
@@ -77,6 +80,7 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 		if b == nil {
 			return nil
 		}
+		sk := newLedgerSkip(f)
 		c := b.Cursor()
 		n := 0
 		var k, v []byte
@@ -96,7 +100,7 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 			if len(k) != 8 {
 				return s.corrupt("ledger key %x is not a sequence", k)
 			}
-			if skipUnread(v, f) {
+			if sk.skip(v) {
 				continue
 			}
 			var e store.LedgerEntry
@@ -353,14 +357,46 @@ func (s *Store) OverlaySummaries(ctx context.Context, limit int) ([]store.Overla
 	return out, nil
 }
 
-// skipUnread reports whether the stored entry v cannot pass f, read from
-// its first fields where json.Marshal puts them (`{"seq":…,"at":"…","op":"…"`)
-// without decoding it: its op is not one of f.Ops, or its time is outside
-// f.Since..f.Until. Any other shape answers false (the caller decodes the
-// entry and filters it). So a filtered read decodes its matches, and an
-// entry it skips is not read (as a limited read does not read the entries
-// past its limit); the chain check reads every entry.
-func skipUnread(v []byte, f store.LedgerFilter) bool {
+// ledgerSkip decides, from an entry's stored bytes and without decoding
+// it, that the entry cannot pass a filter: its op or time, read where
+// json.Marshal puts them first (`{"seq":…,"at":"…","op":"…"`), do not
+// match, or the record id the filter names appears nowhere in its bytes
+// (an id JSON writes as it is, so an entry about that record, or carrying
+// it, holds it). Any other shape is not skipped: the caller decodes the
+// entry and filters it. A read that skips an entry does not read it (as
+// a limited read does not read the entries past its limit); the chain
+// check reads every entry.
+type ledgerSkip struct {
+	f  store.LedgerFilter
+	id []byte // f.RecordID when JSON writes it unchanged, else nil
+}
+
+func newLedgerSkip(f store.LedgerFilter) ledgerSkip {
+	sk := ledgerSkip{f: f}
+	if f.RecordID != "" && writtenAsIs(f.RecordID) {
+		sk.id = []byte(f.RecordID)
+	}
+	return sk
+}
+
+// writtenAsIs reports whether json.Marshal writes s's bytes unchanged
+// inside its quotes: printable ASCII other than '"', '\\', '<', '>', '&'.
+func writtenAsIs(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// skip reports whether the stored entry v cannot pass the filter.
+func (sk ledgerSkip) skip(v []byte) bool {
+	if sk.id != nil && !bytes.Contains(v, sk.id) {
+		return true
+	}
+	f := sk.f
 	if len(f.Ops) == 0 && f.Since == "" && f.Until == "" {
 		return false
 	}
