@@ -36,8 +36,10 @@ func (s *Store) checkChain(tx *bbolt.Tx) error {
 		return nil
 	}
 	prev, n := "", uint64(0)
+	pg := newPager(tx)
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
+		pg.step()
 		n++
 		if len(k) != 8 || be64(k) != n {
 			return s.chainError(&store.LedgerError{Seq: n, Reason: fmt.Sprintf("found key %x at position %d (entries removed or reordered)", k, n)})

@@ -20,5 +20,18 @@ func mapFile(f *os.File, size int64) (r io.ReaderAt, unmap func()) {
 	if err != nil {
 		return f, func() {}
 	}
-	return bytes.NewReader(data), func() { _ = syscall.Munmap(data) }
+	return &pagedReader{r: bytes.NewReader(data), pg: mappingPager(data)}, func() { _ = syscall.Munmap(data) }
+}
+
+// pagedReader reads a mapping through a pager: the page check reads every
+// page of the file, and without trims a check of a 1.6 GB store left the
+// whole file resident in the process. Not for concurrent use.
+type pagedReader struct {
+	r  *bytes.Reader
+	pg pager
+}
+
+func (p *pagedReader) ReadAt(b []byte, off int64) (int, error) {
+	p.pg.step()
+	return p.r.ReadAt(b, off)
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	bbolt "go.etcd.io/bbolt"
 )
@@ -116,6 +117,16 @@ func newPager(tx *bbolt.Tx) pager {
 		return pager{}
 	}
 	return pager{addr: tx.DB().Info().Data, size: size, base: fileResident()}
+}
+
+// mappingPager is the pager of a loop over data, a read-only mapping of
+// the file made outside bbolt (the page check's); a small one is not
+// trimmed.
+func mappingPager(data []byte) pager {
+	if int64(len(data)) < trimMinSize {
+		return pager{}
+	}
+	return pager{addr: uintptr(unsafe.Pointer(unsafe.SliceData(data))), size: int64(len(data)), base: fileResident()}
 }
 
 // step counts one value visited.

@@ -164,15 +164,7 @@ func mappedRSS(t *testing.T, addr uintptr) int64 {
 // resident size, which other tests' reads would move.
 func TestPagerBoundsALoop(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := openTest(t, path, store.Options{})
-	var reqs []store.WriteRequest
-	for i := range 10000 {
-		reqs = append(reqs, fact(fmt.Sprintf("fact %d %s", i, strings.Repeat("y", 2500)), nil))
-	}
-	if _, err := s.Write(ctx, reqs, human); err != nil {
-		t.Fatal(err)
-	}
+	path, s := largeStore(t)
 	// bbolt's own read, without the store's timer trimming the mapping.
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
@@ -232,6 +224,90 @@ func TestPagerBoundsALoop(t *testing.T) {
 	err = s.update(ctx, func(tx *bbolt.Tx) error {
 		if p := newPager(tx); p.addr != 0 {
 			t.Error("a write transaction has a pager that trims")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// largeStore is a store file of about 40 MB: 10,000 facts of 2.5 KB.
+func largeStore(t *testing.T) (string, *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openTest(t, path, store.Options{})
+	var reqs []store.WriteRequest
+	for i := range 10000 {
+		reqs = append(reqs, fact(fmt.Sprintf("fact %d %s", i, strings.Repeat("y", 2500)), nil))
+	}
+	if _, err := s.Write(context.Background(), reqs, human); err != nil {
+		t.Fatal(err)
+	}
+	return path, s
+}
+
+// TestPageCheckBoundsItsMapping: the page check before a write reads every
+// page of the file through its own mapping, paged: a check of a 40 MB file
+// leaves a few MB of it resident, where the same check without the pager
+// leaves the file. Not parallel: it reads the process's resident memory.
+func TestPageCheckBoundsItsMapping(t *testing.T) {
+	path, _ := largeStore(t)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, unmap := mapFile(f, fi.Size())
+	defer unmap()
+	pr, ok := r.(*pagedReader)
+	if !ok || pr.pg.addr == 0 {
+		t.Fatalf("the page check's reader of a %d-byte file is %T without a pager", fi.Size(), r)
+	}
+	addr := pr.pg.addr
+	if err := checkPages(pr.r, fi.Size()); err != nil { // unpaged
+		t.Fatal(err)
+	}
+	whole := mappedRSS(t, addr)
+	dontNeed(addr, fi.Size())
+	pr.pg.base = fileResident()
+	if err := checkPages(r, fi.Size()); err != nil {
+		t.Fatal(err)
+	}
+	paged := mappedRSS(t, addr)
+	t.Logf("mapping resident after the page check: %d KiB unpaged, %d KiB paged (%d trims)", whole, paged, pr.pg.trims)
+	if whole < 20<<10 {
+		t.Fatalf("unpaged check left %d KiB resident: the measurement does not see the mapping", whole)
+	}
+	if limit := int64(pageGrowth>>10) + 2<<10; paged > limit {
+		t.Errorf("paged check left %d KiB resident, want at most %d KiB", paged, limit)
+	}
+}
+
+// TestChainCheckIsPaged: the chain check (before every write, and `memory
+// ledger --verify`) reads every ledger entry of a read transaction through
+// a pager: checking the chain of a 40 MB file leaves a few MB of the
+// mapping resident, not the ledger. Not parallel: it reads the process's
+// resident memory.
+func TestChainCheckIsPaged(t *testing.T) {
+	path, s := largeStore(t)
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bbolt.Tx) error {
+		addr := tx.DB().Info().Data
+		dontNeed(addr, tx.Size())
+		if err := s.checkChain(tx); err != nil {
+			return err
+		}
+		if kb, limit := mappedRSS(t, addr), int64(pageGrowth>>10)+2<<10; kb > limit {
+			t.Errorf("the chain check left %d KiB of the mapping resident, want at most %d KiB", kb, limit)
 		}
 		return nil
 	})
