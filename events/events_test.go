@@ -3,9 +3,7 @@ package events
 import (
 	"context"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,26 +228,6 @@ func TestOverlayEventCarriesEveryField(t *testing.T) {
 	}
 }
 
-// ledgerReads is a store.Reader that records the filter of each Ledger read.
-type ledgerReads struct {
-	store.Reader
-	mu   sync.Mutex
-	seen []store.LedgerFilter
-}
-
-func (l *ledgerReads) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
-	l.mu.Lock()
-	l.seen = append(l.seen, f)
-	l.mu.Unlock()
-	return l.Reader.Ledger(ctx, f)
-}
-
-func (l *ledgerReads) filters() []store.LedgerFilter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.seen)
-}
-
 // TestFollowReadsOnlyWhatIsNew: each read of a follower after its first
 // starts past the last entry it read (LedgerFilter.After), so its cost is
 // what is new, not the ledger; After(Head) starts a follower at the
@@ -278,7 +256,7 @@ func TestFollowReadsOnlyWhatIsNew(t *testing.T) {
 			for range 3 {
 				write()
 			}
-			r := &ledgerReads{Reader: st}
+			r := &storetest.LedgerReads{Reader: st}
 			var opts []Option
 			firstAfter := uint64(0)
 			if tc.fromHead {
@@ -286,7 +264,7 @@ func TestFollowReadsOnlyWhatIsNew(t *testing.T) {
 				if err != nil || head != 3 {
 					t.Fatalf("Head = %d, %v; want 3", head, err)
 				}
-				if f := r.filters(); len(f) != 1 || f[0].Limit != 1 {
+				if f := r.Filters(); len(f) != 1 || f[0].Limit != 1 {
 					t.Fatalf("Head read %+v, want one read of one entry", f)
 				}
 				opts, firstAfter = append(opts, After(head)), head
@@ -315,7 +293,7 @@ func TestFollowReadsOnlyWhatIsNew(t *testing.T) {
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
-			fs := r.filters()
+			fs := r.Filters()
 			if tc.fromHead {
 				fs = fs[1:] // Head's read
 			}

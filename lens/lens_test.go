@@ -18,6 +18,7 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/memstore"
+	"github.com/agent-ls/agent-ls/store/storetest"
 )
 
 const evil = `<script>alert("lens")</script>`
@@ -551,20 +552,6 @@ func TestStoreEvents(t *testing.T) {
 	}
 }
 
-// ledgerReads is a store.Reader that records the filter of each Ledger read.
-type ledgerReads struct {
-	store.Reader
-	mu   sync.Mutex
-	seen []store.LedgerFilter
-}
-
-func (l *ledgerReads) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
-	l.mu.Lock()
-	l.seen = append(l.seen, f)
-	l.mu.Unlock()
-	return l.Reader.Ledger(ctx, f)
-}
-
 // TestStoreEventsReadNoBacklog: the lens's follower starts at the ledger's
 // newest entry and never reads the ledger before it: its first read is
 // one entry (the head), every later one starts past what it read, so a
@@ -584,7 +571,7 @@ func TestStoreEventsReadNoBacklog(t *testing.T) {
 	for range 5 {
 		write()
 	}
-	r := &ledgerReads{Reader: st}
+	r := &storetest.LedgerReads{Reader: st}
 	src := &wakeSource{ch: make(chan struct{}), started: make(chan struct{})}
 	got := make(chan events.Event, 10)
 	done := make(chan error, 1)
@@ -601,12 +588,11 @@ func TestStoreEventsReadNoBacklog(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.seen) < 3 || r.seen[0].Limit != 1 {
-		t.Fatalf("ledger reads %+v: want the head's (one entry) first", r.seen)
+	seen := r.Filters()
+	if len(seen) < 3 || seen[0].Limit != 1 {
+		t.Fatalf("ledger reads %+v: want the head's (one entry) first", seen)
 	}
-	for _, f := range r.seen[1:] {
+	for _, f := range seen[1:] {
 		if f.After < 5 {
 			t.Errorf("a read went back past the head (entry 5): %+v", f)
 		}

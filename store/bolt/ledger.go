@@ -29,39 +29,22 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 	if f.After == 0 && f.Before == 0 && f.Since == "" && f.Until == "" && f.RecordID == "" && len(f.Ops) == 0 {
 		return s.ledger(ctx)
 	}
-	var out []store.LedgerEntry
+	r := newFilterRead(s, f)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLedger)
 		if b == nil {
 			return nil
 		}
 		pg := newPager(tx)
-		sk := newLedgerSkip(f)
 		c := b.Cursor()
-		n := 0
 		k, v := c.First()
 		if f.After > 0 {
 			k, v = c.Seek(u64(f.After + 1))
 		}
 		for ; k != nil && (f.Before == 0 || len(k) != 8 || be64(k) < f.Before); k, v = c.Next() {
 			pg.step()
-			if n++; n%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if len(k) != 8 {
-				return s.corrupt("ledger key %x is not a sequence", k)
-			}
-			if sk.skip(v) {
-				continue
-			}
-			var e store.LedgerEntry
-			if err := unmarshalEntry(v, &e); err != nil {
-				return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
-			}
-			if store.MatchLedger(e, f) {
-				out = append(out, e)
+			if err := r.visit(ctx, k, v); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -69,20 +52,18 @@ func (s *Store) Ledger(ctx context.Context, f store.LedgerFilter) ([]store.Ledge
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
-	return out, nil
+	return r.out, nil
 }
 
 // ledgerTail is Ledger with a positive f.Limit: the last f.Limit matches.
 func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.LedgerEntry, error) {
-	var out []store.LedgerEntry
+	r := newFilterRead(s, f)
 	err := s.view(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketLedger)
 		if b == nil {
 			return nil
 		}
-		sk := newLedgerSkip(f)
 		c := b.Cursor()
-		n := 0
 		var k, v []byte
 		if f.Before == 0 {
 			k, v = c.Last()
@@ -91,24 +72,9 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 		} else {
 			k, v = c.Prev() // the last key before the first at or past Before
 		}
-		for ; k != nil && len(out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
-			if n++; n%ctxCheckEvery == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if len(k) != 8 {
-				return s.corrupt("ledger key %x is not a sequence", k)
-			}
-			if sk.skip(v) {
-				continue
-			}
-			var e store.LedgerEntry
-			if err := unmarshalEntry(v, &e); err != nil {
-				return s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
-			}
-			if store.MatchLedger(e, f) {
-				out = append(out, e)
+		for ; k != nil && len(r.out) < f.Limit && (len(k) != 8 || be64(k) > f.After); k, v = c.Prev() {
+			if err := r.visit(ctx, k, v); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -116,8 +82,46 @@ func (s *Store) ledgerTail(ctx context.Context, f store.LedgerFilter) ([]store.L
 	if err != nil && !errors.Is(err, errNoFile) {
 		return nil, err
 	}
-	slices.Reverse(out)
-	return out, nil
+	slices.Reverse(r.out)
+	return r.out, nil
+}
+
+// filterRead is what both ledger loops of a filtered read share: each
+// entry visited is checked, skipped unread when it cannot match
+// (ledgerSkip), else decoded and kept when it matches.
+type filterRead struct {
+	s   *Store
+	f   store.LedgerFilter
+	sk  ledgerSkip
+	n   int
+	out []store.LedgerEntry
+}
+
+func newFilterRead(s *Store, f store.LedgerFilter) *filterRead {
+	return &filterRead{s: s, f: f, sk: newLedgerSkip(f)}
+}
+
+// visit reads the entry stored under key k with value v.
+func (r *filterRead) visit(ctx context.Context, k, v []byte) error {
+	if r.n++; r.n%ctxCheckEvery == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if len(k) != 8 {
+		return r.s.corrupt("ledger key %x is not a sequence", k)
+	}
+	if r.sk.skip(v) {
+		return nil
+	}
+	var e store.LedgerEntry
+	if err := unmarshalEntry(v, &e); err != nil {
+		return r.s.corrupt("ledger entry %d does not decode: %v", be64(k), err)
+	}
+	if store.MatchLedger(e, r.f) {
+		r.out = append(r.out, e)
+	}
+	return nil
 }
 
 // ctxCheckEvery is how many ledger entries a scan reads between checks of
