@@ -265,22 +265,23 @@ func (v *Verbs) Agent(ctx context.Context, name, at string, since time.Time) (Ag
 		if err := compose(st); err != nil {
 			return err
 		}
-		names, err := v.Agents(ctx, st)
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			if n != name {
-				continue
-			}
-			eng, err := v.AgentOf(st, name)
+		// The agents listed (Agents) have learnings to show: one with an
+		// agent file always is, so only a name without one asks the store.
+		if p.File == "" {
+			names, err := v.Agents(ctx, st)
 			if err != nil {
 				return err
 			}
-			p.Learnings, err = eng.Learnings(ctx, since)
+			if !slices.Contains(names, name) {
+				return nil
+			}
+		}
+		eng, err := v.AgentOf(st, name)
+		if err != nil {
 			return err
 		}
-		return nil
+		p.Learnings, err = eng.Learnings(ctx, since)
+		return err
 	})
 	return p, err
 }

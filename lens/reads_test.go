@@ -541,3 +541,52 @@ func TestTimelinePages(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentPageLearnings: the agent page lists what an agent learned
+// whether or not the workspace has its agent file (an agent known only
+// to the store has learnings too), and an agent neither knows has none.
+func TestAgentPageLearnings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ana := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	v := workspaceVerbs(t, func(st store.Store) {
+		for _, agent := range []string{"deploy-ops", "ghost"} {
+			recs, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: agent + " learned this",
+				Scope: map[string]string{"project": "atlas", store.AgentKey: agent}}}, ana)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Promote(ctx, recs[0].ID, store.PromoteRequest{Tier: schema.TierAuto, Actor: ana}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		file    bool
+		learned string
+	}{
+		{"deploy-ops", true, "deploy-ops learned this"},
+		{"ghost", false, "ghost learned this"},
+		{"nobody", false, ""},
+	} {
+		page, err := v.Agent(ctx, tc.name, "", time.Time{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (page.File != "") != tc.file || (page.Composed != nil) != tc.file {
+			t.Errorf("%s: file %q, composed %v", tc.name, page.File, page.Composed != nil)
+		}
+		var got []string
+		for _, l := range page.Learnings {
+			got = append(got, l.Op+" "+l.Content)
+		}
+		var want []string
+		if tc.learned != "" {
+			want = []string{"promote " + tc.learned}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: learnings %q, want %q", tc.name, got, want)
+		}
+	}
+}
