@@ -145,12 +145,7 @@ func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, er
 // config holds its key or name (one record applied alone: the reason does
 // not depend on the others).
 func (e *Engine) authoredWins(rec *schema.MemoryRecord) bool {
-	if e.agent == nil || rec.Target == nil {
-		return false
-	}
-	_, rep := overlay.Apply(e.agent, []schema.MemoryRecord{*rec}, e.policy)
-	o, ok := rep.Outcome(rec.ID)
-	return ok && o.Status == overlay.StatusDropped && o.Reason == overlay.ReasonAuthoredWins
+	return e.agent != nil && overlay.AuthoredWins(e.agent, rec)
 }
 
 // StatusDropped is Learning.Status of a promotion the authored config

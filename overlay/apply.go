@@ -283,6 +283,19 @@ func classify(cfg *schema.AgentConfig, authored *authoredKeys, it *item) Reason 
 	return ""
 }
 
+// AuthoredWins reports whether Apply, given rec alone, drops it because
+// cfg's authored config holds its background key or awareness name
+// (ReasonAuthoredWins). It runs Apply's per-record rule without composing.
+func AuthoredWins(cfg *schema.AgentConfig, rec *schema.MemoryRecord) bool {
+	if cfg == nil || rec == nil || rec.Target == nil || rec.Target.Validate() != nil {
+		return false
+	}
+	out := RecordOutcome{ID: rec.ID, Primitive: rec.Target.Primitive, Target: rec.Target}
+	it := item{rec: rec, out: &out, judgment: -1}
+	var authored authoredKeys
+	return classify(cfg, &authored, &it) == ReasonAuthoredWins
+}
+
 // AuthoredKey returns the key of cfg's authored background section that
 // key is (textkernel.Key: case, width, format characters, confusable
 // letters and surrounding white space do not matter), and whether there is

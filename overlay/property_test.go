@@ -267,3 +267,26 @@ func TestPropReportAccounts(t *testing.T) {
 		}
 	})
 }
+
+// TestPropAuthoredWinsIsApplysRule: AuthoredWins answers what Apply
+// reports for the record applied alone, for every record of the pool
+// (authored keys and awareness names, other targets, none).
+func TestPropAuthoredWinsIsApplysRule(t *testing.T) {
+	t.Parallel()
+	cfg := base(t)
+	rapid.Check(t, func(t *rapid.T) {
+		r := genRecord(t, 0)
+		if rapid.Bool().Draw(t, "authored awareness") {
+			r.Payload = json.RawMessage(`{"name":"ORDERS","description":"d","accessMethod":"m"}`) // baseJSON's domain
+		}
+		_, rep := Apply(cfg, []schema.MemoryRecord{r}, genPolicy(t))
+		o, _ := rep.Outcome(r.ID)
+		want := o.Status == StatusDropped && o.Reason == ReasonAuthoredWins
+		if got := AuthoredWins(cfg, &r); got != want {
+			t.Fatalf("AuthoredWins = %v, Apply alone: %+v", got, o)
+		}
+	})
+	if AuthoredWins(nil, &schema.MemoryRecord{}) {
+		t.Error("no config: authored wins")
+	}
+}
