@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -262,7 +263,7 @@ func (s *server) lintWith(ctx context.Context, snap snapshot, a *analysis, ws *w
 	}
 	// The store's stamp before the pass reads it: a write during the pass
 	// makes the stamp kept stale, never the findings.
-	stamp, _, stamped := stampOf(ws.StorePath)
+	stamp, _, stamped := engine.StampOf(ws.StorePath)
 	in := LintInput{
 		URI: snap.uri, Filename: snap.path, Doc: a.doc, Agent: a.agent,
 		Workspace: ws.Config, Scope: ws.Config.Scope, Store: st, StorePath: ws.StorePath, Now: now,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/lint"
 	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
@@ -37,7 +38,7 @@ type factsCache struct {
 
 type factsKey struct {
 	path  string
-	stamp storeStamp
+	stamp engine.StoreStamp
 	agent string
 	scope string
 }
@@ -172,7 +173,7 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 	c.join(budget)
 	owner := recordOwner{path: path, agent: agent}
 	nowS := schema.FormatTime(now)
-	stamp, mtime, stamped := stampOf(path)
+	stamp, mtime, stamped := engine.StampOf(path)
 	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
 	key := factsKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 	if cacheable {
@@ -210,7 +211,7 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 // keep caches facts f read from the store as stamp (when the store file is
 // still as stamped) and returns them with their lexical memo. ownCands:
 // f's candidates are its own to compact (not shared).
-func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp storeStamp, nowS string, ownCands bool, budget *recordBudget) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
+func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable bool, path string, stamp engine.StoreStamp, nowS string, ownCands bool, budget *recordBudget) (lint.StoreFacts, func(string) *lint.Analysis, *lint.Memo, error) {
 	if err != nil {
 		return f, nil, nil, err
 	}
@@ -221,7 +222,7 @@ func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable 
 		compactRecords(f.Candidates)
 	}
 	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
-	if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
+	if after, _, ok := engine.StampOf(path); cacheable && ok && after == stamp {
 		c.put(e)
 		budget.claim(recordOwner{path: key.path, agent: key.agent}, len(f.Promoted)+len(f.Candidates))
 	}

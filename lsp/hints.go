@@ -74,7 +74,7 @@ type memoryView struct {
 // parsed text, the workspace and the store file are unchanged and no record
 // has expired since (viewCache).
 func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, error) {
-	stamp, mtime, stamped := stampOf(f.ws.StorePath)
+	stamp, mtime, stamped := engine.StampOf(f.ws.StorePath)
 	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	start := s.opts.Now()
 	now := schema.FormatTime(start)
@@ -122,7 +122,7 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 		}
 		// The store may have changed while it was read: cache only when
 		// the stamp still holds afterwards.
-		if after, _, ok := stampOf(f.ws.StorePath); !ok || after != stamp {
+		if after, _, ok := engine.StampOf(f.ws.StorePath); !ok || after != stamp {
 			cacheable = false
 		}
 		if cacheable && agent != "" {

@@ -1,20 +1,16 @@
 package lsp
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"go.etcd.io/bbolt"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
-
-	"github.com/agent-ls/agent-ls/store"
 )
 
 // TestLedgerBrokenReadOnly: with a ledger entry of the store edited, the
@@ -65,56 +61,6 @@ func TestLimitsThroughLSP(t *testing.T) {
 		"arguments": []any{map[string]any{"uri": uri, "recordId": res.Record.ID, "target": "background.projectContext.release_day"}}}, &out)
 	if err == nil || !strings.Contains(err.Error(), "limits.content") {
 		t.Fatalf("retarget of a record over limits.content: %v (%+v); want refused naming the limit", err, out)
-	}
-}
-
-// TestLedgerVerdictsConcurrent: documents opened together check a store's
-// chain at the same time (they share one walk of the ledger): each of them
-// gets the broken chain's verdict, and a later check the remembered one.
-func TestLedgerVerdictsConcurrent(t *testing.T) {
-	t.Parallel()
-	env, _, _, _ := brokenLedgerEnv(t)
-	ctx := context.Background()
-	open := boltReadOnlyOpener(time.Now)
-	var v ledgerVerdicts
-	check := func() (string, error) {
-		st, err := open(ctx, env.storePath)
-		if err != nil {
-			return "", err
-		}
-		defer st.Close()
-		var p string
-		err = st.View(ctx, func(r store.Reader) error {
-			p = v.problem(ctx, env.storePath, r)
-			return nil
-		})
-		return p, err
-	}
-	const n = 8
-	got := make([]string, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got[i], errs[i] = check()
-		}()
-	}
-	wg.Wait()
-	for i := 0; i < n; i++ {
-		if errs[i] != nil || !strings.Contains(got[i], "ledger does not verify at entry 1") {
-			t.Fatalf("check %d: %q, %v; want the broken chain's verdict", i, got[i], errs[i])
-		}
-	}
-	if p, err := check(); err != nil || !strings.Contains(p, "ledger does not verify at entry 1") {
-		t.Fatalf("later check: %q, %v", p, err)
-	}
-	v.mu.Lock()
-	left := len(v.inflight)
-	v.mu.Unlock()
-	if left != 0 {
-		t.Fatalf("%d checks left running", left)
 	}
 }
 

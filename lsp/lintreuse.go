@@ -5,6 +5,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 )
 
@@ -23,7 +24,7 @@ type lastLint struct {
 	agent *schema.AgentConfig
 	doc   *schema.Document
 	ws    *workspaceInfo
-	stamp storeStamp
+	stamp engine.StoreStamp
 	at    time.Time
 	ps    []schema.Problem // before suppression
 }
@@ -47,7 +48,7 @@ func (s *server) reusedLint(uri protocol.DocumentURI, doc *schema.Document, agen
 	if last == nil || last.agent != agent || last.ws != ws || now.Sub(last.at) < 0 || now.Sub(last.at) >= lintReuseFor {
 		return nil, false
 	}
-	if stamp, _, ok := stampOf(ws.StorePath); !ok || stamp != last.stamp {
+	if stamp, _, ok := engine.StampOf(ws.StorePath); !ok || stamp != last.stamp {
 		return nil, false
 	}
 	if !last.doc.SameLayout(doc) {

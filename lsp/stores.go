@@ -24,14 +24,14 @@ type storeTracker struct {
 	pending map[protocol.DocumentURI]int    // open agent -> pending reviews sent
 	paths   map[protocol.DocumentURI]string // open agent -> its store path
 	counts  map[countKey]int                // pending reviews read from an unchanged store file
-	ledger  ledgerVerdicts                  // whether each store file's ledger verifies
+	ledger  engine.ChainVerdicts            // whether each store file's ledger verifies
 }
 
 // countKey is a pending-review count's store file (with its stamp), agent
 // and scope.
 type countKey struct {
 	path  string
-	stamp storeStamp
+	stamp engine.StoreStamp
 	agent string
 	scope string
 }
@@ -47,7 +47,7 @@ func newStoreTracker(s *server) *storeTracker {
 // usable for a cached answer: it exists and was not written within
 // racyWindow.
 func (t *storeTracker) stableKey(ws *workspaceInfo, agent string) (countKey, bool) {
-	stamp, mtime, ok := stampOf(ws.StorePath)
+	stamp, mtime, ok := engine.StampOf(ws.StorePath)
 	if !ok || t.s.opts.Now().Sub(mtime) < racyWindow {
 		return countKey{}, false
 	}
@@ -137,7 +137,7 @@ func (t *storeTracker) use(ctx context.Context, ws *workspaceInfo, agent string,
 		}
 		called = true
 		call(r)
-		problem = t.ledger.problem(ctx, ws.StorePath, r)
+		problem = t.ledger.Problem(ctx, ws.StorePath, r)
 		return nil
 	})
 	if err != nil {

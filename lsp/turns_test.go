@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -71,7 +72,7 @@ func TestCandidateReadsTakeTurns(t *testing.T) {
 		done <- result{live, err}
 	}()
 	// The read ahead caches the agent's candidates, then ends its turn.
-	stamp, _, ok := stampOf(path)
+	stamp, _, ok := engine.StampOf(path)
 	if !ok {
 		t.Fatal("no stamp")
 	}
@@ -154,7 +155,7 @@ func (sizedReader) Proposals(context.Context, store.ProposalFilter) ([]store.Pro
 func TestUncachedReadTeachesTheTurns(t *testing.T) {
 	t.Parallel()
 	path := standInStore(t)
-	_, mtime, ok := stampOf(path)
+	_, mtime, ok := engine.StampOf(path)
 	if !ok {
 		t.Fatal("no stamp")
 	}

@@ -2,12 +2,12 @@ package lsp
 
 import (
 	"context"
-	"os"
 	"sync"
 	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/lint/gather"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -39,35 +39,13 @@ const maxLiveViews = 2
 // store again. With 10k records per agent, two agents still fit.
 const maxCachedRecords = 64000
 
-// storeStamp identifies one state of a store file by what a write changes:
-// a bbolt commit rewrites pages (modification and change times), a growth
-// changes the size, a replacement the inode.
-type storeStamp struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64 // ns
-	ctime    int64 // ns
-}
-
-// stampOf stats the store file; ok is false when it cannot be stamped (a
-// missing store is not cached: the empty view is cheap).
-func stampOf(path string) (storeStamp, time.Time, bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return storeStamp{}, time.Time{}, false
-	}
-	st := storeStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	st.dev, st.ino, st.ctime = fileIdentity(fi)
-	return st, fi.ModTime(), true
-}
-
 // viewKey is everything a memoryView depends on apart from the clock: the
 // parsed text (one *schema.Document per analysed version), the workspace
 // (a reloaded .agent-ls.yaml is a new *workspaceInfo) and the store state.
 type viewKey struct {
 	doc   *schema.Document
 	ws    *workspaceInfo
-	stamp storeStamp
+	stamp engine.StoreStamp
 }
 
 // cachedView is a composition with the time until which it holds: the
@@ -178,7 +156,7 @@ type storeData struct {
 type storeKey struct {
 	ws    *workspaceInfo
 	agent string
-	stamp storeStamp
+	stamp engine.StoreStamp
 }
 
 type cachedStore struct {
@@ -264,7 +242,7 @@ func firstAfter(now, until string, r *schema.MemoryRecord) string {
 // the agent and the scope they were read in.
 type candKey struct {
 	path  string
-	stamp storeStamp
+	stamp engine.StoreStamp
 	agent string
 	scope string
 }
@@ -349,7 +327,7 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 	return func(ctx context.Context, st store.Reader, agent string, scope map[string]string) ([]schema.MemoryRecord, []schema.MemoryRecord, error) {
 		start := s.opts.Now()
 		now := schema.FormatTime(start)
-		stamp, mtime, stamped := stampOf(path)
+		stamp, mtime, stamped := engine.StampOf(path)
 		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
 		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 		owner := recordOwner{path: path, agent: agent}
@@ -386,7 +364,7 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		}
 		live, rejected = clipped(live), clipped(rejected)
 		compactRecords(live)
-		if after, _, ok := stampOf(path); cacheable && ok && after == stamp {
+		if after, _, ok := engine.StampOf(path); cacheable && ok && after == stamp {
 			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
 			s.budget.claim(owner, len(live)+len(rejected))
 		} else {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package lsp
+package engine
 
 import "os"
 
