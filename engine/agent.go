@@ -2,14 +2,11 @@ package engine
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	"github.com/agent-ls/agent-ls/compose"
 	"github.com/agent-ls/agent-ls/evolve"
 	"github.com/agent-ls/agent-ls/overlay"
 	"github.com/agent-ls/agent-ls/schema"
-	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
 
@@ -19,8 +16,10 @@ import (
 // Conflicts (package evolve implements them).
 type Agent = evolve.Engine
 
-func newAgent(st store.Tx, ws schema.WorkspaceConfig, cfg *schema.AgentConfig, scope map[string]string, now func() time.Time, ev Evaluator, log *slog.Logger) *Agent {
-	return evolve.New(evolve.Config{Store: st, Workspace: ws, Agent: cfg, Scope: scope, Now: now, Evaluator: ev, Logger: log})
+// newAgent is NewAgent with the workspace config and the scope resolved.
+func newAgent(sp AgentSpec, ws schema.WorkspaceConfig, scope map[string]string) *Agent {
+	return evolve.New(evolve.Config{Store: sp.Store, Workspace: ws, Agent: sp.Agent, Scope: scope, Now: sp.Now,
+		Evaluator: sp.Evaluator, Logger: sp.Logger, ChainCheck: sp.ChainCheck})
 }
 
 // EvaluatorFor is the eval gate a workspace configures (eval.command, run

@@ -27,10 +27,29 @@ type Verbs struct {
 	// Options open the store (lock timeout, clock); ReadOnly is set per
 	// verb.
 	Options store.Options
+	// chain remembers the store's chain verdict per state of its file:
+	// the lens shows learnings on every agent page load, and a large
+	// ledger is walked once per change rather than once per page.
+	chain *ChainVerdicts
 }
 
 // Verbs returns the session's review verbs, opening its store with opts.
-func (s *Session) Verbs(opts store.Options) *Verbs { return &Verbs{S: s, Options: opts} }
+func (s *Session) Verbs(opts store.Options) *Verbs {
+	return &Verbs{S: s, Options: opts, chain: &ChainVerdicts{}}
+}
+
+// chainCheck is the check of st's ledger chain the verbs' agents make
+// (AgentSpec.ChainCheck): a verdict that the store file, as st reads it,
+// verifies is taken from v.chain; anything else is the full check, whose
+// error is the one to report.
+func (v *Verbs) chainCheck(st store.Reader) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if p, ok := v.chain.Check(ctx, v.S.Location, st); ok && p == "" {
+			return nil
+		}
+		return store.CheckChain(ctx, st, "")
+	}
+}
 
 // base is the workspace scope without an agent key.
 func (v *Verbs) base() map[string]string {
@@ -128,7 +147,7 @@ func (v *Verbs) agentIn(st store.Tx, name string, base map[string]string) (*Agen
 		}
 	}
 	return NewAgent(AgentSpec{Store: st, Workspace: v.S.Workspace, Agent: cfg, Name: name, Scope: base,
-		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace)}), nil
+		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace), ChainCheck: v.chainCheck(st)}), nil
 }
 
 // mayRead refuses an agent actor another agent's pages, as a missing agent.

@@ -156,6 +156,9 @@ type AgentSpec struct {
 	// language server) pass none: an eval may take minutes.
 	Evaluator Evaluator
 	Logger    *slog.Logger
+	// ChainCheck verifies Store's ledger chain where a read shows what the
+	// ledger says (evolve.Config.ChainCheck); nil checks it every time.
+	ChainCheck func(ctx context.Context) error
 }
 
 // NewAgent returns the engine of one agent's view of a store: every gated
@@ -176,5 +179,5 @@ func NewAgent(sp AgentSpec) *Agent {
 	if name != "" {
 		scope[store.AgentKey] = name
 	}
-	return newAgent(sp.Store, cfg, sp.Agent, scope, sp.Now, sp.Evaluator, sp.Logger)
+	return newAgent(sp, cfg, scope)
 }

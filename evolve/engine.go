@@ -149,6 +149,11 @@ type Config struct {
 	Now       func() time.Time
 	Evaluator Evaluator
 	Logger    *slog.Logger
+	// ChainCheck verifies Store's ledger chain for the reads that show
+	// what the ledger says (Learnings); nil is store.CheckChain of Store.
+	// A long-lived surface passes one that remembers the verdict while the
+	// store stays as it was (engine.ChainVerdicts).
+	ChainCheck func(ctx context.Context) error
 }
 
 // Engine applies the evolution rules to one agent's view of a store. It is
@@ -173,8 +178,9 @@ type Engine struct {
 	// shelf keeps the reconciliation cache between SaveBatch calls (nil in
 	// an Engine{} literal: no cache); lc is the cache a batch copy works
 	// with (linecache.go).
-	shelf *lineShelf
-	lc    *lineCache
+	shelf      *lineShelf
+	lc         *lineCache
+	chainCheck func(ctx context.Context) error // Config.ChainCheck
 }
 
 // textMemoSize bounds the analyses an engine keeps; past it the memo
@@ -199,6 +205,7 @@ func New(c Config) *Engine {
 		now:        c.Now,
 		eval:       c.Evaluator,
 		log:        c.Logger,
+		chainCheck: c.ChainCheck,
 		policy:     overlay.PolicyFrom(ws),
 		recurrence: ws.Promotion.Recurrence,
 		ttl:        schema.DefaultProposalExpiry,

@@ -41,7 +41,7 @@ type Learning struct {
 // promoted record.
 func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, error) {
 	// What was learned is read from the ledger: it must verify.
-	if err := store.CheckChain(ctx, e.st, ""); err != nil {
+	if err := e.checkChain(ctx); err != nil {
 		return nil, err
 	}
 	entries, err := e.st.Ledger(ctx, store.LedgerFilter{Ops: []store.Op{store.OpPromote, store.OpDemote, store.OpApprove,
@@ -139,6 +139,14 @@ func (e *Engine) Learnings(ctx context.Context, since time.Time) ([]Learning, er
 	}
 	slices.SortStableFunc(out, func(a, b Learning) int { return strings.Compare(a.At, b.At) })
 	return out, nil
+}
+
+// checkChain verifies the store's ledger chain (Config.ChainCheck).
+func (e *Engine) checkChain(ctx context.Context) error {
+	if e.chainCheck != nil {
+		return e.chainCheck(ctx)
+	}
+	return store.CheckChain(ctx, e.st, "")
 }
 
 // authoredWins reports whether the overlay drops rec because the authored
