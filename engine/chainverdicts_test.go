@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +9,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.etcd.io/bbolt"
-
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
+	"github.com/agent-ls/agent-ls/store/bolt/bolttest"
 )
+
+// replace is an edit of a ledger entry: old becomes repl.
+func replace(old, repl string) func([]byte) []byte {
+	return func(v []byte) []byte { return []byte(strings.Replace(string(v), old, repl, 1)) }
+}
 
 // countingChain is a Reader whose chain check is counted and answers err;
 // nothing else of it is called.
@@ -106,7 +108,7 @@ func TestChainVerdictsConcurrent(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	editLedgerEntry(t, path, 1, "first fact", "First fact")
+	bolttest.EditLedgerEntry(t, path, 1, replace("first fact", "First fact"))
 	var v ChainVerdicts
 	check := func() (string, error) {
 		st, err := bolt.Open(path, store.Options{ReadOnly: true})
@@ -142,30 +144,5 @@ func TestChainVerdictsConcurrent(t *testing.T) {
 	v.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d checks left running", left)
-	}
-}
-
-// editLedgerEntry replaces old by repl (same length) in ledger entry seq of
-// the bbolt store at path, under bbolt, as an editor of the file would.
-func editLedgerEntry(t *testing.T, path string, seq uint64, old, repl string) {
-	t.Helper()
-	db, err := bbolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("ledger"))
-		k := binary.BigEndian.AppendUint64(nil, seq)
-		v := string(b.Get(k))
-		if !strings.Contains(v, old) {
-			return errors.New("ledger entry without " + old)
-		}
-		return b.Put(k, []byte(strings.Replace(v, old, repl, 1)))
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 }

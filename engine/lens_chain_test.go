@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/bolt/bolttest"
 )
 
 // TestAgentPageChainVerdict: the lens's verbs walk the ledger's chain for
@@ -52,7 +53,7 @@ func TestAgentPageChainVerdict(t *testing.T) {
 	if !remembered || got.problem != "" {
 		t.Fatalf("no verdict remembered for %s: %+v %v", s.Location, got, remembered)
 	}
-	editLedgerEntry(t, s.Location, 1, "Parcels ship with DHL", "Parcels ship with UPS")
+	bolttest.EditLedgerEntry(t, s.Location, 1, replace("Parcels ship with DHL", "Parcels ship with UPS"))
 	_, err = v.Agent(ctx, "deploy-ops", "", time.Time{})
 	var ce *store.ChainError
 	if !errors.As(err, &ce) || ce.Seq != 1 {

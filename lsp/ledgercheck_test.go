@@ -1,14 +1,13 @@
 package lsp
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/agent-ls/agent-ls/store/bolt/bolttest"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -68,22 +67,10 @@ func TestLimitsThroughLSP(t *testing.T) {
 // length, inside the saved trigger): its hash no longer matches.
 func breakLedgerEntry(t *testing.T, path string) {
 	t.Helper()
-	db, err := bbolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("ledger"))
-		k := binary.BigEndian.AppendUint64(nil, 1)
-		v := append([]byte(nil), b.Get(k)...)
-		i := strings.Index(string(v), trigger)
-		v[i] = 'a'
-		return b.Put(k, v)
+	bolttest.EditLedgerEntry(t, path, 1, func(v []byte) []byte {
+		v[strings.Index(string(v), trigger)] = 'a'
+		return v
 	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // brokenLedgerEnv is a workspace with the deploy agent, a pending proposal

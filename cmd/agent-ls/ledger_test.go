@@ -18,31 +18,18 @@ import (
 	bbolt "go.etcd.io/bbolt"
 
 	mcpserver "github.com/agent-ls/agent-ls/mcp"
+	"github.com/agent-ls/agent-ls/store/bolt/bolttest"
 )
 
 // editLedgerEntry changes one byte of ledger entry seq in the bbolt file
 // db, keeping its length (the hash no longer matches).
 func editLedgerEntry(t *testing.T, db string, seq uint64) {
 	t.Helper()
-	bdb, err := bbolt.Open(db, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	err = bdb.Update(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte("ledger"))
-		k := make([]byte, 8)
-		for i := 0; i < 8; i++ {
-			k[7-i] = byte(seq >> (8 * i))
-		}
-		v := append([]byte(nil), b.Get(k)...)
+	bolttest.EditLedgerEntry(t, db, seq, func(v []byte) []byte {
 		i := strings.Index(string(v), `"at":"`) + len(`"at":"`) + 3
 		v[i] ^= 1 // a digit of the year
-		return b.Put(k, v)
+		return v
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestLedgerThroughCLI: --head prints SEQ:HASH; --verify --head passes
