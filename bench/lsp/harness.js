@@ -63,9 +63,11 @@ function rss(pid) {
   try {
     const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (k) => Number((s.match(new RegExp(k + ':\\s+(\\d+)')) || [0, 0])[1]);
-    return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
+    // RssAnon is the heap and stacks; RssFile the pages of mapped files
+    // (the bbolt store) left resident.
+    return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024, anonMB: kb('RssAnon') / 1024, fileMB: kb('RssFile') / 1024 };
   } catch {
-    return { rssMB: NaN, hwmMB: NaN };
+    return { rssMB: NaN, hwmMB: NaN, anonMB: NaN, fileMB: NaN };
   }
 }
 
