@@ -26,11 +26,13 @@ $GO test -run='^$' -bench='^BenchmarkPromoted$' -benchtime=1x ./store/bolt/ >"$o
 
 echo "== go benchmarks (-count $COUNT)"
 # Inside scripts/pg.sh: the *PG benchmarks run against a private PostgreSQL cluster.
+# -timeout 30m: the language server's benchmarks took 612 s on a slow day,
+# past go test's default 10 minutes per package.
 # -p 1: one package's benchmarks at a time. go test runs as many test
 # binaries at once as there are processors, so on this 2-core machine each
 # benchmark shared the machine with another package's (the in-process LSP
 # benchmarks run a client and a server, one per core).
-AGENT_LS_BENCH_SAVE10K=1 bash scripts/pg.sh $GO test -p 1 -run='^$' -bench=. -benchmem -count "$COUNT" ./... | tee "$out/go.txt" | grep -E '^(Benchmark|ok|FAIL|---)' || true
+AGENT_LS_BENCH_SAVE10K=1 bash scripts/pg.sh $GO test -p 1 -timeout 30m -run='^$' -bench=. -benchmem -count "$COUNT" ./... | tee "$out/go.txt" | grep -E '^(Benchmark|ok|FAIL|---)' || true
 if grep -q '^FAIL' "$out/go.txt"; then echo "bench: go benchmarks failed" >&2; exit 1; fi
 
 echo "== PostgreSQL load: 8 processes x 4 connections for ${BENCH_PG_LOAD:-60s}"
