@@ -131,7 +131,10 @@ func TestAgentsDecodesOnlyNewAgents(t *testing.T) {
 		t.Fatalf("Agents = %q", names)
 	}
 	search := testing.AllocsPerRun(1, func() { _, _ = store.Agents(ctx, searchOnly{s}, nil) })
-	if allocs > search/10 {
+	// About 60 allocations in all (2,000-2,600 in the -race build, which
+	// allocates about one a record more); about 12 a record when the
+	// records are decoded.
+	if allocs > search/4 {
 		t.Errorf("Agents allocated %.0f times, Search's listing %.0f: records of listed agents were decoded", allocs, search)
 	}
 	t.Logf("allocations: %.0f (by Search: %.0f)", allocs, search)
