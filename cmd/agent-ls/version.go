@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -124,9 +126,17 @@ func versionString() string {
 }
 
 func runVersion(_ context.Context, e *env, args []string) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, errHelp) {
 		printHelp(e.stdout, help{path: "version", body: "Prints the module version, the VCS revision the binary was built from (+dirty\nwhen the tree had uncommitted changes), its commit time and the Go version."}, nil)
 		return exitOK
+	}
+	if err != nil {
+		return usageFail(e.stderr, "version", err)
+	}
+	if len(pos) > 0 {
+		return usageFail(e.stderr, "version", fmt.Errorf("unexpected argument %q", pos[0]))
 	}
 	fmt.Fprintf(e.stdout, "agent-ls %s\n", readBuildVersion())
 	return exitOK

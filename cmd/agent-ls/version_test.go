@@ -71,3 +71,30 @@ func TestVersionRevision(t *testing.T) {
 		t.Errorf("version = %q, want it to name %q", r.stdout, want)
 	}
 }
+
+// TestVersionRejectsArguments: version takes no flags or arguments. It
+// printed its text line with exit 0 for anything given, so `agent-ls
+// version --format json` handed a script prose where it asked for JSON.
+func TestVersionRejectsArguments(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version", "--format", "json"}, "agent-ls version: unknown flag --format (run 'agent-ls version --help')\n"},
+		{[]string{"version", "extra"}, "agent-ls version: unexpected argument \"extra\" (run 'agent-ls version --help')\n"},
+		{[]string{"--version", "--short"}, "agent-ls version: unknown flag --short (run 'agent-ls version --help')\n"},
+	} {
+		r := runBin(t, dir, "", nil, tc.args...)
+		if r.code != exitUsage || r.stdout != "" || r.stderr != tc.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, no output, %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}, {"version", "--"}} {
+		r := runBin(t, dir, "", nil, args...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "agent-ls ") || r.stderr != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0 and the version line", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
