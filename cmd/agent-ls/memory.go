@@ -100,7 +100,7 @@ func (m *memCmd) flags() *flag.FlagSet {
 	fs.SetOutput(m.e.stderr)
 	def := m.store
 	m.store.register(fs, def)
-	fs.StringVar(&m.format, "format", m.format, "output `format`: text or json")
+	fs.StringVar(&m.format, "format", m.format, "output `format`: "+m.formats())
 	m.usage = func() {
 		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: upperFirst(sub.summary) + "."}, fs)
 	}
@@ -119,13 +119,19 @@ func (m *memCmd) parse(fs *flag.FlagSet, args []string) (pos []string, code int,
 		return nil, usageFail(m.e.stderr, m.name, err), false
 	}
 	fs.Visit(func(f *flag.Flag) { m.formatSet = m.formatSet || f.Name == "format" })
-	if m.sub.name == "export" && m.format == "jsonl" {
-		return pos, 0, true
-	}
-	if m.format != "text" && m.format != "json" {
-		return nil, usageFail(m.e.stderr, m.name, fmt.Errorf("--format %q: want text or json", m.format)), false
+	if m.format != "text" && m.format != "json" && (m.sub.name != "export" || m.format != "jsonl") {
+		return nil, usageFail(m.e.stderr, m.name, fmt.Errorf("--format %q: want %s", m.format, m.formats())), false
 	}
 	return pos, 0, true
+}
+
+// formats names the output formats of the subcommand: export's default is
+// JSON lines (memExport), every other's text.
+func (m *memCmd) formats() string {
+	if m.sub.name == "export" {
+		return "jsonl, text or json"
+	}
+	return "text or json"
 }
 
 func (m *memCmd) open(readOnly bool) (store.Store, storeLocation, int, bool) {
@@ -1009,6 +1015,11 @@ func jsonErrorColumn(err error) string {
 }
 
 func memExport(ctx context.Context, m *memCmd, args []string) int {
+	if !m.formatSet {
+		// JSON lines unless --format says text (the aligned listing) or
+		// json (one {"records", "skipped"} document).
+		m.format = "jsonl"
+	}
 	fs := m.flags()
 	var actor, gitDir string
 	fs.StringVar(&actor, "actor", "", readActorUsage)
@@ -1038,12 +1049,7 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 	if gitDir != "" {
 		return memExportGit(ctx, m, gitDir, s, loc, view)
 	}
-	// JSON lines unless --format says text (the aligned listing) or json
-	// (one {"records", "skipped"} document).
-	format := "jsonl"
-	if m.formatSet {
-		format = m.format
-	}
+	format := m.format
 	w := bufio.NewWriter(m.e.stdout)
 	n := 0
 	var kept []schema.MemoryRecord

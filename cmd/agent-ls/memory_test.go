@@ -480,3 +480,43 @@ func TestSaveRefusesAgentFileAsText(t *testing.T) {
 		t.Fatalf("with --agent: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestMemoryExportFormatFlag: export's help and its --format errors name
+// the formats export takes, JSON lines the default. Its help said "text or
+// json (default "text")" and a bad value "want text or json", while a bare
+// export printed JSON lines and --format jsonl was accepted.
+func TestMemoryExportFormatFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	saveJSON(t, dir, db, "--content", "first")
+	h := mustOK(t, mem(t, dir, db, "export", "--help"), "export --help").stdout
+	if want := "  --format format\n        output format: jsonl, text or json (default \"jsonl\")\n"; !strings.Contains(h, want) {
+		t.Errorf("export --help lists --format as\n%s\nwant it to contain %q", h, want)
+	}
+	r := mem(t, dir, db, "export", "--format", "xml")
+	if want := "agent-ls memory export: --format \"xml\": want jsonl, text or json (run 'agent-ls memory export --help')\n"; r.code != exitUsage || r.stderr != want {
+		t.Errorf("export --format xml: exit %d, stderr %q; want 2, %q", r.code, r.stderr, want)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // the output's first byte: '{' a JSON line or document, 'I' the listing's header
+		doc  bool   // one indented JSON document
+	}{
+		{[]string{"export"}, "{\"id\":", false},
+		{[]string{"export", "--format", "jsonl"}, "{\"id\":", false},
+		{[]string{"--format", "jsonl", "export"}, "{\"id\":", false},
+		{[]string{"export", "--format", "json"}, "{\n  \"records\"", true},
+		{[]string{"--format", "json", "export"}, "{\n  \"records\"", true},
+		{[]string{"export", "--format", "text"}, "ID ", false},
+	} {
+		out := mustOK(t, mem(t, dir, db, tc.args...), strings.Join(tc.args, " ")).stdout
+		if !strings.HasPrefix(out, tc.want) {
+			t.Errorf("%v: output %q, want it to start with %q", tc.args, out, tc.want)
+		}
+	}
+	// The other subcommands still take text or json only.
+	if r := mem(t, dir, db, "list", "--format", "jsonl"); r.code != exitUsage || !strings.Contains(r.stderr, `want text or json`) {
+		t.Errorf("list --format jsonl: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
