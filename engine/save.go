@@ -159,13 +159,22 @@ func (sp SaveSpec) open() (*Agent, *SaveResult, error) {
 		Now: sp.Now, Evaluator: sp.Evaluator, Logger: sp.Logger}), nil, nil
 }
 
-// authored is the agent config a save runs with: Agent, else AgentFile,
-// else the workspace's file named by the scope's agent key.
+// authored is the agent config a save runs with: Agent, else AgentFile
+// (refused when it resolves outside the workspace root), else the
+// workspace's file named by the scope's agent key.
 func (sp SaveSpec) authored() (*schema.AgentConfig, error) {
 	switch {
 	case sp.Agent != nil:
 		return sp.Agent, nil
 	case sp.AgentFile != "":
+		// The file must be one of the workspace saved into: a file that
+		// resolves outside its root (a link, .., another directory) names
+		// an agent no composition of this workspace shows, and is not read.
+		if sp.Workspace != nil && sp.Workspace.Root != "" {
+			if err := workspace.Confine(sp.Workspace.Root, sp.AgentFile); err != nil {
+				return nil, err
+			}
+		}
 		data, err := workspace.ReadFile(sp.AgentFile)
 		if err != nil {
 			return nil, fmt.Errorf("agent file: %w", err)

@@ -344,3 +344,57 @@ func TestBackupDestination(t *testing.T) {
 		t.Errorf("backup to a new file: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestSaveAgentFileOutsideWorkspace: memory save and save-batch refuse an
+// --agent file that resolves outside the workspace they save into, as
+// render and the other --agent commands do (docs/STORE.md). They read it:
+// a link to an agent file elsewhere, or that file named by its absolute
+// path, made its roleTemplate.name the record's agent, so a save the scope
+// rule refuses with --scope agent=ghost ("no agent file in the workspace
+// names agent ghost") went through with --agent, a record no agent file of
+// the workspace would ever compose. Refused now with exit 2, before any
+// store is created.
+func TestSaveAgentFileOutsideWorkspace(t *testing.T) {
+	t.Parallel()
+	o := newOutsideWS(t)
+	deploy, err := os.ReadFile(filepath.Join(o.ws, "deploy.agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost := strings.Replace(string(deploy), "name: deploy-ops", "name: ghost", 1)
+	if ghost == string(deploy) {
+		t.Fatal("the testdata agent is not named deploy-ops")
+	}
+	o.write(o.out, "ghost.agent.yaml", ghost)
+	o.link(filepath.Join(o.out, "ghost.agent.yaml"), "ghost-link.agent.yaml")
+	batch := filepath.Join(o.base, "saves.jsonl")
+	if err := os.WriteFile(batch, []byte(`{"content": "a ghost fact", "target": "background.projectContext.g"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, agent := range []string{"link.agent.yaml", "ghost-link.agent.yaml", filepath.Join(o.out, "ghost.agent.yaml"), "../out/ghost.agent.yaml"} {
+		for _, args := range [][]string{
+			{"memory", "save", "--agent", agent, "--target", "background.projectContext.g", "a ghost fact"},
+			{"memory", "save-batch", "--agent", agent, batch},
+		} {
+			t.Run(strings.Join(args[:2], " ")+" --agent "+agent, func(t *testing.T) {
+				t.Parallel()
+				r := o.cli(args...)
+				noSecret(t, strings.Join(args, " "), r)
+				if r.code != exitUsage || !strings.Contains(r.stderr, outsideMsg) || r.stdout != "" {
+					t.Errorf("exit %d, want %d with %q and no output:\nstdout: %s\nstderr: %s", r.code, exitUsage, outsideMsg, r.stdout, r.stderr)
+				}
+			})
+		}
+	}
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(o.ws, ".agent-memory")); err == nil {
+			t.Error("a refused save created the store")
+		}
+	})
+	// The workspace's own file still saves (in a workspace of its own: the
+	// refusals above run in parallel and must find no store).
+	w := newOutsideWS(t)
+	if r := w.cli("memory", "save", "--agent", "deploy.agent.yaml", "--target", "background.projectContext.k", "a fact"); r.code != exitOK {
+		t.Errorf("save --agent deploy.agent.yaml: exit %d %s", r.code, r.stderr)
+	}
+}
