@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -29,7 +30,9 @@ func runGarden(ctx context.Context, e *env, args []string) int {
 	if _, code, ok := c.parse(args, 0); !ok {
 		return code
 	}
-	if *every != 0 {
+	everySet := false
+	c.fs.Visit(func(f *flag.Flag) { everySet = everySet || f.Name == "every" })
+	if everySet {
 		min := minGardenEvery
 		if v := e.getenv(minEveryEnv); v != "" {
 			if d, err := time.ParseDuration(v); err == nil {

@@ -264,3 +264,18 @@ func TestGardenEveryPostgresOneRunner(t *testing.T) {
 		t.Fatalf("second runner: SIGINT exit %d", code)
 	}
 }
+
+// TestGardenEveryZero: --every 0 is below the minimum like any short
+// interval (docs/COMMANDS.md: "--every below 1s ... is exit 2"). It was
+// taken for no --every at all: one pass, its report, exit 0, where the
+// user asked for a schedule.
+func TestGardenEveryZero(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, every := range []string{"0", "0s", "0h0m"} {
+		r := runBin(t, dir, "", []string{"USER=ana"}, "garden", "--every", every)
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "--every 0s: want at least 1s") {
+			t.Errorf("garden --every %s: exit %d, stdout %q, stderr %q; want 2 and the minimum", every, r.code, r.stdout, r.stderr)
+		}
+	}
+}
