@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/workspace"
 )
@@ -51,7 +52,14 @@ func ResolveActor(explicit string, ws *workspace.Workspace, getenv func(string) 
 		}
 		return a, FromConfig, nil
 	}
-	return UserActor(getenv), FromUser, nil
+	a := UserActor(getenv)
+	// $USER is a name like --actor's, held to the same rule: one that would
+	// not parse there (control or format characters, invalid UTF-8, too
+	// long) is no actor, never written into the ledger as one.
+	if _, err := store.ParseActor(a.String()); err != nil {
+		return store.Actor{}, FromUser, fmt.Errorf("$USER: %w (give --actor kind:name, or actor: in %s)", err, schema.WorkspaceConfigName)
+	}
+	return a, FromUser, nil
 }
 
 // UserActor is human:$USER, or human:unknown when USER is unset: the actor

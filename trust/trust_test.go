@@ -147,3 +147,33 @@ func TestResolveActorBrokenWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveActorFromUser: $USER becomes the actor only when it is a name
+// --actor would take (store.ParseActor's rule). It was used as is, so a
+// USER holding an escape sequence or a bidi override was written into the
+// ledger as the author of every change and printed raw by `memory ledger`.
+func TestResolveActorFromUser(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		user, want string
+		ok         bool
+	}{
+		{"ana", "human:ana", true},
+		{"", "human:unknown", true},
+		{"  ana  ", "human:ana", true},
+		{"ev\x1b[31mil", "", false},
+		{"a\u202eb", "", false},
+		{"bell\a", "", false},
+		{"x\xffy", "", false},
+		{string(make([]byte, 200)), "", false},
+	} {
+		a, src, err := ResolveActor("", nil, env(tt.user))
+		if tt.ok != (err == nil) || (tt.ok && a.String() != tt.want) || src != FromUser {
+			t.Errorf("USER=%q: ResolveActor = %s, %v, %v; want %q (ok %v) from $USER", tt.user, a, src, err, tt.want, tt.ok)
+		}
+		// --actor wins over an unusable USER.
+		if a, _, err := ResolveActor("human:bo", nil, env(tt.user)); err != nil || a.String() != "human:bo" {
+			t.Errorf("USER=%q with --actor human:bo: %s, %v", tt.user, a, err)
+		}
+	}
+}

@@ -577,3 +577,30 @@ func inUse(t *testing.T, path string) int64 {
 	_ = bdb.View(func(tx *bbolt.Tx) error { n = tx.Size(); return nil })
 	return n
 }
+
+// TestUserActorChecked: with no --actor and no actor: in the config, a
+// $USER that --actor would refuse (an escape sequence) is refused too,
+// before any store is created, and the refusal does not echo it. It was
+// taken as the actor's name: `memory ledger` then printed the escape
+// sequence raw on every entry the user made.
+func TestUserActorChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	evil := []string{"USER=ev\x1b[2Jil"}
+	for _, args := range [][]string{
+		{"memory", "save", "--target", "background.projectContext.k", "a fact"},
+		{"memory", "list"},
+	} {
+		r := runBin(t, dir, "", evil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "$USER: actor name: contains a control character (U+001B)") || strings.Contains(r.stdout+r.stderr, "\x1b") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and $USER refused without echoing it", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent-memory")); err == nil {
+		t.Error("a refused save created the store")
+	}
+	// --actor still works with such a USER.
+	if r := runBin(t, dir, "", evil, "memory", "save", "--actor", "human:ana", "--target", "background.projectContext.k", "a fact"); r.code != exitOK {
+		t.Errorf("save --actor human:ana: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
