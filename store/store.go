@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -263,6 +264,15 @@ const (
 	OpTokenCreate Op = "token-create"
 	OpTokenRevoke Op = "token-revoke"
 )
+
+// Ops lists every ledger operation, in the order declared above.
+func Ops() []Op {
+	return []Op{OpWrite, OpSupersede, OpInvalidate, OpDelete, OpCorroborate, OpPromote, OpDemote, OpPropose,
+		OpApprove, OpReject, OpExpire, OpImport, OpConflict, OpTokenCreate, OpTokenRevoke}
+}
+
+// Valid reports whether o is one of Ops.
+func (o Op) Valid() bool { return slices.Contains(Ops(), o) }
 
 // ConflictInfo names the records of a residual memory-vs-memory conflict:
 // Records[0] is the one the overlay renders (the newest), Target the slot

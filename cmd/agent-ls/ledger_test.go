@@ -275,3 +275,29 @@ func TestMCPLimits(t *testing.T) {
 		t.Errorf("after the oversized message: %v, %s", err, text(res))
 	}
 }
+
+// TestLedgerOpFilterChecked: `memory ledger --op` takes ledger ops only. A
+// misspelt op (promoted for promote) matched nothing and printed nothing
+// with exit 0, as if no entry of that op existed; it is refused now (exit
+// 2) with the ops and the nearest one, as --kind refuses a bad kind.
+func TestLedgerOpFilterChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	saveJSON(t, dir, db, "--content", "a fact", "--target", "background.projectContext.k")
+	for _, tc := range []struct {
+		ops, want string
+	}{
+		{"promoted", `--op "promoted": not a ledger op (did you mean "promote"?); want write, supersede, invalidate, delete, corroborate, promote, demote, propose, approve, reject, expire, import, conflict, token-create or token-revoke`},
+		{"write,bogus", `--op "bogus": not a ledger op; want write, `},
+	} {
+		r := mem(t, dir, db, "ledger", "--op", tc.ops)
+		if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "agent-ls memory ledger: "+tc.want) {
+			t.Errorf("ledger --op %s: exit %d, stdout %q, stderr %q; want 2 and %q", tc.ops, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	r := mustOK(t, mem(t, dir, db, "ledger", "--op", "promote,write"), "ledger --op promote,write")
+	if n := strings.Count(r.stdout, "\n"); n != 2 || !strings.Contains(r.stdout, " promote ") || !strings.Contains(r.stdout, " write ") {
+		t.Errorf("ledger --op promote,write printed %d lines, want the write and the promote:\n%s", n, r.stdout)
+	}
+}

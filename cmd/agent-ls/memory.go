@@ -1178,6 +1178,14 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		f.Since = schema.FormatTime(t)
 	}
 	for _, op := range splitList(ops) {
+		if !store.Op(op).Valid() {
+			names := make([]string, 0, len(store.Ops()))
+			for _, o := range store.Ops() {
+				names = append(names, string(o))
+			}
+			m.errorf("--op %q: not a ledger op%s; want %s or %s", op, didYouMean(op, names), strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+			return exitUsage
+		}
 		f.Ops = append(f.Ops, store.Op(op))
 	}
 	s, loc, code, ok := m.open(true)
