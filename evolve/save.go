@@ -118,6 +118,12 @@ func (e *Engine) prepare(r SaveRequest) (SaveRequest, SaveResult, error) {
 			return r, SaveResult{}, fmt.Errorf("%w: expiresAt: %v", store.ErrInvalid, err)
 		}
 		r.ExpiresAt = schema.FormatTime(t)
+		// A memory that has expired when it is saved reaches no
+		// composition and no recall: the request is a mistake (a past
+		// time, a zero duration), not a record to keep.
+		if now := e.nowString(); r.ExpiresAt <= now {
+			return r, SaveResult{}, fmt.Errorf("%w: expiresAt %s is not after now (%s)", store.ErrInvalid, r.ExpiresAt, now)
+		}
 	}
 	if r.Provenance.At != "" {
 		t, err := schema.ParseTime(r.Provenance.At)

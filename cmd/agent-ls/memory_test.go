@@ -520,3 +520,30 @@ func TestMemoryExportFormatFlag(t *testing.T) {
 		t.Errorf("list --format jsonl: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestMemorySavePastExpiry: --expires 0s or a past time is an invalid
+// request (exit 2) that creates no store; it used to save a record already
+// expired ("saved untargeted: it reaches the agent through recall") or,
+// on an auto-tier target, fail with "promote ID: promote ID: conflict:
+// record ID is invalidated or expired" about a record it rolled back.
+func TestMemorySavePastExpiry(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	for _, args := range [][]string{
+		{"save", "--expires", "0s", "--target", "background.projectContext.k", "a fact"},
+		{"save", "--expires", "2000-01-01T00:00:00Z", "an untargeted note"},
+		{"save", "--expires", "0d", "--target", "judgment.code-review.heuristics", "a lesson"},
+	} {
+		r := mem(t, dir, db, args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "invalid request: expiresAt ") || !strings.Contains(r.stderr, " is not after now (") || strings.Contains(r.stderr, "promote") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and the expiry refused", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused save created the store")
+	}
+	if rec := saveJSON(t, dir, db, "--expires", "1h", "--content", "kept an hour"); rec.ExpiresAt == "" {
+		t.Errorf("save --expires 1h: no expiresAt in %+v", rec)
+	}
+}
