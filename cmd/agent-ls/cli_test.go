@@ -478,3 +478,44 @@ func TestConfigKeyDidYouMean(t *testing.T) {
 		t.Errorf("validate .agent-ls.yaml: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
+
+// TestMemoryArgumentErrorsPointAtHelp: a wrong number of arguments to a
+// memory subcommand is a usage error in the one wording every other command
+// uses, ending with the pointer to its help. The memory subcommands said
+// "agent-ls memory show: want one record ID" and stopped, where render says
+// "... (run 'agent-ls render --help')".
+func TestMemoryArgumentErrorsPointAtHelp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "want one record ID"},
+		{[]string{"show", "a", "b"}, "want one record ID"},
+		{[]string{"invalidate"}, "want one record ID"},
+		{[]string{"corroborate"}, "want one record ID"},
+		{[]string{"restore"}, "want one record ID (a superseded or invalidated version)"},
+		{[]string{"retarget", "01J9Z8K3V4M5N6P7Q8R9S0T1U2"}, "want a record ID and a target (compact form, e.g. judgment.deploy.heuristics)"},
+		{[]string{"import"}, "want one FILE.jsonl (- for stdin)"},
+		{[]string{"save-batch"}, "want one FILE.jsonl (- for stdin): lines of "},
+		{[]string{"list", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"ledger", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"export", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"events", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"search", "--query", "x", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"init", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"migrate", "--from", "a.db", "--to", "b.db", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"save", "--content", "x", "extra"}, `unexpected arguments ["extra"] (the content is given by --content)`},
+	} {
+		name := "memory " + tc.args[0]
+		r := runBin(t, dir, "", memEnv, append([]string{"memory"}, tc.args...)...)
+		prefix, suffix := "agent-ls "+name+": "+tc.want, " (run 'agent-ls "+name+" --help')\n"
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, prefix) || !strings.HasSuffix(r.stderr, suffix) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line %q...%q", tc.args, r.code, r.stderr, prefix, suffix)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".agent-memory")); err == nil {
+		t.Error("a usage error created the store")
+	}
+}

@@ -28,8 +28,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())

@@ -86,6 +86,12 @@ func (m *memCmd) errorf(format string, args ...any) {
 	fmt.Fprintf(m.e.stderr, "agent-ls %s: %s\n", m.name, fmt.Sprintf(format, args...))
 }
 
+// usagef reports a usage error (the arguments) in the one wording with the
+// pointer to the subcommand's help (usageFail) and returns exitUsage.
+func (m *memCmd) usagef(format string, args ...any) int {
+	return usageFail(m.e.stderr, m.name, fmt.Errorf(format, args...))
+}
+
 // storeError reports err on one line and returns its exit code.
 func (m *memCmd) storeError(err error) int {
 	m.errorf("%v", err)
@@ -297,8 +303,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if content == "" {
 		content = strings.Join(pos, " ")
 	} else if len(pos) > 0 {
-		m.errorf("unexpected arguments %q (the content is given by --content)", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q (the content is given by --content)", pos)
 	}
 	if strings.TrimSpace(content) == "" {
 		m.errorf("no content: give --content TEXT")
@@ -459,8 +464,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		pos = nil
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	if search && strings.TrimSpace(query) == "" {
 		m.errorf("no query: give --query TEXT")
@@ -723,8 +727,7 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		m.errorf("want one record ID")
-		return exitUsage
+		return m.usagef("want one record ID")
 	}
 	conv, err := schema.NormalizeConversationID(conv)
 	if err != nil {
@@ -799,8 +802,7 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		m.errorf("want one FILE.jsonl (- for stdin)")
-		return exitUsage
+		return m.usagef("want one FILE.jsonl (- for stdin)")
 	}
 	name := pos[0]
 	// Import writes records as they are (supports, provenance, any scope):
@@ -1029,8 +1031,7 @@ func memExport(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	if gitDir != "" && m.formatSet && m.format == "jsonl" {
 		m.errorf("--git writes a repository: --format is text or json")
@@ -1165,8 +1166,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	f := store.LedgerFilter{RecordID: record, Limit: limit}
 	if since != "" {
@@ -1456,8 +1456,7 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) != 2 {
-		m.errorf("want a record ID and a target (compact form, e.g. judgment.deploy.heuristics)")
-		return exitUsage
+		return m.usagef("want a record ID and a target (compact form, e.g. judgment.deploy.heuristics)")
 	}
 	id := pos[0]
 	if err := schema.CheckIDArg("ID", id); err != nil {
@@ -1555,7 +1554,7 @@ func memRestore(ctx context.Context, m *memCmd, args []string) int {
 // wrong. It reports the problem and returns false.
 func (m *memCmd) oneID(pos []string, want string) (string, bool) {
 	if len(pos) != 1 {
-		m.errorf("want %s", want)
+		m.usagef("want %s", want)
 		return "", false
 	}
 	if err := schema.CheckIDArg("ID", pos[0]); err != nil {

@@ -21,8 +21,7 @@ func memInit(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	loc, err := locateStore(m.e, m.store)
 	if err != nil {
@@ -60,8 +59,7 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		m.errorf("unexpected arguments %q", pos)
-		return exitUsage
+		return m.usagef("unexpected arguments %q", pos)
 	}
 	if from == "" || to == "" {
 		m.errorf("--from and --to are required")

@@ -53,8 +53,7 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	if len(pos) != 1 {
-		m.errorf("want one FILE.jsonl (- for stdin): lines of {\"content\", \"kind\", \"tags\", \"target\", \"payload\", \"supersedes\", \"conversation\", \"run\", \"expires\"}")
-		return exitUsage
+		return m.usagef("want one FILE.jsonl (- for stdin): lines of {\"content\", \"kind\", \"tags\", \"target\", \"payload\", \"supersedes\", \"conversation\", \"run\", \"expires\"}")
 	}
 	name := pos[0]
 	in, done, err := m.openInput(name)
