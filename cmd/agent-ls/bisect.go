@@ -29,17 +29,19 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	// The agent file is read before the store is opened (an invalid one
+	// is the error, not the missing store).
+	authored, err := loadAgent(file)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
 	k, err := c.open(file, false)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage
 	}
 	defer k.st.Close()
-	authored, err := loadAgent(file)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
-	}
 	suite, err := engine.SuiteRunnerFor(k.ws)
 	if err != nil {
 		c.errorf("%v", err)

@@ -37,6 +37,8 @@ type evoCmd struct {
 	ws  *workspace.Workspace
 	st  store.Store
 	loc storeLocation
+	// authored is the agent file's config, read by open (nil: no file).
+	authored *schema.AgentConfig
 	// missing: there is no store file yet (nothing saved).
 	missing bool
 	// reads: a report (garden, learnings, proposals) that says so on stderr
@@ -143,6 +145,14 @@ func (c *evoCmd) open() (int, bool) {
 	start := c.e.cwd
 	if c.agentFile != "" {
 		start = resolve(c.e.cwd, c.agentFile)
+		// The file is read first, as render reads it: an invalid one fails
+		// the command whether or not a store exists yet.
+		cfg, err := loadAgent(start)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitUsage, false
+		}
+		c.authored = cfg
 	}
 	ws, err := workspace.Find(start)
 	if err != nil {
@@ -279,25 +289,18 @@ func loadAgent(path string) (*schema.AgentConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent file: %w", err)
 	}
-	_, cfg, ps, err := schema.LoadAgent(path, data)
-	if err != nil {
-		return nil, err
-	}
-	if cfg == nil {
-		msg := "invalid agent file"
-		if len(ps) > 0 {
-			p := ps[0]
-			msg = fmt.Sprintf("%d:%d: %s", p.Range.Start.Line+1, p.Range.Start.Character+1, p.Message)
-		}
-		return nil, fmt.Errorf("%s:%s (run 'agent-ls validate %s')", path, msg, path)
-	}
-	return cfg, nil
+	// The engine's rule and wording for an invalid file (file:line:col of
+	// the first error, how many more), as render and mcp report it.
+	return engine.LoadAgent(path, data)
 }
 
 // agentConfig returns the authored config for an agent name: --agent when
 // given, else the workspace's agent file of that name, else nil (the
 // engine then skips authored checks).
 func (c *evoCmd) agentConfig(name string) (*schema.AgentConfig, error) {
+	if c.authored != nil {
+		return c.authored, nil
+	}
 	if c.agentFile != "" {
 		p := c.agentFile
 		if !filepath.IsAbs(p) {

@@ -159,3 +159,33 @@ func TestValidateUsageAndIOErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidAgentFileOneMessage: every command that reads an agent file
+// says an invalid one is invalid in one wording, the engine's
+// (engine.LoadAgent): the first error at file:line:col and how many more.
+// garden, learnings, proposals, promote and bisect had a copy of the rule
+// of their own that said "(run 'agent-ls validate FILE')" without the count.
+func TestInvalidAgentFileOneMessage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := "roleTemplate:\n  name: broken\n  persona:\n    identity: 5\n    tonee: hi\n"
+	if err := os.WriteFile(filepath.Join(dir, "broken.agent.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "broken.agent.yaml")
+	want := file + `:1:1: missing required property "mission" (and 2 more; run agent-ls validate)` + "\n"
+	for _, args := range [][]string{
+		{"render", "broken.agent.yaml"},
+		{"overlay", "broken.agent.yaml"},
+		{"garden", "broken.agent.yaml"},
+		{"learnings", "broken.agent.yaml"},
+		{"proposals", "broken.agent.yaml"},
+		{"promote", "01J9Z8K3V4M5N6P7Q8R9S0T1U2", "broken.agent.yaml"},
+		{"bisect", "broken.agent.yaml"},
+	} {
+		r := runBin(t, dir, "", []string{"USER=ana"}, args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.HasSuffix(r.stderr, "agent-ls "+args[0]+": "+want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 ending %q", args, r.code, r.stdout, r.stderr, "agent-ls "+args[0]+": "+want)
+		}
+	}
+}
