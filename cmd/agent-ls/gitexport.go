@@ -189,6 +189,11 @@ func (m *memCmd) workspaceAgents(ws *workspace.Workspace) ([]exportAgent, error)
 			return nil, err
 		}
 		name := cfg.RoleTemplate.Name
+		if strings.ContainsAny(name, `/\`) {
+			// NAME.prompt.md is one file at the repository's root: a
+			// separator would put it elsewhere (../ out of the tree).
+			return nil, fmt.Errorf("%s: agent name %q cannot name its file in the repository (NAME%s): it holds a path separator", f, name, promptFileSuffix)
+		}
 		if prev, ok := seen[name]; ok {
 			m.errorf("%s: agent %s is already exported from %s; skipped", f, name, prev)
 			continue
@@ -223,17 +228,19 @@ func memExportGit(ctx context.Context, m *memCmd, dir string, s store.Store, loc
 		m.errorf("--git needs the git command: %v", err)
 		return exitUsage
 	}
+	// The agent files are read before the directory is touched: one that
+	// cannot be exported leaves nothing behind.
+	agents, err := m.workspaceAgents(loc.Workspace)
+	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	head, lastSeq, lastHash, err := g.prepare(ctx)
 	var ne *errNotExport
 	if errors.As(err, &ne) {
 		m.errorf("%v", err)
 		return exitFindings
 	}
-	if err != nil {
-		m.errorf("%v", err)
-		return exitUsage
-	}
-	agents, err := m.workspaceAgents(loc.Workspace)
 	if err != nil {
 		m.errorf("%v", err)
 		return exitUsage

@@ -159,3 +159,41 @@ func TestMemoryExportGit(t *testing.T) {
 		t.Errorf("two exports of one ledger differ: %s vs %s", a, b)
 	}
 }
+
+// TestMemoryExportGitAgentNameNotAPath: an agent whose roleTemplate.name
+// holds a path separator ("../../evil") cannot name its NAME.prompt.md, and
+// the export refuses it before it creates anything. It used to git-init the
+// directory, write a commit whose tree holds "../../evil.prompt.md" (a
+// repository git fsck rejects) and fail in `git reset` with exit 2.
+func TestMemoryExportGitAgentNameNotAPath(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, name := range []string{"../../evil", "a/b", `a\b`} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newEvoWorkspace(t, "")
+			deploy, err := os.ReadFile(filepath.Join(w.dir, "deploy.agent.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evil := strings.Replace(string(deploy), "name: deploy-ops", "name: '"+name+"'", 1)
+			if err := os.WriteFile(filepath.Join(w.dir, "evil.agent.yaml"), []byte(evil), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if r := w.cli("memory", "save", "--agent", "deploy.agent.yaml", "--target", "background.projectContext.k", "a fact"); r.code != exitOK {
+				t.Fatalf("save: exit %d %s", r.code, r.stderr)
+			}
+			dir := filepath.Join(w.dir, "out", "history")
+			r := w.cli("memory", "export", "--git", dir)
+			want := "evil.agent.yaml: agent name " + strconv.Quote(name) + " cannot name its file in the repository (NAME.prompt.md): it holds a path separator"
+			if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, want) {
+				t.Errorf("export --git: exit %d, stdout %q, stderr %q; want 2 and %q", r.code, r.stdout, r.stderr, want)
+			}
+			if _, err := os.Stat(dir); err == nil {
+				t.Errorf("the refused export created %s", dir)
+			}
+		})
+	}
+}
