@@ -32,9 +32,9 @@ func (e *Engine) Retarget(ctx context.Context, id string, to schema.MemoryTarget
 		}
 		return SaveResult{}, err
 	}
-	if !old.Valid(e.nowString()) {
+	if now := e.nowString(); !old.Valid(now) {
 		return SaveResult{Status: SaveConflict, Existing: &old,
-			Guidance: fmt.Sprintf("record %s is already invalidated (%s): nothing to retarget", old.ID, old.InvalidReason)}, nil
+			Guidance: fmt.Sprintf("record %s %s: nothing to retarget", old.ID, retiredWhy(&old, now))}, nil
 	}
 	if old.Target != nil && *old.Target == to {
 		return SaveResult{Status: SaveRefused, Record: &old, Guidance: fmt.Sprintf("record %s already targets %s", old.ID, to)}, nil

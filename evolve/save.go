@@ -181,9 +181,9 @@ func (e *Engine) save(ctx context.Context, r SaveRequest) (SaveResult, error) {
 			}
 			return res, err
 		}
-		if !o.Valid(e.nowString()) {
+		if now := e.nowString(); !o.Valid(now) {
 			res.Status, res.Existing = SaveConflict, &o
-			res.Guidance = fmt.Sprintf("record %s is already invalidated (%s); supersede the live record instead", o.ID, o.InvalidReason)
+			res.Guidance = fmt.Sprintf("record %s %s; supersede the live record instead", o.ID, retiredWhy(&o, now))
 			return res, nil
 		}
 		old = &o
@@ -583,4 +583,17 @@ func (e *Engine) SaveBatch(ctx context.Context, rs []SaveRequest) ([]SaveResult,
 		e.shelf.put(lc, lc.stamp)
 	}
 	return out, nil
+}
+
+// retiredWhy is what follows "record ID" in a message about rec when it
+// is not live at now (schema.MemoryRecord.Valid is false): "expired at T"
+// when its expiry came first, else "is already invalidated (REASON)".
+func retiredWhy(rec *schema.MemoryRecord, now string) string {
+	if rec.ExpiresAt != "" && rec.ExpiresAt <= now && (rec.InvalidAt == "" || rec.InvalidAt > rec.ExpiresAt) {
+		return "expired at " + rec.ExpiresAt
+	}
+	if rec.InvalidReason == "" {
+		return "is already invalidated"
+	}
+	return fmt.Sprintf("is already invalidated (%s)", rec.InvalidReason)
 }
