@@ -47,10 +47,16 @@ func (e *ScopeError) Error() string {
 
 // Scope is the scope of a command: the workspace scope ws plus the pairs
 // of a --scope flag. A flag pair whose key ws sets to another value is a
-// *ScopeError (the first, by key). The result is a new map (nil when both
+// *ScopeError (the first, by key); a flag key that is the agent key in
+// another case (Agent) is an error. The result is a new map (nil when both
 // are empty).
 func Scope(ws, flag map[string]string) (map[string]string, error) {
 	for _, k := range sortedKeys(flag) {
+		if k != store.AgentKey && strings.EqualFold(k, store.AgentKey) {
+			// Keys are case-sensitive: "Agent" would be a key of its own,
+			// and a record without the agent key is shared by every agent.
+			return nil, fmt.Errorf("scope key %q: did you mean %q? (keys are case-sensitive; %q names the agent, and a record without it is shared by every agent)", k, store.AgentKey, store.AgentKey)
+		}
 		if v, ok := ws[k]; ok && v != flag[k] {
 			return nil, &ScopeError{Key: k, Value: flag[k], Workspace: v}
 		}

@@ -123,3 +123,23 @@ func TestOneConversation(t *testing.T) {
 		}
 	}
 }
+
+// TestScopeAgentKeyCase: a scope key that is "agent" in another case
+// (Agent, AGENT) is refused. It was an ordinary key, so `memory save
+// --scope Agent=bot` saved a record with no agent key: a shared record that
+// every agent of the workspace composes and reads, while the save said it
+// was part of bot's composition.
+func TestScopeAgentKeyCase(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"Agent", "AGENT", "aGent"} {
+		_, err := Scope(map[string]string{"project": "atlas"}, map[string]string{k: "bot"})
+		if err == nil || !strings.Contains(err.Error(), `scope key "`+k+`": did you mean "agent"?`) {
+			t.Errorf("Scope with %s=bot: %v; want it refused", k, err)
+		}
+	}
+	for _, k := range []string{"agent", "agents", "user_agent"} {
+		if _, err := Scope(nil, map[string]string{k: "bot"}); err != nil {
+			t.Errorf("Scope with %s=bot: %v", k, err)
+		}
+	}
+}

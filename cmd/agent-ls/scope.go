@@ -23,6 +23,8 @@ func withScopeFlag(ws map[string]string, flag string) (map[string]string, error)
 	var se *engine.ScopeError
 	if errors.As(err, &se) {
 		se.Source = "--scope"
+	} else if err != nil {
+		err = fmt.Errorf("--scope: %w", err)
 	}
 	return scope, err
 }

@@ -155,3 +155,33 @@ func TestScopeMCPVisible(t *testing.T) {
 		t.Errorf("render does not show the MCP save (scope %s):\n%s", data, r.stdout)
 	}
 }
+
+// TestScopeAgentKeyCaseRefused: `--scope Agent=deploy-ops` (the agent key
+// in another case) is refused on every command (exit 2) and saves nothing.
+// It saved a record without the agent key, a shared one that every agent
+// of the workspace composed (code-reviewer's render showed it) while the
+// save answered that it was part of deploy-ops's composition.
+func TestScopeAgentKeyCaseRefused(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if err := os.WriteFile(filepath.Join(w.dir, "b.jsonl"), []byte(`{"content":"v"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `--scope: scope key "Agent": did you mean "agent"?`
+	for _, args := range [][]string{
+		{"memory", "save", "--scope", "Agent=deploy-ops", "--target", "background.projectContext.x", "v"},
+		{"memory", "save-batch", "--scope", "Agent=deploy-ops", "b.jsonl"},
+		{"memory", "list", "--scope", "Agent=deploy-ops"},
+		{"render", "deploy.agent.yaml", "--scope", "Agent=deploy-ops"},
+		{"garden", "--scope", "Agent=deploy-ops"},
+		{"mcp", "deploy.agent.yaml", "--scope", "Agent=deploy-ops"},
+	} {
+		r := w.cli(args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+	if _, err := os.Stat(w.db); err == nil {
+		t.Error("a refused save created the store")
+	}
+}
