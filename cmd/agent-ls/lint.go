@@ -41,7 +41,8 @@ SARIF 2.1.0 log for code-scanning tools.
 
 --list-rules documents every rule. --report prints each agent's health
 report (size per primitive, conflicts, candidates, staleness, recall use)
-instead of findings.
+instead of findings; a file that does not load has none: its errors go to
+stderr and the exit code is 1.
 
 Exit status: 0 clean, 1 errors found (or more warnings than --max-warnings),
 2 usage or I/O failure.`
@@ -138,6 +139,20 @@ func runLint(ctx context.Context, e *env, args []string) int {
 			if *report {
 				if in != nil && in.Config != nil {
 					reports = append(reports, lintReport{File: f, Agent: in.Config.RoleTemplate.Name, Health: lint.HealthOf(*in)})
+					continue
+				}
+				// No report for a file that does not load: its errors say
+				// why (on stderr: stdout is the reports), and the exit code
+				// that the reports are not the whole.
+				for _, ff := range fileFindings {
+					if ff.Severity != schema.SeverityError {
+						continue
+					}
+					r := ff.Range
+					fmt.Fprintf(e.stderr, "%s:%d:%d: %s: %s [%s]\n", f, r.Start.Line+1, r.Start.Character+1, ff.Severity, ff.Message, ff.Rule)
+					if code == exitOK {
+						code = exitFindings
+					}
 				}
 				continue
 			}

@@ -366,3 +366,42 @@ func TestLintCeilingCountsAuthoredText(t *testing.T) {
 		t.Fatalf("ceiling 100000: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestLintReportInvalidFile: `lint --report` has no report for an agent
+// file that does not load; it says why on stderr (the file's errors, as
+// lint prints them) and exits 1, the valid files' reports still printed.
+// It printed nothing for it and exited 0, so `lint --report broken.agent.yaml`
+// was an empty success.
+func TestLintReportInvalidFile(t *testing.T) {
+	t.Parallel()
+	dir := newEvoWorkspace(t, "").dir
+	if err := os.WriteFile(filepath.Join(dir, "broken.agent.yaml"), []byte("roleTemplate:\n  name: broken\n  persona: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "broken.agent.yaml:3:3: error: invalid YAML: did not find expected node content [parse]\n"
+	for _, tc := range []struct {
+		args    []string
+		reports int // valid files reported
+		json    bool
+	}{
+		{[]string{"lint", "--report", "broken.agent.yaml"}, 0, false},
+		{[]string{"lint", "--report"}, 2, false},
+		{[]string{"lint", "--report", "--format", "json", "."}, 2, true},
+	} {
+		r := runBin(t, dir, "", []string{"USER=ana"}, tc.args...)
+		if r.code != exitFindings || strings.Count(r.stderr, want) != 1 || strings.Contains(r.stdout, "broken") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", tc.args, r.code, r.stderr, want)
+		}
+		if n := strings.Count(r.stdout, ".agent.yaml"); !tc.json && n != tc.reports {
+			t.Errorf("%v: %d reports, want %d:\n%s", tc.args, n, tc.reports, r.stdout)
+		}
+		if tc.json {
+			var doc struct {
+				Reports []json.RawMessage `json:"reports"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Reports) != tc.reports {
+				t.Errorf("%v: stdout is not the JSON of %d reports (%v):\n%s", tc.args, tc.reports, err, r.stdout)
+			}
+		}
+	}
+}
