@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
@@ -68,7 +69,10 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 	}
 	if err := backupDest(dst, *force); err != nil {
 		m.errorf("backup to %s: %v", pos[0], err)
-		return exitFindings
+		if errors.Is(err, errBackupDest) {
+			return exitFindings
+		}
+		return exitUsage // I/O: no such directory
 	}
 	s, loc, code, ok := m.open(true)
 	if !ok {
@@ -170,6 +174,14 @@ var errBackupDest = errors.New("refused")
 // not), a directory or anything but a regular file, and an existing file
 // unless force.
 func backupDest(dst string, force bool) error {
+	// The backup is written in dst's directory: one that is missing is
+	// named, not the temporary file that could not be created in it.
+	dir := filepath.Dir(dst)
+	if di, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return fmt.Errorf("its directory %s does not exist", dir)
+	} else if err == nil && !di.IsDir() {
+		return fmt.Errorf("its directory %s is not a directory", dir)
+	}
 	fi, err := os.Lstat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

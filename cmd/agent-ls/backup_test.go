@@ -88,3 +88,25 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Errorf("backup as an agent: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestBackupMissingDirectory: a backup into a directory that does not exist
+// (or is a file) names that directory. The error named the temporary file
+// the backup would have written ("open DIR/.b.db.tmp-2662726068: no such
+// file or directory"), a name the user never gave.
+func TestBackupMissingDirectory(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.k", "a fact"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	for _, tc := range []struct{ dst, dir, why string }{
+		{filepath.Join(w.dir, "no", "such", "b.db"), filepath.Join(w.dir, "no", "such"), "does not exist"},
+		{filepath.Join(w.dir, "deploy.agent.yaml", "b.db"), filepath.Join(w.dir, "deploy.agent.yaml"), "is not a directory"},
+	} {
+		r := w.cli("memory", "backup", tc.dst)
+		want := "its directory " + tc.dir + " " + tc.why
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, ".tmp-") {
+			t.Errorf("backup %s: exit %d, stderr %q; want 2 and %q", tc.dst, r.code, r.stderr, want)
+		}
+	}
+}
