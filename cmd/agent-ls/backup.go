@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -92,16 +93,26 @@ func memBackup(ctx context.Context, m *memCmd, args []string) int {
 		write = func(w io.Writer) (int64, error) { return snap.WriteSnapshot(ctx, w) }
 	}
 	res := backupResult{Store: backend.Redact(loc.Path), File: dst}
-	if res.Bytes, err = writeAtomically(dst, *force, write); err != nil {
+	// The copy is verified before it is put in place: one that does not
+	// verify (a damaged store) never replaces FILE, a good earlier backup.
+	var verr error
+	check := func(tmp string) error {
+		if err := verifyCopy(ctx, m, tmp, &res); err != nil {
+			verr = errors.New(strings.ReplaceAll(err.Error(), tmp, dst))
+			return verr
+		}
+		return nil
+	}
+	if res.Bytes, err = writeAtomically(dst, *force, write, check); err != nil {
+		if verr != nil {
+			m.errorf("backup %s does not verify: %v; nothing written", pos[0], verr)
+			return exitFindings
+		}
 		m.errorf("backup to %s: %v", pos[0], err)
 		if errors.Is(err, errBackupDest) {
 			return exitFindings
 		}
 		return storeExitCode(err)
-	}
-	if err := verifyCopy(ctx, m, dst, &res); err != nil {
-		m.errorf("backup %s does not verify: %v", pos[0], err)
-		return exitFindings
 	}
 	if m.format == "json" {
 		return m.writeJSON(res)
@@ -199,12 +210,13 @@ func backupDest(dst string, force bool) error {
 }
 
 // writeAtomically writes dst through a temporary file in its directory:
-// synced, then put in place, so dst is never a partial copy. Without force
+// synced, checked (check, when not nil: an error leaves dst as it was),
+// then put in place, so dst is never a partial copy. Without force
 // the file is hard-linked into place, which fails when anything (a file, a
 // symbolic link) appeared at dst meanwhile; with force it is renamed over
 // dst, which replaces a link rather than following it, after a last look
 // that dst is not one.
-func writeAtomically(dst string, force bool, write func(io.Writer) (int64, error)) (int64, error) {
+func writeAtomically(dst string, force bool, write func(io.Writer) (int64, error), check func(tmp string) error) (int64, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return 0, err
@@ -227,6 +239,11 @@ func writeAtomically(dst string, force bool, write func(io.Writer) (int64, error
 		return 0, err
 	}
 	ok = true
+	if check != nil {
+		if err := check(tmp.Name()); err != nil {
+			return 0, err
+		}
+	}
 	if err := place(tmp.Name(), dst, force); err != nil {
 		return 0, err
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -108,5 +110,44 @@ func TestBackupMissingDirectory(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, ".tmp-") {
 			t.Errorf("backup %s: exit %d, stderr %q; want 2 and %q", tc.dst, r.code, r.stderr, want)
 		}
+	}
+}
+
+// TestBackupThatDoesNotVerifyReplacesNothing: a backup is verified before
+// it is put in place. A store whose ledger does not verify gave a copy that
+// did not either, and `backup FILE --force` had already replaced FILE with
+// it: a nightly `memory backup last.db --force` overwrote the last good
+// backup with a damaged one. Now FILE is left as it was (or not created)
+// and the command exits 1.
+func TestBackupThatDoesNotVerifyReplacesNothing(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.k", "a fact"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	good := filepath.Join(w.dir, "last.db")
+	if r := w.cli("memory", "backup", good); r.code != 0 {
+		t.Fatalf("first backup: %d %s", r.code, r.stderr)
+	}
+	before, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editLedgerEntry(t, w.db, 1)
+	fresh := filepath.Join(w.dir, "fresh.db")
+	for _, args := range [][]string{{"memory", "backup", good, "--force"}, {"memory", "backup", fresh}} {
+		r := w.cli(args...)
+		if r.code != exitFindings || !strings.Contains(r.stderr, "does not verify") || !strings.Contains(r.stderr, "ledger entry 1") || strings.Contains(r.stderr, ".tmp-") {
+			t.Errorf("%v: exit %d, stderr %q; want 1, the entry named, no temporary file", args, r.code, r.stderr)
+		}
+	}
+	if after, err := os.ReadFile(good); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the good backup was replaced (%v)", err)
+	}
+	if _, err := os.Stat(fresh); err == nil {
+		t.Error("a backup that does not verify was left at fresh.db")
+	}
+	if m, _ := filepath.Glob(filepath.Join(w.dir, ".*.tmp-*")); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
 	}
 }
