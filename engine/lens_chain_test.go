@@ -40,6 +40,7 @@ func TestAgentPageChainVerdict(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	settle(t, s.Location)
 	v := s.Verbs(store.Options{})
 	for range 2 {
 		page, err := v.Agent(ctx, "deploy-ops", "", time.Time{})

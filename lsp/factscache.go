@@ -162,7 +162,7 @@ func firstChange(now string, recs ...[]schema.MemoryRecord) string {
 
 // facts returns the store facts of agent for a lint at now, from the cache
 // when the store file at path is unchanged (not written within
-// racyWindow), else read from st and cached. Pending proposals are
+// engine.RacyWindow), else read from st and cached. Pending proposals are
 // filtered at now on every call, so one that expired since drops out.
 // The returned analyze memoizes the lint analysis with the entry, and the
 // memo the conflicts an edit of the agent file cannot change.
@@ -173,8 +173,7 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 	c.join(budget)
 	owner := recordOwner{path: path, agent: agent}
 	nowS := schema.FormatTime(now)
-	stamp, mtime, stamped := engine.StampOf(path)
-	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
+	stamp, cacheable := engine.SettledStamp(path, now)
 	key := factsKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 	if cacheable {
 		if e := c.get(key, nowS); e != nil {

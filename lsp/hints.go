@@ -74,12 +74,11 @@ type memoryView struct {
 // parsed text, the workspace and the store file are unchanged and no record
 // has expired since (viewCache).
 func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, error) {
-	stamp, mtime, stamped := engine.StampOf(f.ws.StorePath)
-	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	start := s.opts.Now()
 	now := schema.FormatTime(start)
 	// Cacheable: a stamped store not written within the racy window.
-	cacheable := stamped && start.Sub(mtime) >= racyWindow
+	stamp, cacheable := engine.SettledStamp(f.ws.StorePath, start)
+	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	agent := ""
 	if f.agent != nil {
 		agent = f.agent.RoleTemplate.Name

@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"sync"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -12,13 +11,6 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
-
-// racyWindow is how old the store file's modification time must be, when a
-// composition starts, for the composition to be cached. File times come
-// from a coarse clock (a kernel tick), so two writes inside one tick can
-// leave the same time and size; like git's "racy clean" rule, a store
-// written that recently is composed again on every request until it ages.
-const racyWindow = 100 * time.Millisecond
 
 // maxCachedViews bounds the cache (closed files are not dropped one by one).
 const maxCachedViews = 64
@@ -320,15 +312,14 @@ func (c *candidateCache) drop(gone map[recordOwner]bool) {
 
 // candidatesOf reads agents' candidates (gather.Candidates) from the store
 // file at path through the server's candidate cache: from the cache while
-// the file is unchanged (not written within racyWindow) and no candidate
+// the file is unchanged (not written within engine.RacyWindow) and no candidate
 // has expired, else from st, compacted (compactRecords) and cached. The
 // records are shared: never modify them.
 func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 	return func(ctx context.Context, st store.Reader, agent string, scope map[string]string) ([]schema.MemoryRecord, []schema.MemoryRecord, error) {
 		start := s.opts.Now()
 		now := schema.FormatTime(start)
-		stamp, mtime, stamped := engine.StampOf(path)
-		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
+		stamp, cacheable := engine.SettledStamp(path, start)
 		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 		owner := recordOwner{path: path, agent: agent}
 		cached := func() ([]schema.MemoryRecord, []schema.MemoryRecord, bool) {
