@@ -81,9 +81,9 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 	if v.res != nil {
 		composed = v.res.Records
 	}
-	until := untilOf(now, composed)
+	until := store.NextChange(now, composed)
 	for _, ml := range v.lines {
-		until = firstAfter(now, until, ml.rec)
+		until = store.NextChangeOf(now, until, ml.rec)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -174,7 +174,7 @@ func (c *viewCache) getStore(key storeKey, now string) *storeData {
 // putStore remembers d for key, valid until one of its records changes
 // validity after now. Only the newest state of a workspace's agent is kept.
 func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
-	until := untilOf(now, d.promoted, d.candidates)
+	until := store.NextChange(now, d.promoted, d.candidates)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stores == nil || len(c.stores) >= maxCachedViews {
@@ -206,28 +206,6 @@ func storeRecords(m map[storeKey]cachedStore) int {
 		n += len(e.data.promoted) + len(e.data.candidates)
 	}
 	return n
-}
-
-// untilOf is the first expiry or invalidation time after now among recs.
-func untilOf(now string, recs ...[]schema.MemoryRecord) string {
-	until := ""
-	for _, rs := range recs {
-		for i := range rs {
-			until = firstAfter(now, until, &rs[i])
-		}
-	}
-	return until
-}
-
-// firstAfter is until, or r's expiry or invalidation when that comes
-// after now and before until ("" = none).
-func firstAfter(now, until string, r *schema.MemoryRecord) string {
-	for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
-		if t != "" && t > now && (until == "" || t < until) {
-			until = t
-		}
-	}
-	return until
 }
 
 // candKey is what an agent's candidates depend on: the store file's state,
@@ -356,7 +334,7 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		live, rejected = clipped(live), clipped(rejected)
 		compactRecords(live)
 		if after, _, ok := engine.StampOf(path); cacheable && ok && after == stamp {
-			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
+			s.cands.put(&cachedCands{key: key, until: store.NextChange(now, live, rejected), live: live, rejected: rejected})
 			s.budget.claim(owner, len(live)+len(rejected))
 		} else {
 			s.budget.sized(owner, len(live)+len(rejected))
