@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -31,11 +32,14 @@ type Verbs struct {
 	// the lens shows learnings on every agent page load, and a large
 	// ledger is walked once per change rather than once per page.
 	chain *ChainVerdicts
+	// conflicts remembers each agent's conflicts per state of the store
+	// file and of its agent file: the landing lists them on every load.
+	conflicts *conflictMemo
 }
 
 // Verbs returns the session's review verbs, opening its store with opts.
 func (s *Session) Verbs(opts store.Options) *Verbs {
-	return &Verbs{S: s, Options: opts, chain: &ChainVerdicts{}}
+	return &Verbs{S: s, Options: opts, chain: &ChainVerdicts{}, conflicts: &conflictMemo{}}
 }
 
 // chainCheck is the check of st's ledger chain the verbs' agents make
@@ -136,18 +140,27 @@ func (v *Verbs) AgentOf(st store.Tx, name string) (*Agent, error) {
 
 // agentIn is the engine of agent name over st in base scope.
 func (v *Verbs) agentIn(st store.Tx, name string, base map[string]string) (*Agent, error) {
+	eng, _, err := v.agentSum(st, name, base)
+	return eng, err
+}
+
+// agentSum is agentIn with the hash of the agent file's bytes as read
+// (zero without a file).
+func (v *Verbs) agentSum(st store.Tx, name string, base map[string]string) (*Agent, [sha256.Size]byte, error) {
 	var cfg *schema.AgentConfig
+	var sum [sha256.Size]byte
 	if file := v.agentFile(name); file != "" {
 		data, err := workspace.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("agent file: %w", err)
+			return nil, sum, fmt.Errorf("agent file: %w", err)
 		}
 		if cfg, err = LoadAgent(file, data); err != nil {
-			return nil, err
+			return nil, sum, err
 		}
+		sum = sha256.Sum256(data)
 	}
 	return NewAgent(AgentSpec{Store: st, Workspace: v.S.Workspace, Agent: cfg, Name: name, Scope: base,
-		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace), ChainCheck: v.chainCheck(st)}), nil
+		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace), ChainCheck: v.chainCheck(st)}), sum, nil
 }
 
 // mayRead refuses an agent actor another agent's pages, as a missing agent.
@@ -216,7 +229,7 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 			if f, ok := files[name]; ok {
 				ov.Files[name] = f
 			}
-			eng, err := v.AgentOf(st, name)
+			eng, sum, err := v.agentSum(st, name, v.base())
 			if err != nil {
 				return err
 			}
@@ -225,7 +238,7 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 				return err
 			}
 			ov.Proposals = append(ov.Proposals, rs...)
-			cs, err := eng.Conflicts(ctx)
+			cs, err := v.conflicts.conflicts(ctx, eng, v.S.Location, name, sum, v.now())
 			if err != nil {
 				return err
 			}
