@@ -28,10 +28,6 @@ type Verbs struct {
 	// Options open the store (lock timeout, clock); ReadOnly is set per
 	// verb.
 	Options store.Options
-	// chain remembers the store's chain verdict per state of its file:
-	// the lens shows learnings on every agent page load, and a large
-	// ledger is walked once per change rather than once per page.
-	chain *ChainVerdicts
 	// conflicts remembers each agent's conflicts per state of the store
 	// file and of its agent file: the landing lists them on every load.
 	conflicts *conflictMemo
@@ -39,20 +35,14 @@ type Verbs struct {
 
 // Verbs returns the session's review verbs, opening its store with opts.
 func (s *Session) Verbs(opts store.Options) *Verbs {
-	return &Verbs{S: s, Options: opts, chain: &ChainVerdicts{}, conflicts: &conflictMemo{}}
+	return &Verbs{S: s, Options: opts, conflicts: &conflictMemo{}}
 }
 
 // chainCheck is the check of st's ledger chain the verbs' agents make
-// (AgentSpec.ChainCheck): a verdict that the store file, as st reads it,
-// verifies is taken from v.chain; anything else is the full check, whose
-// error is the one to report.
+// (AgentSpec.ChainCheck): the store queue's (StoreQueue.ChainCheck), whose
+// verdict the lens shows learnings by on every agent page load.
 func (v *Verbs) chainCheck(st store.Reader) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if p, ok := v.chain.Check(ctx, v.S.Location, st); ok && p == "" {
-			return nil
-		}
-		return store.CheckChain(ctx, st, "")
-	}
+	return QueueFor(v.S.Location).ChainCheck(st)
 }
 
 // base is the workspace scope without an agent key.
