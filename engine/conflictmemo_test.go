@@ -152,3 +152,80 @@ func TestOverviewConflictMemo(t *testing.T) {
 	overview("authored-wins", "contradiction")
 	overview("authored-wins", "contradiction")
 }
+
+// writeCounter is boltOpener counting the opens for writing.
+type writeCounter struct {
+	boltOpener
+	mu     sync.Mutex
+	writes int
+}
+
+func (w *writeCounter) Open(ctx context.Context, loc string, opts store.Options) (store.Store, error) {
+	if !opts.ReadOnly {
+		w.mu.Lock()
+		w.writes++
+		w.mu.Unlock()
+	}
+	return w.boltOpener.Open(ctx, loc, opts)
+}
+
+func (w *writeCounter) count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.writes }
+
+// TestOverviewExpiresOnlyWhatIsDue: a landing whose store holds no
+// pending proposal past its expiry opens the store for reading alone (no
+// writer lock, no write's checks); once one is due, the landing expires
+// it in one write and lists it no more.
+func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, text := range map[string]string{schema.WorkspaceConfigName: "scope:\n  project: atlas\n", "deploy.agent.yaml": memoAgent} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := &memoClock{t: time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)}
+	opener := &writeCounter{}
+	s, err := Resolve(opener, Request{Start: dir, Actor: "human:ana", Getenv: env("ana")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ana := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+	st, err := s.Open(ctx, store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "Refunds take five business days",
+		Scope: map[string]string{"project": "atlas", store.AgentKey: "deploy-ops"}}}, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.Propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: recs[0].ID, Tier: schema.TierGuarded, RequestedBy: ana, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v := s.Verbs(store.Options{Now: clock.Now})
+	before := opener.count()
+	ov, err := v.Overview(ctx)
+	if err != nil || len(ov.Proposals) != 1 || opener.count() != before {
+		t.Fatalf("landing before the expiry: %d reviews, %d opens for writing, %v; want 1 and none", len(ov.Proposals), opener.count()-before, err)
+	}
+	clock.Advance(2 * time.Hour)
+	ov, err = v.Overview(ctx)
+	if err != nil || len(ov.Proposals) != 0 || opener.count() != before+1 {
+		t.Fatalf("landing after the expiry: %d reviews, %d opens for writing, %v; want none and 1", len(ov.Proposals), opener.count()-before, err)
+	}
+	err = v.read(ctx, func(st store.Tx) error {
+		got, err := st.Proposals(ctx, store.ProposalFilter{RecordID: recs[0].ID})
+		if err != nil || len(got) != 1 || got[0].ID != p.ID || got[0].State != store.ProposalExpired {
+			t.Errorf("the proposal after the landing: %+v, %v; want it expired", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
