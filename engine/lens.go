@@ -202,36 +202,39 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 	// own when the snapshot finds one, and the snapshot is read again; a
 	// landing with none due opens the store for reading alone (a write
 	// open takes the writer lock and checks the whole file first).
-	for range 2 {
-		err := v.overview(ctx, &ov, files)
-		if !errors.Is(err, errProposalsDue) {
-			return ov, err
-		}
-		ov.Agents, ov.Files, ov.Proposals, ov.Conflicts = []string{}, map[string]string{}, []Review{}, []AgentConflict{}
-		err = QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
-			_, err := st.ExpireProposals(ctx)
-			return err
-		})
-		if err != nil {
-			return ov, fmt.Errorf("expire proposals: %w", err)
-		}
+	err := v.overview(ctx, &ov, files, true)
+	if !errors.Is(err, errProposalsDue) {
+		return ov, err
 	}
-	return ov, fmt.Errorf("expire proposals: %w", errProposalsDue)
+	err = QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+		_, err := st.ExpireProposals(ctx)
+		return err
+	})
+	if err != nil {
+		return ov, fmt.Errorf("expire proposals: %w", err)
+	}
+	// A proposal that falls due after the write is not listed: reviews
+	// are listed as they stand at now (PendingReviews).
+	ov.Agents, ov.Files, ov.Proposals, ov.Conflicts = []string{}, map[string]string{}, []Review{}, []AgentConflict{}
+	return ov, v.overview(ctx, &ov, files, false)
 }
 
 // errProposalsDue stops an overview's read that found pending proposals
 // past their expiry: they are expired first.
 var errProposalsDue = errors.New("pending proposals past their expiry")
 
-// overview reads ov on one snapshot, or errProposalsDue.
-func (v *Verbs) overview(ctx context.Context, ov *Overview, files map[string]string) error {
+// overview reads ov on one snapshot; with due, it stops with
+// errProposalsDue at a proposal past its expiry that is not closed yet.
+func (v *Verbs) overview(ctx context.Context, ov *Overview, files map[string]string, due bool) error {
 	return v.read(ctx, func(st store.Tx) error {
-		due, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalExpired})
-		if err != nil {
-			return err
-		}
-		if slices.ContainsFunc(due, store.AwaitsExpiry) {
-			return errProposalsDue
+		if due {
+			ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalExpired})
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(ps, store.AwaitsExpiry) {
+				return errProposalsDue
+			}
 		}
 		names, err := v.Agents(ctx, st)
 		if err != nil {
