@@ -222,10 +222,10 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	switch t.Primitive {
 	case schema.PrimitiveJudgment:
 		container = engine.Container(f.agent, t)
-		line = "- " + yamlScalar(rec.Content)
+		line = "- " + schema.YAMLScalar(rec.Content)
 	case schema.PrimitiveBackground:
 		container = engine.Container(f.agent, t)
-		line = yamlKey(t.Key) + ": " + yamlScalar(rec.Content)
+		line = schema.YAMLScalar(t.Key) + ": " + schema.YAMLScalar(rec.Content)
 	default:
 		return protocol.TextEdit{}, fmt.Errorf("adopt supports judgment and background memories; add this %s memory by hand", t.Primitive)
 	}
@@ -239,16 +239,6 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
 	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
 }
-
-// yamlScalar quotes s when plain YAML would misread it.
-func yamlScalar(s string) string {
-	if s == "" || strings.ContainsAny(s, ":#'\"\n{}[],&*!|>%@`") || strings.TrimSpace(s) != s {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
-}
-
-func yamlKey(k string) string { return yamlScalar(k) }
 
 // hasCode reports whether one of ds has the code.
 func hasCode(ds []protocol.Diagnostic, code string) bool {
