@@ -49,9 +49,26 @@ func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
 		a = analyze(path, 0, text, nil)
 	}
 	if a.doc == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))
+		return nil, &unparsedError{jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))}
 	}
 	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path)}, nil
+}
+
+// unparsedError is loadAgentFile's error for a text that does not parse
+// (InvalidParams). The requests that follow typing (hover, inlay hints,
+// code actions, code lenses, the outline) answer empty instead: the
+// file's diagnostics report the parse error, and a text being typed does
+// not parse most of the time.
+type unparsedError struct{ err *jsonrpc2.Error }
+
+func (e *unparsedError) Error() string { return e.err.Error() }
+func (e *unparsedError) Unwrap() error { return e.err }
+
+// unparsed reports whether err is loadAgentFile's for a text that does not
+// parse.
+func unparsed(err error) bool {
+	var u *unparsedError
+	return errors.As(err, &u)
 }
 
 // requireAgent fails when the file has schema errors.

@@ -22,6 +22,9 @@ import (
 func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
+	if unparsed(err) {
+		return []protocol.CodeAction{}, nil // no fix for a parse error
+	}
 	if err != nil {
 		return nil, err
 	}

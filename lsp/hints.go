@@ -524,11 +524,14 @@ func (le *lineEnds) length(line int) int {
 // only; any other client gets each hint's tooltip inline (LSP 3.17).
 func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint, error) {
 	releaseQueue(ctx)
+	out := []InlayHint{}
 	f, err := s.loadAgentFile(p.TextDocument.URI)
+	if unparsed(err) {
+		return out, nil // the parse error is a diagnostic
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := []InlayHint{}
 	if f.agent == nil {
 		return out, nil // schema errors: no composition to show
 	}
@@ -687,12 +690,15 @@ func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint
 	case !validHintKind(hd.Kind):
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("inlayHint/resolve: hint data kind %q: want promoted, spilled, shadowed or candidate", hd.Kind))
 	}
-	f, err := s.loadAgentFile(hd.URI)
-	if err != nil {
-		return nil, err
-	}
 	stale := func(why string) error {
 		return jsonrpc2.NewError(protocol.CodeContentModified, fmt.Sprintf("inlayHint/resolve: %s memory %s of %s: %s; request the hints again", hd.Kind, hd.ID, hd.URI, why))
+	}
+	f, err := s.loadAgentFile(hd.URI)
+	if unparsed(err) {
+		return nil, stale("the file does not parse now")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if f.agent == nil {
 		return nil, stale("the file has schema errors now")

@@ -83,6 +83,9 @@ func (v *memoryView) configJSON() any {
 func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.TextDocument.URI)
+	if unparsed(err) {
+		return nil, nil // the parse error is a diagnostic
+	}
 	if err != nil {
 		return nil, err
 	}
