@@ -382,6 +382,8 @@ func toPosition(p schema.Position) protocol.Position {
 	return protocol.Position{Line: uint32(max(p.Line, 0)), Character: uint32(max(p.Character, 0))}
 }
 
-func fromPosition(p protocol.Position) schema.Position {
-	return schema.Position{Line: int(p.Line), Character: int(p.Character)}
+// fromPosition is a client's position in text: a character past the end of
+// its line means the line's end (LSP).
+func fromPosition(text []byte, p protocol.Position) schema.Position {
+	return schema.Position{Line: int(p.Line), Character: min(int(p.Character), lineLengthUTF16(text, int(p.Line)))}
 }

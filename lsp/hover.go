@@ -89,7 +89,7 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	if err != nil {
 		return nil, err
 	}
-	ptr, onKey := f.doc.Locate(fromPosition(p.Position))
+	ptr, onKey := f.doc.Locate(fromPosition(f.text, p.Position))
 	var v *memoryView
 	if f.agent != nil {
 		if mv, err := s.memoryView(ctx, f); err == nil {
