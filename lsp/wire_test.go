@@ -103,6 +103,7 @@ func TestWireMalformed(t *testing.T) {
 		t.Fatalf("request before initialize: %v, want ServerNotInitialized", m)
 	}
 	rawInit(r, env.root)
+	agentURI := string(pathToURI(env.write(t, "a.agent.yaml", cleanAgent)))
 	tests := []struct {
 		name     string
 		body     string
@@ -121,6 +122,8 @@ func TestWireMalformed(t *testing.T) {
 		{"missing params", `{"jsonrpc":"2.0","id":9,"method":"agent-ls/learnings"}`, float64(9), -32602},
 		{"unknown command", `{"jsonrpc":"2.0","id":10,"method":"workspace/executeCommand","params":{"command":"agent-ls.teleport","arguments":[{}]}}`, float64(10), -32602},
 		{"command missing argument", `{"jsonrpc":"2.0","id":11,"method":"workspace/executeCommand","params":{"command":"agent-ls.approve","arguments":[{}]}}`, float64(11), -32602},
+		// A malformed time answered InternalError naming the CLI's flag, "--at: time ...".
+		{"bad at", `{"jsonrpc":"2.0","id":12,"method":"agent-ls/composedPrompt","params":{"uri":"` + agentURI + `","at":"yesterday"}}`, float64(12), -32602},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,8 +132,12 @@ func TestWireMalformed(t *testing.T) {
 			if m["id"] != tt.wantID || errCode(m) != tt.wantCode {
 				t.Fatalf("got %v, want id %v code %v", m, tt.wantID, tt.wantCode)
 			}
-			if msg, _ := m["error"].(map[string]any)["message"].(string); strings.TrimSpace(msg) == "" {
+			msg, _ := m["error"].(map[string]any)["message"].(string)
+			if strings.TrimSpace(msg) == "" {
 				t.Errorf("error without a message: %v", m)
+			}
+			if strings.Contains(msg, "--") {
+				t.Errorf("error names a command-line flag, not the request's param: %v", m)
 			}
 		})
 	}
