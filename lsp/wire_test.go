@@ -124,6 +124,8 @@ func TestWireMalformed(t *testing.T) {
 		{"command missing argument", `{"jsonrpc":"2.0","id":11,"method":"workspace/executeCommand","params":{"command":"agent-ls.approve","arguments":[{}]}}`, float64(11), -32602},
 		// A malformed time answered InternalError naming the CLI's flag, "--at: time ...".
 		{"bad at", `{"jsonrpc":"2.0","id":12,"method":"agent-ls/composedPrompt","params":{"uri":"` + agentURI + `","at":"yesterday"}}`, float64(12), -32602},
+		// 300000 days overflowed time.Duration: a since in the future, [] answered.
+		{"since past the time range", `{"jsonrpc":"2.0","id":13,"method":"agent-ls/learnings","params":{"uri":"` + agentURI + `","since":"300000d"}}`, float64(13), -32602},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
