@@ -32,10 +32,11 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	return s.offerable(ctx, f, out), nil
 }
 
-// offerable marks, in a read-only workspace, the actions that would change
-// the store (every command but showing the prompt) as disabled with the
-// reasons, or leaves them out when the client cannot show a disabled
-// action: they would be refused when run.
+// offerable marks the actions that would be refused when run as disabled
+// with the reason, or leaves them out when the client cannot show a
+// disabled action: in a read-only workspace every action that would change
+// the store (every command but showing the prompt), and for the actor the
+// commands the trust model never lets it run (refusedCommand).
 func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol.CodeAction) []protocol.CodeAction {
 	changes := func(a protocol.CodeAction) bool {
 		return a.Command != nil && a.Command.Command != CommandShowComposedPrompt
@@ -43,17 +44,23 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 	if !slices.ContainsFunc(actions, changes) {
 		return actions
 	}
-	reasons := s.readOnlyReasons(ctx, f.ws)
-	if len(reasons) == 0 {
-		return actions
+	readOnly := ""
+	if reasons := s.readOnlyReasons(ctx, f.ws); len(reasons) > 0 {
+		readOnly = "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
 	}
 	s.mu.Lock()
 	disabled := s.disabledActions
 	s.mu.Unlock()
-	why := "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
 	out := actions[:0]
 	for _, a := range actions {
+		why := ""
 		if changes(a) {
+			why = readOnly
+			if why == "" {
+				why = refusedCommand(f.ws.Actor, a.Command.Command)
+			}
+		}
+		if why != "" {
 			if !disabled {
 				continue
 			}
@@ -62,6 +69,23 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 		out = append(out, a)
 	}
 	return out
+}
+
+// refusedCommand is why actor may never run command, whatever the record
+// ("" when it may try): deciding a proposal is a human's (the trust rule,
+// engine.MayDecide), and so is adopting (mayAdopt).
+func refusedCommand(actor store.Actor, command string) string {
+	switch command {
+	case CommandApprove, CommandReject:
+		if !engine.MayDecide(actor) {
+			return fmt.Sprintf("%s cannot approve or reject: only a human decides a proposal", actor)
+		}
+	case CommandAdopt:
+		if err := mayAdopt(actor); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // storeActions is the quick fixes of the range and the actions on the
@@ -164,10 +188,8 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := f.requireAgent(); err != nil {
 		return nil, err
 	}
-	// Adopting edits the authored file, which no gate guards: a learned line
-	// would reach the agent's behaviour without its tier's gate.
-	if f.ws.Actor.Kind == store.ActorAgent {
-		return nil, jsonrpc2.NewError(codeRefused, fmt.Sprintf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", f.ws.Actor))
+	if err := mayAdopt(f.ws.Actor); err != nil {
+		return nil, jsonrpc2.NewError(codeRefused, err.Error())
 	}
 	var rec schema.MemoryRecord
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
@@ -212,6 +234,16 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	}
 	s.rerunAll()
 	return &CommandResult{OK: true, Message: fmt.Sprintf("adopted %s into %s and retired the record", id, f.path)}, nil
+}
+
+// mayAdopt refuses an agent actor adopting a memory: adopting edits the
+// authored file, which no gate guards, so a learned line would reach the
+// agent's behaviour without its tier's gate.
+func mayAdopt(actor store.Actor) error {
+	if actor.Kind == store.ActorAgent {
+		return fmt.Errorf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", actor)
+	}
+	return nil
 }
 
 // adoptEdit inserts rec's line after the last item of its authored list (a
