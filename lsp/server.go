@@ -214,6 +214,9 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 
 	switch method {
 	case protocol.MethodInitialize:
+		if !isCall {
+			return nil // initialize is a request; a notification of that name initializes nothing
+		}
 		if initialized {
 			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized"))
 		}

@@ -327,3 +327,21 @@ func TestWireShutdownNotification(t *testing.T) {
 		t.Fatalf("shutdown request after a shutdown notification: %v, want a result", m)
 	}
 }
+
+// TestWireInitializeNotification: initialize is a request; a notification
+// of that name (it has no id, so nothing can answer it) initializes
+// nothing: requests after it still answer ServerNotInitialized, and the
+// client's initialize request then succeeds. It initialized the server,
+// with the capabilities and folders of a message no one answered, and the
+// real initialize was refused as "already initialized".
+func TestWireInitializeNotification(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	r := startRaw(t, Options{NoWatch: true})
+	r.send(`{"jsonrpc":"2.0","method":"initialize","params":{"processId":1,"rootUri":"file:///elsewhere","capabilities":{}}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{}}`)
+	if m := r.recvResponse(); m["id"] != float64(2) || errCode(m) != -32002 {
+		t.Fatalf("request after an initialize notification: %v, want ServerNotInitialized", m)
+	}
+	rawInit(r, env.root)
+}
