@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -247,20 +249,17 @@ func mayAdopt(actor store.Actor) error {
 }
 
 // adoptEdit inserts rec's line after the last item of its authored list (a
-// judgment slot, or a background section as `key: value`).
+// judgment slot, or a background section as `key: value`): a block line in
+// block YAML, a flow item (", item") in JSON and in a YAML flow collection.
 func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error) {
 	if rec.Target == nil {
 		return protocol.TextEdit{}, fmt.Errorf("record %s has no target: nothing to adopt into", rec.ID)
 	}
 	t := *rec.Target
-	var container, line string
+	var container string
 	switch t.Primitive {
-	case schema.PrimitiveJudgment:
+	case schema.PrimitiveJudgment, schema.PrimitiveBackground:
 		container = engine.Container(f.agent, t)
-		line = "- " + schema.YAMLScalar(rec.Content)
-	case schema.PrimitiveBackground:
-		container = engine.Container(f.agent, t)
-		line = schema.YAMLScalar(t.Key) + ": " + schema.YAMLScalar(rec.Content)
 	default:
 		return protocol.TextEdit{}, fmt.Errorf("adopt supports judgment and background memories; add this %s memory by hand", t.Primitive)
 	}
@@ -270,9 +269,37 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	}
 	first, _ := f.doc.KeyRange(kids[0])
 	last, _ := f.doc.ValueRange(kids[len(kids)-1])
+	listVal, _ := f.doc.ValueRange(container)
+	isJSON := strings.EqualFold(filepath.Ext(f.path), ".json")
+	if isJSON || listVal.Start.Offset < len(f.text) && (f.text[listVal.Start.Offset] == '[' || f.text[listVal.Start.Offset] == '{') {
+		// A flow collection: one more item after the last one.
+		scalar := schema.YAMLScalar
+		if isJSON {
+			scalar = jsonString
+		}
+		item := scalar(rec.Content)
+		if t.Primitive == schema.PrimitiveBackground {
+			item = scalar(t.Key) + ": " + item
+		}
+		pos := toPosition(last.End)
+		return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: ", " + item}, nil
+	}
+	line := "- " + schema.YAMLScalar(rec.Content)
+	if t.Primitive == schema.PrimitiveBackground {
+		line = schema.YAMLScalar(t.Key) + ": " + schema.YAMLScalar(rec.Content)
+	}
 	indent := strings.Repeat(" ", first.Start.Character)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
 	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
+}
+
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // hasCode reports whether one of ds has the code.
