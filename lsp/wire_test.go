@@ -116,6 +116,10 @@ func TestWireMalformed(t *testing.T) {
 		{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"shutdown"}`, float64(3), -32600},
 		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"textDocument/teleport","params":{}}`, float64(4), -32601},
 		{"unknown agent-ls method", `{"jsonrpc":"2.0","id":5,"method":"agent-ls/teleport","params":{}}`, float64(5), -32601},
+		// Params are optional in JSON-RPC: without them an unknown method
+		// answered InvalidParams, "JSON-RPC parse error: unexpected end of JSON input".
+		{"unknown method without params", `{"jsonrpc":"2.0","id":14,"method":"textDocument/teleport"}`, float64(14), -32601},
+		{"unserved method without params", `{"jsonrpc":"2.0","id":15,"method":"textDocument/definition"}`, float64(15), -32601},
 		{"bad params standard", `{"jsonrpc":"2.0","id":6,"method":"textDocument/hover","params":{"position":"here"}}`, float64(6), -32602},
 		{"bad params custom", `{"jsonrpc":"2.0","id":7,"method":"agent-ls/composedPrompt","params":[1,2]}`, float64(7), -32602},
 		{"bad params inlay", `{"jsonrpc":"2.0","id":8,"method":"textDocument/inlayHint","params":{"range":"all"}}`, float64(8), -32602},
