@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,45 @@ func TestHoverPastLineEnd(t *testing.T) {
 		for _, char := range []int{end + 1, 200, 1 << 31} {
 			if got := hover(char); got != atEnd {
 				t.Errorf("%s: hover at 1:%d = %s, want what 1:%d answers: %s", tt.name, char, got, end, atEnd)
+			}
+		}
+	}
+}
+
+// TestCompletionPastLineEnd: completion at a character past the end of its
+// line answers what it answers at the line's end: the same items, whose
+// edit ranges end at the line's end. They ended at the position as sent
+// (4:100 on a line of 6 characters), a range outside the document.
+func TestCompletionPastLineEnd(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	for _, tt := range []struct{ name, text string }{
+		{"p.agent.yaml", "roleTemplate:\n  name: 😀x\n  persona:\n    identity: 😀\n    to\n"},
+		{"p.agent.json", "{\"roleTemplate\": {\"name\": \"x\",\r\n  \"persona\": {\"identity\": \"😀\",\r\n    \"to\r\n"},
+	} {
+		path := env.write(t, tt.name, tt.text)
+		uri := c.open(path, tt.text, 1)
+		c.awaitDiagnostics(uri, 1)
+		line := strings.Count(tt.text, "\n") - 1
+		end := len("    to")
+		if strings.HasSuffix(tt.name, ".json") {
+			end = len("    \"to")
+		}
+		complete := func(char int) string {
+			var res json.RawMessage
+			c.call("textDocument/completion", map[string]any{"textDocument": map[string]any{"uri": uri},
+				"position": map[string]any{"line": line, "character": char}}, &res)
+			return string(res)
+		}
+		atEnd := complete(end)
+		if !strings.Contains(atEnd, `"label":"tone"`) {
+			t.Fatalf("%s: completion at the end of %q lacks tone: %s", tt.name, "to", atEnd)
+		}
+		for _, char := range []int{end + 1, 100} {
+			if got := complete(char); got != atEnd {
+				t.Errorf("%s: completion at %d:%d = %.300s\nwant what %d:%d answers: %.300s", tt.name, line, char, got, line, end, atEnd)
 			}
 		}
 	}
