@@ -764,7 +764,7 @@ func shortProvenance(ml memoryLine) string {
 func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
-	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, r.Content)
+	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, untrustedMarkdown(r.Content))
 	if r.Target != nil {
 		fmt.Fprintf(&b, "- target: `%s` (tier %s)\n", r.Target.String(), schema.TierOf(*r.Target))
 	}
@@ -813,7 +813,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 		for _, e := range history {
 			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, e.Actor)
 			if e.Reason != "" {
-				fmt.Fprintf(&b, ": %s", e.Reason)
+				fmt.Fprintf(&b, ": %s", untrustedMarkdown(e.Reason))
 			}
 			b.WriteString("\n")
 		}
