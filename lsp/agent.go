@@ -27,13 +27,35 @@ type agentFile struct {
 
 // loadAgentFile resolves uri to its current text, parse and workspace.
 func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
+	return s.loadPinned(uri, s.pin(uri))
+}
+
+// pinned is an open document as a request found it (nil d when the file is
+// not open). A request whose positions refer to the text takes it before
+// releasing the queue (releaseQueue), so that a didChange after it does not
+// move the text under those positions.
+type pinned struct {
+	d      *document
+	parsed *analysis
+}
+
+func (s *server) pin(uri protocol.DocumentURI) pinned {
+	d, parsed := s.latest(uri)
+	return pinned{d, parsed}
+}
+
+// loadPinned is loadAgentFile of the document as p holds it.
+func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, error) {
+	if s.loadHook != nil {
+		s.loadHook(uri)
+	}
 	path, err := s.confinedPath(uri)
 	if err != nil {
 		return nil, err
 	}
 	var text []byte
 	var a *analysis
-	if d, parsed := s.latest(uri); d != nil {
+	if d, parsed := p.d, p.parsed; d != nil {
 		text = d.text
 		if parsed != nil && parsed.version == d.version {
 			a = parsed

@@ -22,8 +22,9 @@ import (
 // approve / reject (pending proposals), and supersede for conflicts. Each is
 // titled with its effect and carries the composition diff in its arguments.
 func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
 	if unparsed(err) {
 		return []protocol.CodeAction{}, nil // no fix for a parse error
 	}

@@ -523,9 +523,10 @@ func (le *lineEnds) length(line int) int {
 // client that resolves tooltips (inlayHint/resolve) gets labels and data
 // only; any other client gets each hint's tooltip inline (LSP 3.17).
 func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
 	out := []InlayHint{}
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
 	if unparsed(err) {
 		return out, nil // the parse error is a diagnostic
 	}

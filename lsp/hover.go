@@ -83,8 +83,9 @@ func (v *memoryView) configJSON() any {
 // hover is kept with its view, so hovering again on an unchanged file and
 // store renders nothing.
 func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
 	if unparsed(err) {
 		return nil, nil // the parse error is a diagnostic
 	}

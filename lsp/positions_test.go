@@ -2,8 +2,12 @@ package lsp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"go.lsp.dev/protocol"
 )
 
 // TestHoverPastLineEnd: a position whose character is past the end of its
@@ -79,5 +83,45 @@ func TestCompletionPastLineEnd(t *testing.T) {
 				t.Errorf("%s: completion at %d:%d = %.300s\nwant what %d:%d answers: %.300s", tt.name, line, char, got, line, end, atEnd)
 			}
 		}
+	}
+}
+
+// TestHoverAnswersItsVersion: a request's positions refer to the text the
+// client had when it sent it. Hover lets the messages after it go on before
+// it reads the file (releaseQueue); a didChange right after it was applied
+// first, and the hover answered on the new text at the old position: here
+// the key one line below, /roleTemplate instead of /roleTemplate/name. The
+// request now takes its document before letting the queue go.
+func TestHoverAnswersItsVersion(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	c := startServer(t, Options{NoWatch: true, testHook: func(s *server) {
+		s.loadHook = func(protocol.DocumentURI) {
+			if armed.CompareAndSwap(true, false) {
+				close(entered)
+				<-proceed
+			}
+		}
+	}})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "v.agent.yaml", cleanAgent)
+	uri := c.open(path, cleanAgent, 1)
+	c.awaitDiagnostics(uri, 1)
+	armed.Store(true)
+	got := make(chan string, 1)
+	go func() {
+		var res json.RawMessage
+		err := c.callErr("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": 1, "character": 3}}, &res)
+		got <- fmt.Sprintf("%s %v", res, err)
+	}()
+	<-entered
+	c.change(uri, "# a comment line\n"+cleanAgent, 2)
+	c.awaitDiagnostics(uri, 2)
+	close(proceed)
+	if h := <-got; !strings.Contains(h, "`/roleTemplate/name`") {
+		t.Fatalf("hover at 1:3 sent at version 1 (\"  name: wire\") answered %s", h)
 	}
 }

@@ -199,6 +199,8 @@ type server struct {
 	// workspace read-only (readonly.go).
 	readOnlyChecks []readOnlyCheck
 	configDiags    map[string]bool // configs with a read-only diagnostic published
+	// loadHook, set by tests, runs when a request reads its agent file.
+	loadHook func(protocol.DocumentURI)
 }
 
 // route is the middleware in front of protocol.ServerHandler.
