@@ -69,6 +69,11 @@ func IsMarker(f Fragment) bool { return overlay.IsMarker(f) }
 // FormatValue formats a structured payload value as the prompt shows it.
 func FormatValue(v any) string { return overlay.FormatValue(v) }
 
+// Inline is untrusted text (a record's content) as one line that starts no
+// Markdown block: the rule by which content renders inside its slot
+// (overlay.Inline).
+func Inline(s string) string { return overlay.Inline(s) }
+
 // UnifiedDiff is the unified diff of two texts (a composition before and
 // after a change).
 func UnifiedDiff(a, b, aName, bName string) string { return evolve.UnifiedDiff(a, b, aName, bName) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -16,9 +17,10 @@ const maxVerdicts = 64
 // whether its ledger's chain verifies, so a long-lived process (the
 // language server, the lens) walks a large ledger once per change of the
 // file rather than on every request. Checks of one file state running at
-// once share one walk. The zero value is ready; a nil *ChainVerdicts
-// remembers nothing. A store that is not a file (PostgreSQL) is checked
-// every time.
+// once share one walk. A file written within RacyWindow is walked on
+// every check until it ages: its stamp could survive a second write. The
+// zero value is ready; a nil *ChainVerdicts remembers nothing. A store
+// that is not a file (PostgreSQL) is checked every time.
 type ChainVerdicts struct {
 	mu       sync.Mutex
 	last     map[string]chainVerdict // store path -> verdict
@@ -49,10 +51,11 @@ func (v *ChainVerdicts) Problem(ctx context.Context, path string, st store.Reade
 // it sees it, verifies: problem is "" when it does, else why not
 // (store.ChainError's text). verdict is false for errors that are no
 // verdict (a cancelled request, a lock), which give "" and are not
-// remembered. A verdict is reused while the file keeps its stamp.
+// remembered. A verdict is reused while the file keeps its stamp; one of
+// a file written within RacyWindow is not remembered (SettledStamp).
 func (v *ChainVerdicts) Check(ctx context.Context, path string, st store.Reader) (problem string, verdict bool) {
-	stamp, _, ok := StampOf(path)
-	if v == nil || !ok {
+	stamp, settled := SettledStamp(path, time.Now())
+	if v == nil || !settled {
 		return v.check(ctx, path, st, stamp, false)
 	}
 	v.mu.Lock()

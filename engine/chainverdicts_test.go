@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -33,17 +34,35 @@ func (c *countingChain) VerifyChainAt(context.Context, string) error {
 	return c.err
 }
 
+// settle dates the file at path an hour back: written outside
+// RacyWindow, so what is read from it may be remembered by its stamp.
+func settle(t *testing.T, path string) {
+	t.Helper()
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// write writes data to the file at path and settles it.
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, path)
+}
+
 // TestChainVerdicts: a verdict is reused while the store file keeps its
 // stamp and taken again when the file changes; a broken chain's verdict is
 // its problem; an error that is no verdict is not remembered; a store
-// that is not a file, or no memo, checks every time.
+// that is not a file, or no memo, checks every time; a file written
+// within RacyWindow is walked on every check until it ages.
 func TestChainVerdicts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "memory.db")
-	if err := os.WriteFile(path, []byte("state 1"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path, "state 1")
 	var v ChainVerdicts
 	st := &countingChain{}
 	check := func(wantCalls int32, wantProblem string, wantVerdict bool) {
@@ -55,15 +74,11 @@ func TestChainVerdicts(t *testing.T) {
 	}
 	check(1, "", true)
 	check(1, "", true) // the same file: the verdict is reused
-	if err := os.WriteFile(path, []byte("state 2, longer"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path, "state 2, longer")
 	st.err = store.AsChainError(&store.LedgerError{Seq: 3, Reason: "hash does not match its content (entry edited)"})
 	check(2, "does not verify at entry 3", true) // the file changed: walked again, and broken
 	check(2, "does not verify at entry 3", true)
-	if err := os.WriteFile(path, []byte("state 3, longer still"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	write(t, path, "state 3, longer still")
 	st.err = context.Canceled
 	check(3, "", false) // no verdict, not remembered
 	check(4, "", false)
@@ -85,6 +100,17 @@ func TestChainVerdicts(t *testing.T) {
 	if got := st.calls.Load(); got != 9 {
 		t.Fatalf("%d walks, want 9: a memo-less check or a non-file store was remembered", got)
 	}
+
+	// Written just now: a second write inside the same clock tick could
+	// leave the same stamp, so each check walks until the file ages.
+	if err := os.WriteFile(path, []byte("state 4, racy"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check(10, "", true)
+	check(11, "", true)
+	settle(t, path)
+	check(12, "", true)
+	check(12, "", true)
 }
 
 // TestChainVerdictsConcurrent: readers of a store with an edited ledger
@@ -109,6 +135,7 @@ func TestChainVerdictsConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	bolttest.EditLedgerEntry(t, path, 1, replace("first fact", "First fact"))
+	settle(t, path)
 	var v ChainVerdicts
 	check := func() (string, error) {
 		st, err := bolt.Open(path, store.Options{ReadOnly: true})

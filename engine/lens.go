@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,28 +28,21 @@ type Verbs struct {
 	// Options open the store (lock timeout, clock); ReadOnly is set per
 	// verb.
 	Options store.Options
-	// chain remembers the store's chain verdict per state of its file:
-	// the lens shows learnings on every agent page load, and a large
-	// ledger is walked once per change rather than once per page.
-	chain *ChainVerdicts
+	// conflicts remembers each agent's conflicts per state of the store
+	// file and of its agent file: the landing lists them on every load.
+	conflicts *conflictMemo
 }
 
 // Verbs returns the session's review verbs, opening its store with opts.
 func (s *Session) Verbs(opts store.Options) *Verbs {
-	return &Verbs{S: s, Options: opts, chain: &ChainVerdicts{}}
+	return &Verbs{S: s, Options: opts, conflicts: &conflictMemo{}}
 }
 
 // chainCheck is the check of st's ledger chain the verbs' agents make
-// (AgentSpec.ChainCheck): a verdict that the store file, as st reads it,
-// verifies is taken from v.chain; anything else is the full check, whose
-// error is the one to report.
+// (AgentSpec.ChainCheck): the store queue's (StoreQueue.ChainCheck), whose
+// verdict the lens shows learnings by on every agent page load.
 func (v *Verbs) chainCheck(st store.Reader) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		if p, ok := v.chain.Check(ctx, v.S.Location, st); ok && p == "" {
-			return nil
-		}
-		return store.CheckChain(ctx, st, "")
-	}
+	return QueueFor(v.S.Location).ChainCheck(st)
 }
 
 // base is the workspace scope without an agent key.
@@ -136,18 +130,27 @@ func (v *Verbs) AgentOf(st store.Tx, name string) (*Agent, error) {
 
 // agentIn is the engine of agent name over st in base scope.
 func (v *Verbs) agentIn(st store.Tx, name string, base map[string]string) (*Agent, error) {
+	eng, _, err := v.agentSum(st, name, base)
+	return eng, err
+}
+
+// agentSum is agentIn with the hash of the agent file's bytes as read
+// (zero without a file).
+func (v *Verbs) agentSum(st store.Tx, name string, base map[string]string) (*Agent, [sha256.Size]byte, error) {
 	var cfg *schema.AgentConfig
+	var sum [sha256.Size]byte
 	if file := v.agentFile(name); file != "" {
 		data, err := workspace.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("agent file: %w", err)
+			return nil, sum, fmt.Errorf("agent file: %w", err)
 		}
 		if cfg, err = LoadAgent(file, data); err != nil {
-			return nil, err
+			return nil, sum, err
 		}
+		sum = sha256.Sum256(data)
 	}
 	return NewAgent(AgentSpec{Store: st, Workspace: v.S.Workspace, Agent: cfg, Name: name, Scope: base,
-		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace), ChainCheck: v.chainCheck(st)}), nil
+		Now: v.Options.Now, Evaluator: EvaluatorFor(v.S.Workspace), ChainCheck: v.chainCheck(st)}), sum, nil
 }
 
 // mayRead refuses an agent actor another agent's pages, as a missing agent.
@@ -196,15 +199,43 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 		return ov, nil
 	}
 	// Overdue proposals close first (they fail closed), in a write of their
-	// own; the rest is read on one snapshot.
-	err := QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+	// own when the snapshot finds one, and the snapshot is read again; a
+	// landing with none due opens the store for reading alone (a write
+	// open takes the writer lock and checks the whole file first).
+	err := v.overview(ctx, &ov, files, true)
+	if !errors.Is(err, errProposalsDue) {
+		return ov, err
+	}
+	err = QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
 		_, err := st.ExpireProposals(ctx)
 		return err
 	})
 	if err != nil {
 		return ov, fmt.Errorf("expire proposals: %w", err)
 	}
-	err = v.read(ctx, func(st store.Tx) error {
+	// A proposal that falls due after the write is not listed: reviews
+	// are listed as they stand at now (PendingReviews).
+	ov.Agents, ov.Files, ov.Proposals, ov.Conflicts = []string{}, map[string]string{}, []Review{}, []AgentConflict{}
+	return ov, v.overview(ctx, &ov, files, false)
+}
+
+// errProposalsDue stops an overview's read that found pending proposals
+// past their expiry: they are expired first.
+var errProposalsDue = errors.New("pending proposals past their expiry")
+
+// overview reads ov on one snapshot; with due, it stops with
+// errProposalsDue at a proposal past its expiry that is not closed yet.
+func (v *Verbs) overview(ctx context.Context, ov *Overview, files map[string]string, due bool) error {
+	return v.read(ctx, func(st store.Tx) error {
+		if due {
+			ps, err := st.Proposals(ctx, store.ProposalFilter{State: store.ProposalExpired})
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(ps, store.AwaitsExpiry) {
+				return errProposalsDue
+			}
+		}
 		names, err := v.Agents(ctx, st)
 		if err != nil {
 			return err
@@ -216,7 +247,7 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 			if f, ok := files[name]; ok {
 				ov.Files[name] = f
 			}
-			eng, err := v.AgentOf(st, name)
+			eng, sum, err := v.agentSum(st, name, v.base())
 			if err != nil {
 				return err
 			}
@@ -225,7 +256,7 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 				return err
 			}
 			ov.Proposals = append(ov.Proposals, rs...)
-			cs, err := eng.Conflicts(ctx)
+			cs, err := v.conflicts.conflicts(ctx, eng, v.S.Location, name, sum, v.now())
 			if err != nil {
 				return err
 			}
@@ -241,7 +272,6 @@ func (v *Verbs) Overview(ctx context.Context) (Overview, error) {
 		}
 		return nil
 	})
-	return ov, err
 }
 
 // AgentPage is one agent's composition (now, or at a time) and what it

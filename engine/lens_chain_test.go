@@ -40,6 +40,7 @@ func TestAgentPageChainVerdict(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	settle(t, s.Location)
 	v := s.Verbs(store.Options{})
 	for range 2 {
 		page, err := v.Agent(ctx, "deploy-ops", "", time.Time{})
@@ -47,9 +48,10 @@ func TestAgentPageChainVerdict(t *testing.T) {
 			t.Fatalf("agent page: %d learnings, %v", len(page.Learnings), err)
 		}
 	}
-	v.chain.mu.Lock()
-	got, remembered := v.chain.last[s.Location]
-	v.chain.mu.Unlock()
+	q := QueueFor(s.Location)
+	q.chain.mu.Lock()
+	got, remembered := q.chain.last[s.Location]
+	q.chain.mu.Unlock()
 	if !remembered || got.problem != "" {
 		t.Fatalf("no verdict remembered for %s: %+v %v", s.Location, got, remembered)
 	}

@@ -24,13 +24,37 @@ const queueReaders = 64
 // mean: another process. Reads run together (up to 64 at once); a write
 // runs alone. The store is still opened and closed per operation, so
 // other processes can use it between them. Waiters are served in order.
+// A queue of a location (QueueFor) also remembers its store file's chain
+// verdict (ChainCheck).
 type StoreQueue struct {
 	sem *semaphore.Weighted
+	// loc is the store file the queue is for ("" for NewStoreQueue's, or
+	// a database URL: no verdict is remembered).
+	loc   string
+	chain ChainVerdicts
 }
 
-// NewStoreQueue returns an empty queue.
+// NewStoreQueue returns an empty queue of no location.
 func NewStoreQueue() *StoreQueue {
 	return &StoreQueue{sem: semaphore.NewWeighted(queueReaders)}
+}
+
+// ChainCheck is the check of st's ledger chain that a read through q
+// makes where it shows what the ledger says (AgentSpec.ChainCheck): a
+// verdict that the store file, as st reads it, verifies is remembered for
+// q's location while the file keeps its stamp (ChainVerdicts), so every
+// surface of a process (the lens's pages, the MCP server's
+// memory_learnings) walks a large ledger once per change of the file;
+// anything else is the full check, whose error is the one to report.
+func (q *StoreQueue) ChainCheck(st store.Reader) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if q.loc != "" && !IsURL(q.loc) {
+			if p, ok := q.chain.Check(ctx, q.loc, st); ok && p == "" {
+				return nil
+			}
+		}
+		return store.CheckChain(ctx, st, "")
+	}
 }
 
 var (
@@ -53,6 +77,7 @@ func QueueFor(loc string) *StoreQueue {
 	q, ok := queues[key]
 	if !ok {
 		q = NewStoreQueue()
+		q.loc = key
 		queues[key] = q
 	}
 	return q

@@ -149,17 +149,8 @@ func AgentFileNames(ws *workspace.Workspace) map[string]string {
 		return out
 	}
 	for _, f := range files {
-		data, err := workspace.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		d, err := schema.ParseDocument(f, data)
-		if err != nil {
-			continue
-		}
-		val, _ := d.ValueAt("/roleTemplate/name")
-		name, ok := val.(string)
-		if !ok || name == "" {
+		name := ws.NameOf(f)
+		if name == "" {
 			continue
 		}
 		if _, dup := out[name]; dup {

@@ -90,6 +90,12 @@ func NotFound(id string) error { return trust.NotFound(id) }
 // MayImport reports whether a may import records (humans only).
 func MayImport(a store.Actor) bool { return trust.Decide(a, trust.OpImport, nil) != trust.Refuse }
 
+// MayDecide reports whether a may approve or reject proposals (humans
+// only), for surfaces that offer those actions.
+func MayDecide(a store.Actor) bool {
+	return trust.Decide(a, trust.OpApprove, nil) != trust.Refuse && trust.Decide(a, trust.OpReject, nil) != trust.Refuse
+}
+
 // Confine is the one rule for what agent a request may act for. For a
 // view that is not confined (a human, the system) it returns scope as is.
 // For an agent actor, a scope naming another agent, or an agent file

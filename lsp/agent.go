@@ -27,13 +27,35 @@ type agentFile struct {
 
 // loadAgentFile resolves uri to its current text, parse and workspace.
 func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
+	return s.loadPinned(uri, s.pin(uri))
+}
+
+// pinned is an open document as a request found it (nil d when the file is
+// not open). A request whose positions refer to the text takes it before
+// releasing the queue (releaseQueue), so that a didChange after it does not
+// move the text under those positions.
+type pinned struct {
+	d      *document
+	parsed *analysis
+}
+
+func (s *server) pin(uri protocol.DocumentURI) pinned {
+	d, parsed := s.latest(uri)
+	return pinned{d, parsed}
+}
+
+// loadPinned is loadAgentFile of the document as p holds it.
+func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, error) {
+	if s.loadHook != nil {
+		s.loadHook(uri)
+	}
 	path, err := s.confinedPath(uri)
 	if err != nil {
 		return nil, err
 	}
 	var text []byte
 	var a *analysis
-	if d, parsed := s.latest(uri); d != nil {
+	if d, parsed := p.d, p.parsed; d != nil {
 		text = d.text
 		if parsed != nil && parsed.version == d.version {
 			a = parsed
@@ -49,9 +71,26 @@ func (s *server) loadAgentFile(uri protocol.DocumentURI) (*agentFile, error) {
 		a = analyze(path, 0, text, nil)
 	}
 	if a.doc == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))
+		return nil, &unparsedError{jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))}
 	}
 	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path)}, nil
+}
+
+// unparsedError is loadAgentFile's error for a text that does not parse
+// (InvalidParams). The requests that follow typing (hover, inlay hints,
+// code actions, code lenses, the outline) answer empty instead: the
+// file's diagnostics report the parse error, and a text being typed does
+// not parse most of the time.
+type unparsedError struct{ err *jsonrpc2.Error }
+
+func (e *unparsedError) Error() string { return e.err.Error() }
+func (e *unparsedError) Unwrap() error { return e.err }
+
+// unparsed reports whether err is loadAgentFile's for a text that does not
+// parse.
+func unparsed(err error) bool {
+	var u *unparsedError
+	return errors.As(err, &u)
 }
 
 // requireAgent fails when the file has schema errors.

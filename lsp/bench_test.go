@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -90,10 +91,10 @@ func benchServerCaps(b *testing.B, hintCaps map[string]any) (*testClient, protoc
 func benchServerWith(b *testing.B, hintCaps map[string]any, lint Linter) (*testClient, protocol.DocumentURI, string) {
 	env := newTestEnv(b)
 	benchStore(b, env.storePath)
-	// A store written within racyWindow is composed again on every request
+	// A store written within engine.RacyWindow is composed again on every request
 	// (viewcache.go): let it age, or the first iterations of the "cached"
 	// benchmarks each read the store (that was hover's 55 ms p95).
-	time.Sleep(racyWindow)
+	time.Sleep(engine.RacyWindow)
 	text := benchAgent()
 	path := env.write(b, "bench.agent.yaml", text)
 	c := startServer(b, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: lint, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -73,7 +73,7 @@ func (b *recordBudget) claim(o recordOwner, records int) {
 }
 
 // sized notes that a read of o brought records records, kept by no cache (a
-// store written within racyWindow): the turns still learn its size.
+// store written within engine.RacyWindow): the turns still learn its size.
 func (b *recordBudget) sized(o recordOwner, records int) {
 	if b == nil {
 		return

@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,8 +22,12 @@ import (
 // approve / reject (pending proposals), and supersede for conflicts. Each is
 // titled with its effect and carries the composition diff in its arguments.
 func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
+	if unparsed(err) {
+		return []protocol.CodeAction{}, nil // no fix for a parse error
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -29,10 +35,11 @@ func (s *server) CodeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	return s.offerable(ctx, f, out), nil
 }
 
-// offerable marks, in a read-only workspace, the actions that would change
-// the store (every command but showing the prompt) as disabled with the
-// reasons, or leaves them out when the client cannot show a disabled
-// action: they would be refused when run.
+// offerable marks the actions that would be refused when run as disabled
+// with the reason, or leaves them out when the client cannot show a
+// disabled action: in a read-only workspace every action that would change
+// the store (every command but showing the prompt), and for the actor the
+// commands the trust model never lets it run (refusedCommand).
 func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol.CodeAction) []protocol.CodeAction {
 	changes := func(a protocol.CodeAction) bool {
 		return a.Command != nil && a.Command.Command != CommandShowComposedPrompt
@@ -40,17 +47,23 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 	if !slices.ContainsFunc(actions, changes) {
 		return actions
 	}
-	reasons := s.readOnlyReasons(ctx, f.ws)
-	if len(reasons) == 0 {
-		return actions
+	readOnly := ""
+	if reasons := s.readOnlyReasons(ctx, f.ws); len(reasons) > 0 {
+		readOnly = "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
 	}
 	s.mu.Lock()
 	disabled := s.disabledActions
 	s.mu.Unlock()
-	why := "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
 	out := actions[:0]
 	for _, a := range actions {
+		why := ""
 		if changes(a) {
+			why = readOnly
+			if why == "" {
+				why = refusedCommand(f.ws.Actor, a.Command.Command)
+			}
+		}
+		if why != "" {
 			if !disabled {
 				continue
 			}
@@ -59,6 +72,23 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 		out = append(out, a)
 	}
 	return out
+}
+
+// refusedCommand is why actor may never run command, whatever the record
+// ("" when it may try): deciding a proposal is a human's (the trust rule,
+// engine.MayDecide), and so is adopting (mayAdopt).
+func refusedCommand(actor store.Actor, command string) string {
+	switch command {
+	case CommandApprove, CommandReject:
+		if !engine.MayDecide(actor) {
+			return fmt.Sprintf("%s cannot approve or reject: only a human decides a proposal", actor)
+		}
+	case CommandAdopt:
+		if err := mayAdopt(actor); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
 }
 
 // storeActions is the quick fixes of the range and the actions on the
@@ -161,10 +191,8 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := f.requireAgent(); err != nil {
 		return nil, err
 	}
-	// Adopting edits the authored file, which no gate guards: a learned line
-	// would reach the agent's behaviour without its tier's gate.
-	if f.ws.Actor.Kind == store.ActorAgent {
-		return nil, jsonrpc2.NewError(codeRefused, fmt.Sprintf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", f.ws.Actor))
+	if err := mayAdopt(f.ws.Actor); err != nil {
+		return nil, jsonrpc2.NewError(codeRefused, err.Error())
 	}
 	var rec schema.MemoryRecord
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
@@ -211,21 +239,28 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	return &CommandResult{OK: true, Message: fmt.Sprintf("adopted %s into %s and retired the record", id, f.path)}, nil
 }
 
+// mayAdopt refuses an agent actor adopting a memory: adopting edits the
+// authored file, which no gate guards, so a learned line would reach the
+// agent's behaviour without its tier's gate.
+func mayAdopt(actor store.Actor) error {
+	if actor.Kind == store.ActorAgent {
+		return fmt.Errorf("%s cannot adopt a memory: adopting edits the authored file, which only a human does", actor)
+	}
+	return nil
+}
+
 // adoptEdit inserts rec's line after the last item of its authored list (a
-// judgment slot, or a background section as `key: value`).
+// judgment slot, or a background section as `key: value`): a block line in
+// block YAML, a flow item (", item") in JSON and in a YAML flow collection.
 func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error) {
 	if rec.Target == nil {
 		return protocol.TextEdit{}, fmt.Errorf("record %s has no target: nothing to adopt into", rec.ID)
 	}
 	t := *rec.Target
-	var container, line string
+	var container string
 	switch t.Primitive {
-	case schema.PrimitiveJudgment:
+	case schema.PrimitiveJudgment, schema.PrimitiveBackground:
 		container = engine.Container(f.agent, t)
-		line = "- " + yamlScalar(rec.Content)
-	case schema.PrimitiveBackground:
-		container = engine.Container(f.agent, t)
-		line = yamlKey(t.Key) + ": " + yamlScalar(rec.Content)
 	default:
 		return protocol.TextEdit{}, fmt.Errorf("adopt supports judgment and background memories; add this %s memory by hand", t.Primitive)
 	}
@@ -235,20 +270,38 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	}
 	first, _ := f.doc.KeyRange(kids[0])
 	last, _ := f.doc.ValueRange(kids[len(kids)-1])
+	listVal, _ := f.doc.ValueRange(container)
+	isJSON := strings.EqualFold(filepath.Ext(f.path), ".json")
+	if isJSON || listVal.Start.Offset < len(f.text) && (f.text[listVal.Start.Offset] == '[' || f.text[listVal.Start.Offset] == '{') {
+		// A flow collection: one more item after the last one.
+		scalar := schema.YAMLScalar
+		if isJSON {
+			scalar = jsonString
+		}
+		item := scalar(rec.Content)
+		if t.Primitive == schema.PrimitiveBackground {
+			item = scalar(t.Key) + ": " + item
+		}
+		pos := toPosition(last.End)
+		return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: ", " + item}, nil
+	}
+	line := "- " + schema.YAMLScalar(rec.Content)
+	if t.Primitive == schema.PrimitiveBackground {
+		line = schema.YAMLScalar(t.Key) + ": " + schema.YAMLScalar(rec.Content)
+	}
 	indent := strings.Repeat(" ", first.Start.Character)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
 	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
 }
 
-// yamlScalar quotes s when plain YAML would misread it.
-func yamlScalar(s string) string {
-	if s == "" || strings.ContainsAny(s, ":#'\"\n{}[],&*!|>%@`") || strings.TrimSpace(s) != s {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
+// jsonString is s as a JSON string.
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
 }
-
-func yamlKey(k string) string { return yamlScalar(k) }
 
 // hasCode reports whether one of ds has the code.
 func hasCode(ds []protocol.Diagnostic, code string) bool {

@@ -35,9 +35,10 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if text == nil {
 		return out, nil
 	}
-	cc, ok := yamlContext(text, p.Position)
+	pos := clampPosition(text, p.Position)
+	cc, ok := yamlContext(text, pos)
 	if strings.EqualFold(filepath.Ext(path), ".json") {
-		cc, ok = jsonScanContext(text, p.Position)
+		cc, ok = jsonScanContext(text, pos)
 	}
 	if !ok {
 		return out, nil

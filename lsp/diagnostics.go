@@ -382,6 +382,15 @@ func toPosition(p schema.Position) protocol.Position {
 	return protocol.Position{Line: uint32(max(p.Line, 0)), Character: uint32(max(p.Character, 0))}
 }
 
-func fromPosition(p protocol.Position) schema.Position {
+// fromPosition is a client's position in text (clampPosition).
+func fromPosition(text []byte, p protocol.Position) schema.Position {
+	p = clampPosition(text, p)
 	return schema.Position{Line: int(p.Line), Character: int(p.Character)}
+}
+
+// clampPosition is a client's position in text with a character past the
+// end of its line moved to the line's end, which it means (LSP).
+func clampPosition(text []byte, p protocol.Position) protocol.Position {
+	p.Character = uint32(min(int64(p.Character), int64(lineLengthUTF16(text, int(p.Line)))))
+	return p
 }

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/protocol"
 	"golang.org/x/tools/txtar"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -307,7 +308,7 @@ func TestEarlyLintOnlyForValidatedAgent(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
 	withBolt(t, env, func(store.Store) {})
-	time.Sleep(racyWindow) // the store file must be stable for the cached path
+	time.Sleep(engine.RacyWindow) // the store file must be stable for the cached path
 	var mu sync.Mutex
 	linted := map[string]bool{}
 	lint := func(_ context.Context, in LintInput) ([]schema.Problem, error) {

@@ -145,24 +145,9 @@ func (c *factsCache) put(e *factsEntry) {
 	}
 }
 
-// firstChange is the earliest ExpiresAt or InvalidAt after now among recs.
-func firstChange(now string, recs ...[]schema.MemoryRecord) string {
-	until := ""
-	for _, rs := range recs {
-		for i := range rs {
-			for _, t := range []string{rs[i].ExpiresAt, rs[i].InvalidAt} {
-				if t > now && (until == "" || t < until) {
-					until = t
-				}
-			}
-		}
-	}
-	return until
-}
-
 // facts returns the store facts of agent for a lint at now, from the cache
 // when the store file at path is unchanged (not written within
-// racyWindow), else read from st and cached. Pending proposals are
+// engine.RacyWindow), else read from st and cached. Pending proposals are
 // filtered at now on every call, so one that expired since drops out.
 // The returned analyze memoizes the lint analysis with the entry, and the
 // memo the conflicts an edit of the agent file cannot change.
@@ -173,8 +158,7 @@ func (c *factsCache) facts(ctx context.Context, st store.Reader, open func(conte
 	c.join(budget)
 	owner := recordOwner{path: path, agent: agent}
 	nowS := schema.FormatTime(now)
-	stamp, mtime, stamped := engine.StampOf(path)
-	cacheable := path != "" && stamped && now.Sub(mtime) >= racyWindow
+	stamp, cacheable := engine.SettledStamp(path, now)
 	key := factsKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 	if cacheable {
 		if e := c.get(key, nowS); e != nil {
@@ -221,7 +205,7 @@ func (c *factsCache) keep(f lint.StoreFacts, err error, key factsKey, cacheable 
 	if ownCands {
 		compactRecords(f.Candidates)
 	}
-	e := &factsEntry{key: key, facts: f, until: firstChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
+	e := &factsEntry{key: key, facts: f, until: store.NextChange(nowS, f.Promoted, f.Candidates), texts: map[string]*lint.Analysis{}}
 	if after, _, ok := engine.StampOf(path); cacheable && ok && after == stamp {
 		c.put(e)
 		budget.claim(recordOwner{path: key.path, agent: key.agent}, len(f.Promoted)+len(f.Candidates))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 	"github.com/agent-ls/agent-ls/store/bolt"
@@ -27,7 +28,7 @@ func (c *readCountingStore) Promoted(ctx context.Context, scope map[string]strin
 
 // TestFactsCache: the lint engine's facts are read once while the store
 // file is unchanged; a write to the file (a new stamp), the expiry of one of
-// the records, or a file written within racyWindow reads them again; a
+// the records, or a file written within engine.RacyWindow reads them again; a
 // proposal that expired since the read drops out of the cached facts.
 func TestFactsCache(t *testing.T) {
 	t.Parallel()
@@ -58,7 +59,7 @@ func TestFactsCache(t *testing.T) {
 	if _, err := st.Propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: recs[1].ID, Tier: schema.TierGuarded, RequestedBy: agent, TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	// The file is older than racyWindow.
+	// The file is older than engine.RacyWindow.
 	old := t0.Add(-time.Minute)
 	if err := os.Chtimes(path, old, old); err != nil {
 		t.Fatal(err)
@@ -101,15 +102,15 @@ func TestFactsCache(t *testing.T) {
 		t.Fatalf("after the record's expiry: %d reads, want 2", cs.reads)
 	}
 	// A write changes the file's stamp; a file written just now (within
-	// racyWindow) is read on every call until it ages.
+	// engine.RacyWindow) is read on every call until it ages.
 	if _, err := st.Write(ctx, []store.WriteRequest{{Scope: scope, Kind: schema.KindFact, Content: "Another fact", Target: &bg}}, human); err != nil {
 		t.Fatal(err)
 	}
 	before := cs.reads
-	read(time.Now().Add(racyWindow / 2))
-	read(time.Now().Add(racyWindow / 2))
+	read(time.Now().Add(engine.RacyWindow / 2))
+	read(time.Now().Add(engine.RacyWindow / 2))
 	if cs.reads != before+2 {
-		t.Fatalf("store written within racyWindow: %d reads, want %d", cs.reads, before+2)
+		t.Fatalf("store written within engine.RacyWindow: %d reads, want %d", cs.reads, before+2)
 	}
 	if err := os.Chtimes(path, old.Add(time.Second), old.Add(time.Second)); err != nil {
 		t.Fatal(err)

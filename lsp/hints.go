@@ -74,12 +74,11 @@ type memoryView struct {
 // parsed text, the workspace and the store file are unchanged and no record
 // has expired since (viewCache).
 func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, error) {
-	stamp, mtime, stamped := engine.StampOf(f.ws.StorePath)
-	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	start := s.opts.Now()
 	now := schema.FormatTime(start)
 	// Cacheable: a stamped store not written within the racy window.
-	cacheable := stamped && start.Sub(mtime) >= racyWindow
+	stamp, cacheable := engine.SettledStamp(f.ws.StorePath, start)
+	key := viewKey{doc: f.doc, ws: f.ws, stamp: stamp}
 	agent := ""
 	if f.agent != nil {
 		agent = f.agent.RoleTemplate.Name
@@ -523,12 +522,16 @@ func (le *lineEnds) length(line int) int {
 // client that resolves tooltips (inlayHint/resolve) gets labels and data
 // only; any other client gets each hint's tooltip inline (LSP 3.17).
 func (s *server) inlayHint(ctx context.Context, p *inlayHintParams) ([]InlayHint, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	out := []InlayHint{}
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
+	if unparsed(err) {
+		return out, nil // the parse error is a diagnostic
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := []InlayHint{}
 	if f.agent == nil {
 		return out, nil // schema errors: no composition to show
 	}
@@ -687,12 +690,15 @@ func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint
 	case !validHintKind(hd.Kind):
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("inlayHint/resolve: hint data kind %q: want promoted, spilled, shadowed or candidate", hd.Kind))
 	}
-	f, err := s.loadAgentFile(hd.URI)
-	if err != nil {
-		return nil, err
-	}
 	stale := func(why string) error {
 		return jsonrpc2.NewError(protocol.CodeContentModified, fmt.Sprintf("inlayHint/resolve: %s memory %s of %s: %s; request the hints again", hd.Kind, hd.ID, hd.URI, why))
+	}
+	f, err := s.loadAgentFile(hd.URI)
+	if unparsed(err) {
+		return nil, stale("the file does not parse now")
+	}
+	if err != nil {
+		return nil, err
 	}
 	if f.agent == nil {
 		return nil, stale("the file has schema errors now")
@@ -758,7 +764,7 @@ func shortProvenance(ml memoryLine) string {
 func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
-	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, r.Content)
+	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, untrustedMarkdown(r.Content))
 	if r.Target != nil {
 		fmt.Fprintf(&b, "- target: `%s` (tier %s)\n", r.Target.String(), schema.TierOf(*r.Target))
 	}
@@ -807,7 +813,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 		for _, e := range history {
 			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, e.Actor)
 			if e.Reason != "" {
-				fmt.Fprintf(&b, ": %s", e.Reason)
+				fmt.Fprintf(&b, ": %s", untrustedMarkdown(e.Reason))
 			}
 			b.WriteString("\n")
 		}

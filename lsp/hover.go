@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
 
@@ -81,12 +83,16 @@ func (v *memoryView) configJSON() any {
 // hover is kept with its view, so hovering again on an unchanged file and
 // store renders nothing.
 func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	pin := s.pin(p.TextDocument.URI)
 	releaseQueue(ctx)
-	f, err := s.loadAgentFile(p.TextDocument.URI)
+	f, err := s.loadPinned(p.TextDocument.URI, pin)
+	if unparsed(err) {
+		return nil, nil // the parse error is a diagnostic
+	}
 	if err != nil {
 		return nil, err
 	}
-	ptr, onKey := f.doc.Locate(fromPosition(p.Position))
+	ptr, onKey := f.doc.Locate(fromPosition(f.text, p.Position))
 	var v *memoryView
 	if f.agent != nil {
 		if mv, err := s.memoryView(ctx, f); err == nil {
@@ -104,6 +110,24 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 		v.putHover(key, h)
 	}
 	return h, nil
+}
+
+// untrustedMarkdown is text an agent or a runtime may have written (a
+// record's content, a reason) as Markdown text that makes no structure in
+// a hover or a tooltip: one line (engine.Inline, the rule of the prompt)
+// with every ASCII punctuation character backslash-escaped, so no list
+// item, heading, emphasis, code, link, image or HTML comes out of it.
+func untrustedMarkdown(s string) string {
+	s = engine.Inline(s)
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		if r < utf8.RuneSelf && (unicode.IsPunct(r) || unicode.IsSymbol(r)) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // renderHover is the hover of key in f with its view v (nil: none).
@@ -221,7 +245,7 @@ func composedText(v any, max int) string {
 		}
 		for _, item := range n {
 			if str, ok := item.(string); ok {
-				fmt.Fprintf(&b, "- %s\n", str)
+				fmt.Fprintf(&b, "- %s\n", untrustedMarkdown(str))
 				continue
 			}
 			data, _ := json.Marshal(item)
@@ -240,12 +264,12 @@ func composedText(v any, max int) string {
 			shown = shown[:max]
 		}
 		for _, k := range shown {
-			fmt.Fprintf(&b, "- **%s**: %s\n", k, engine.FormatValue(n[k]))
+			fmt.Fprintf(&b, "- **%s**: %s\n", untrustedMarkdown(k), untrustedMarkdown(engine.FormatValue(n[k])))
 		}
 		more(len(keys) - len(shown))
 		return b.String()
 	case string:
-		return n + "\n"
+		return untrustedMarkdown(n) + "\n"
 	}
 	data, _ := json.MarshalIndent(v, "", "  ")
 	return "```json\n" + string(data) + "\n```\n"

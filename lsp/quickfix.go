@@ -141,7 +141,7 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 			return nil // flow sequence
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = "\n" + strings.Repeat(" ", first.Start.Character) + "- domain: " + yamlScalar(domain)
+		text = "\n" + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
 	}
 	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }

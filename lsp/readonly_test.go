@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -155,6 +156,72 @@ func TestReadOnlyCodeActions(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("approve action: %s, want %s (actions %+v)", got, tt.want, actions)
+			}
+		})
+	}
+}
+
+// TestAgentActorCodeActions: a server acting as an agent (actor
+// agent:NAME) does not offer as if they worked the code actions the trust
+// model refuses it — approve and reject (only a human decides a proposal)
+// and adopt (only a human edits the authored file): a client with
+// codeAction.disabledSupport gets them disabled with the reason, another
+// client does not get them. It offered all three, and each answered
+// "refused" when chosen. The actions it may run stay enabled.
+func TestAgentActorCodeActions(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, disabledSupport := range []bool{true, false} {
+		t.Run(fmt.Sprintf("disabledSupport=%v", disabledSupport), func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			env.write(t, ".agent-ls.yaml", "actor: agent:deploy-ops\n")
+			path := env.write(t, "deploy.agent.yaml", text)
+			agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+			if res := agentSave(t, env, text, "Ask before a schema migration", "judgment.deploy.escalationTriggers", "conv-2"); res.ProposalID == "" {
+				t.Fatalf("save trigger: %+v", res)
+			}
+			c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
+			if disabledSupport {
+				c.caps = func(caps map[string]any) {
+					caps["textDocument"].(map[string]any)["codeAction"] = map[string]any{"disabledSupport": true}
+				}
+			}
+			c.initialize(env.root, nil, false)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+				"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
+				"context": map[string]any{"diagnostics": []any{}}}, &actions)
+			state := map[string]string{}
+			for _, a := range actions {
+				if a.Command == nil {
+					continue
+				}
+				got := "enabled"
+				if a.Disabled != nil {
+					got = "disabled: " + a.Disabled.Reason
+				}
+				state[a.Command.Command] = got
+			}
+			for _, cmd := range []string{CommandDemote, CommandInvalidate} {
+				if state[cmd] != "enabled" {
+					t.Errorf("%s: %q, want enabled (actions %+v)", cmd, state[cmd], actions)
+				}
+			}
+			for _, cmd := range []string{CommandApprove, CommandReject, CommandAdopt} {
+				got := state[cmd]
+				if !disabledSupport && got != "" {
+					t.Errorf("%s offered to agent:deploy-ops: %q, want it left out", cmd, got)
+				}
+				if disabledSupport && (!strings.HasPrefix(got, "disabled: ") || !strings.Contains(got, "agent:deploy-ops") || !strings.Contains(got, "human")) {
+					t.Errorf("%s offered to agent:deploy-ops: %q, want it disabled with the reason", cmd, got)
+				}
 			}
 		})
 	}

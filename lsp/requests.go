@@ -45,6 +45,11 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	if err := decodeParams(methodComposedPrompt, raw, &p); err != nil {
 		return nil, err
 	}
+	if p.At != "" {
+		if _, err := schema.ParseTime(p.At); err != nil {
+			return nil, invalidParams(methodComposedPrompt, fmt.Errorf("at: %w", err))
+		}
+	}
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.URI)
 	if err != nil {

@@ -199,6 +199,8 @@ type server struct {
 	// workspace read-only (readonly.go).
 	readOnlyChecks []readOnlyCheck
 	configDiags    map[string]bool // configs with a read-only diagnostic published
+	// loadHook, set by tests, runs when a request reads its agent file.
+	loadHook func(protocol.DocumentURI)
 }
 
 // route is the middleware in front of protocol.ServerHandler.
@@ -214,6 +216,9 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 
 	switch method {
 	case protocol.MethodInitialize:
+		if !isCall {
+			return nil // initialize is a request; a notification of that name initializes nothing
+		}
 		if initialized {
 			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized"))
 		}
@@ -304,7 +309,29 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 		}
 		return nil
 	}
-	return protocol.ServerHandler(s, nil)(ctx, paramsErrorReply(reply), req)
+	return protocol.ServerHandler(s, nil)(ctx, paramsErrorReply(reply), withParams(req))
+}
+
+// withParams gives a message without params (they are optional in
+// JSON-RPC) the params null: the library decodes absent params as a parse
+// error, which turned an unknown or unserved method called without params
+// into InvalidParams instead of MethodNotFound. Handlers see zero params
+// and say what is missing.
+func withParams(req jsonrpc2.Request) jsonrpc2.Request {
+	if len(req.Params()) > 0 {
+		return req
+	}
+	var out jsonrpc2.Request
+	var err error
+	if call, ok := req.(*jsonrpc2.Call); ok {
+		out, err = jsonrpc2.NewCall(call.ID(), req.Method(), nil)
+	} else {
+		out, err = jsonrpc2.NewNotification(req.Method(), nil)
+	}
+	if err != nil {
+		return req
+	}
+	return out
 }
 
 // knownNotification lists the client notifications the server acts on.

@@ -393,6 +393,124 @@ func TestAdoptLearnedLine(t *testing.T) {
 	}
 }
 
+// TestAdoptQuotesContent: adopting a learned line whose content YAML
+// would read as something else written plain (a nested list item, a
+// number, null, a boolean, a complex key) writes it quoted, so the authored
+// file reads back exactly the content the record had; it was written plain
+// ("- - always run tests first", "- 42") and the record retired.
+func TestAdoptQuotesContent(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, tt := range []struct{ content, target string }{
+		{"- always run the tests first", "judgment.deploy.heuristics"},
+		{"42", "judgment.deploy.heuristics"},
+		{"null", "judgment.deploy.heuristics"},
+		{"yes", "judgment.deploy.heuristics"},
+		{"? rollback", "judgment.deploy.heuristics"},
+		{"~", "judgment.deploy.heuristics"},
+		{"true", "background.projectContext.deploy_window"},
+		{"Deploys go out Tuesdays", "background.projectContext.deploy_window"},
+	} {
+		t.Run(tt.content, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, tt.content, tt.target, "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var out CommandResult
+			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+			var p applyWorkspaceEditParams
+			c.mu.Lock()
+			for _, call := range c.calls {
+				if call.method == methodApplyEdit {
+					if err := json.Unmarshal(call.params, &p); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			c.mu.Unlock()
+			adopted := applyEdits(t, text, p.Edit.Changes[uri])
+			a := analyze(path, 0, []byte(adopted), nil)
+			if a.agent == nil {
+				t.Fatalf("adopted text does not load: %v %v\n%s", a.parseErr, a.problems, adopted)
+			}
+			if strings.HasPrefix(tt.target, "judgment.") {
+				if got := a.agent.RoleTemplate.Judgments[0].Heuristics; got[len(got)-1] != tt.content {
+					t.Fatalf("adopted heuristic reads %q, want %q:\n%s", got[len(got)-1], tt.content, adopted)
+				}
+			} else if got, _ := a.agent.Background.ProjectContext.Get("deploy_window"); got != tt.content {
+				t.Fatalf("adopted fact reads %#v, want %q:\n%s", got, tt.content, adopted)
+			}
+		})
+	}
+}
+
+// TestAdoptIntoJSONAndFlow: adopting into a list or section written in
+// JSON (an .agent.json file) or as a YAML flow collection ("[a, b]",
+// "{k: v}") adds a flow item, so the file still loads and ends with the
+// content. It inserted a YAML block line ("- ...", "key: ...") after the
+// collection's last line, which broke the file, and retired the record.
+func TestAdoptIntoJSONAndFlow(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/triage.agent.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonText := string(data)
+	flowText := "roleTemplate:\n  name: triage-bot\n  persona: {identity: x, tone: y}\n  judgments:\n    - domain: triage\n      heuristics: [Group alerts by service]\nmission: {objective: z}\nbackground:\n  projectContext: {alerting: Alertmanager}\n"
+	const content = "Pages go to #oncall, then \"the lead\""
+	for _, tt := range []struct{ name, file, text, target string }{
+		{"json list", "triage.agent.json", jsonText, "judgment.triage.heuristics"},
+		{"json object", "triage.agent.json", jsonText, "background.projectContext.oncall"},
+		{"yaml flow list", "triage.agent.yaml", flowText, "judgment.triage.heuristics"},
+		{"yaml flow map", "triage.agent.yaml", flowText, "background.projectContext.oncall"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			path := env.write(t, tt.file, tt.text)
+			fact := agentSave(t, env, tt.text, content, tt.target, "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			uri := c.open(path, tt.text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var out CommandResult
+			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+			var p applyWorkspaceEditParams
+			c.mu.Lock()
+			for _, call := range c.calls {
+				if call.method == methodApplyEdit {
+					if err := json.Unmarshal(call.params, &p); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			c.mu.Unlock()
+			adopted := applyEdits(t, tt.text, p.Edit.Changes[uri])
+			a := analyze(path, 0, []byte(adopted), nil)
+			if a.agent == nil {
+				t.Fatalf("adopted text does not load: %v %v\n%s", a.parseErr, a.problems, adopted)
+			}
+			if strings.HasPrefix(tt.target, "judgment.") {
+				if got := a.agent.RoleTemplate.Judgments[0].Heuristics; got[len(got)-1] != content {
+					t.Fatalf("adopted heuristic reads %q, want %q:\n%s", got[len(got)-1], content, adopted)
+				}
+			} else if got, _ := a.agent.Background.ProjectContext.Get("oncall"); got != content {
+				t.Fatalf("adopted fact reads %#v, want %q:\n%s", got, content, adopted)
+			}
+		})
+	}
+}
+
 // TestLockedStoreDegrades: a store another process holds is reported as
 // locked with one warning, diagnostics still come (schema-only), and the
 // next change after the lock is released reconnects.

@@ -45,10 +45,10 @@ func newStoreTracker(s *server) *storeTracker {
 
 // stableKey is the countKey of ws's store file for agent when the file is
 // usable for a cached answer: it exists and was not written within
-// racyWindow.
+// engine.RacyWindow.
 func (t *storeTracker) stableKey(ws *workspaceInfo, agent string) (countKey, bool) {
-	stamp, mtime, ok := engine.StampOf(ws.StorePath)
-	if !ok || t.s.opts.Now().Sub(mtime) < racyWindow {
+	stamp, ok := engine.SettledStamp(ws.StorePath, t.s.opts.Now())
+	if !ok {
 		return countKey{}, false
 	}
 	return countKey{path: ws.StorePath, stamp: stamp, agent: agent, scope: scopeKey(ws.Config.Scope)}, true

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/lsp")
@@ -137,7 +139,7 @@ func BenchmarkDocumentSymbol(b *testing.B) {
 func benchRawServer(b *testing.B) (*rawConn, protocol.DocumentURI) {
 	env := newTestEnv(b)
 	benchStore(b, env.storePath)
-	time.Sleep(racyWindow) // as benchServerWith: a settled store file
+	time.Sleep(engine.RacyWindow) // as benchServerWith: a settled store file
 	text := benchAgent()
 	path := env.write(b, "bench.agent.yaml", text)
 	r := startRaw(b, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

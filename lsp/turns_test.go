@@ -47,7 +47,7 @@ func (c *candCountingReader) Candidates(context.Context, map[string]string, stri
 func TestCandidateReadsTakeTurns(t *testing.T) {
 	t.Parallel()
 	path := standInStore(t)
-	later := time.Now().Add(time.Hour) // the file is past racyWindow: cacheable
+	later := time.Now().Add(time.Hour) // the file is past engine.RacyWindow: cacheable
 	s := &server{opts: Options{Now: func() time.Time { return later }}, readTurns: newTurns()}
 	scope := map[string]string{"project": "web"}
 	read := s.candidatesOf(path)
@@ -149,7 +149,7 @@ func (sizedReader) Proposals(context.Context, store.ProposalFilter) ([]store.Pro
 }
 
 // TestUncachedReadTeachesTheTurns: a read of a store file written within
-// racyWindow is cached by no one, but the budget still learns the agent's
+// engine.RacyWindow is cached by no one, but the budget still learns the agent's
 // size from it, so the agent's next pass is known small and does not wait
 // for the turn big agents share.
 func TestUncachedReadTeachesTheTurns(t *testing.T) {
@@ -164,7 +164,7 @@ func TestUncachedReadTeachesTheTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(s.cands.entries) != 0 {
-		t.Fatal("a read within racyWindow was cached")
+		t.Fatal("a read within engine.RacyWindow was cached")
 	}
 	if err := s.bigTurns.take(context.Background()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"sync"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -12,13 +11,6 @@ import (
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
-
-// racyWindow is how old the store file's modification time must be, when a
-// composition starts, for the composition to be cached. File times come
-// from a coarse clock (a kernel tick), so two writes inside one tick can
-// leave the same time and size; like git's "racy clean" rule, a store
-// written that recently is composed again on every request until it ages.
-const racyWindow = 100 * time.Millisecond
 
 // maxCachedViews bounds the cache (closed files are not dropped one by one).
 const maxCachedViews = 64
@@ -89,9 +81,9 @@ func (c *viewCache) put(uri protocol.DocumentURI, key viewKey, now string, v *me
 	if v.res != nil {
 		composed = v.res.Records
 	}
-	until := untilOf(now, composed)
+	until := store.NextChange(now, composed)
 	for _, ml := range v.lines {
-		until = firstAfter(now, until, ml.rec)
+		until = store.NextChangeOf(now, until, ml.rec)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -182,7 +174,7 @@ func (c *viewCache) getStore(key storeKey, now string) *storeData {
 // putStore remembers d for key, valid until one of its records changes
 // validity after now. Only the newest state of a workspace's agent is kept.
 func (c *viewCache) putStore(key storeKey, now string, d *storeData) {
-	until := untilOf(now, d.promoted, d.candidates)
+	until := store.NextChange(now, d.promoted, d.candidates)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stores == nil || len(c.stores) >= maxCachedViews {
@@ -214,28 +206,6 @@ func storeRecords(m map[storeKey]cachedStore) int {
 		n += len(e.data.promoted) + len(e.data.candidates)
 	}
 	return n
-}
-
-// untilOf is the first expiry or invalidation time after now among recs.
-func untilOf(now string, recs ...[]schema.MemoryRecord) string {
-	until := ""
-	for _, rs := range recs {
-		for i := range rs {
-			until = firstAfter(now, until, &rs[i])
-		}
-	}
-	return until
-}
-
-// firstAfter is until, or r's expiry or invalidation when that comes
-// after now and before until ("" = none).
-func firstAfter(now, until string, r *schema.MemoryRecord) string {
-	for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
-		if t != "" && t > now && (until == "" || t < until) {
-			until = t
-		}
-	}
-	return until
 }
 
 // candKey is what an agent's candidates depend on: the store file's state,
@@ -320,15 +290,14 @@ func (c *candidateCache) drop(gone map[recordOwner]bool) {
 
 // candidatesOf reads agents' candidates (gather.Candidates) from the store
 // file at path through the server's candidate cache: from the cache while
-// the file is unchanged (not written within racyWindow) and no candidate
+// the file is unchanged (not written within engine.RacyWindow) and no candidate
 // has expired, else from st, compacted (compactRecords) and cached. The
 // records are shared: never modify them.
 func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 	return func(ctx context.Context, st store.Reader, agent string, scope map[string]string) ([]schema.MemoryRecord, []schema.MemoryRecord, error) {
 		start := s.opts.Now()
 		now := schema.FormatTime(start)
-		stamp, mtime, stamped := engine.StampOf(path)
-		cacheable := path != "" && stamped && start.Sub(mtime) >= racyWindow
+		stamp, cacheable := engine.SettledStamp(path, start)
 		key := candKey{path: path, stamp: stamp, agent: agent, scope: scopeKey(scope)}
 		owner := recordOwner{path: path, agent: agent}
 		cached := func() ([]schema.MemoryRecord, []schema.MemoryRecord, bool) {
@@ -365,7 +334,7 @@ func (s *server) candidatesOf(path string) gather.CandidatesFunc {
 		live, rejected = clipped(live), clipped(rejected)
 		compactRecords(live)
 		if after, _, ok := engine.StampOf(path); cacheable && ok && after == stamp {
-			s.cands.put(&cachedCands{key: key, until: untilOf(now, live, rejected), live: live, rejected: rejected})
+			s.cands.put(&cachedCands{key: key, until: store.NextChange(now, live, rejected), live: live, rejected: rejected})
 			s.budget.claim(owner, len(live)+len(rejected))
 		} else {
 			s.budget.sized(owner, len(live)+len(rejected))

@@ -103,6 +103,7 @@ func TestWireMalformed(t *testing.T) {
 		t.Fatalf("request before initialize: %v, want ServerNotInitialized", m)
 	}
 	rawInit(r, env.root)
+	agentURI := string(pathToURI(env.write(t, "a.agent.yaml", cleanAgent)))
 	tests := []struct {
 		name     string
 		body     string
@@ -115,12 +116,20 @@ func TestWireMalformed(t *testing.T) {
 		{"wrong version", `{"jsonrpc":"1.0","id":3,"method":"shutdown"}`, float64(3), -32600},
 		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"textDocument/teleport","params":{}}`, float64(4), -32601},
 		{"unknown agent-ls method", `{"jsonrpc":"2.0","id":5,"method":"agent-ls/teleport","params":{}}`, float64(5), -32601},
+		// Params are optional in JSON-RPC: without them an unknown method
+		// answered InvalidParams, "JSON-RPC parse error: unexpected end of JSON input".
+		{"unknown method without params", `{"jsonrpc":"2.0","id":14,"method":"textDocument/teleport"}`, float64(14), -32601},
+		{"unserved method without params", `{"jsonrpc":"2.0","id":15,"method":"textDocument/definition"}`, float64(15), -32601},
 		{"bad params standard", `{"jsonrpc":"2.0","id":6,"method":"textDocument/hover","params":{"position":"here"}}`, float64(6), -32602},
 		{"bad params custom", `{"jsonrpc":"2.0","id":7,"method":"agent-ls/composedPrompt","params":[1,2]}`, float64(7), -32602},
 		{"bad params inlay", `{"jsonrpc":"2.0","id":8,"method":"textDocument/inlayHint","params":{"range":"all"}}`, float64(8), -32602},
 		{"missing params", `{"jsonrpc":"2.0","id":9,"method":"agent-ls/learnings"}`, float64(9), -32602},
 		{"unknown command", `{"jsonrpc":"2.0","id":10,"method":"workspace/executeCommand","params":{"command":"agent-ls.teleport","arguments":[{}]}}`, float64(10), -32602},
 		{"command missing argument", `{"jsonrpc":"2.0","id":11,"method":"workspace/executeCommand","params":{"command":"agent-ls.approve","arguments":[{}]}}`, float64(11), -32602},
+		// A malformed time answered InternalError naming the CLI's flag, "--at: time ...".
+		{"bad at", `{"jsonrpc":"2.0","id":12,"method":"agent-ls/composedPrompt","params":{"uri":"` + agentURI + `","at":"yesterday"}}`, float64(12), -32602},
+		// 300000 days overflowed time.Duration: a since in the future, [] answered.
+		{"since past the time range", `{"jsonrpc":"2.0","id":13,"method":"agent-ls/learnings","params":{"uri":"` + agentURI + `","since":"300000d"}}`, float64(13), -32602},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,8 +138,12 @@ func TestWireMalformed(t *testing.T) {
 			if m["id"] != tt.wantID || errCode(m) != tt.wantCode {
 				t.Fatalf("got %v, want id %v code %v", m, tt.wantID, tt.wantCode)
 			}
-			if msg, _ := m["error"].(map[string]any)["message"].(string); strings.TrimSpace(msg) == "" {
+			msg, _ := m["error"].(map[string]any)["message"].(string)
+			if strings.TrimSpace(msg) == "" {
 				t.Errorf("error without a message: %v", m)
+			}
+			if strings.Contains(msg, "--") {
+				t.Errorf("error names a command-line flag, not the request's param: %v", m)
 			}
 		})
 	}
@@ -317,4 +330,22 @@ func TestWireShutdownNotification(t *testing.T) {
 	if m := r.recvResponse(); m["id"] != float64(7) || m["error"] != nil {
 		t.Fatalf("shutdown request after a shutdown notification: %v, want a result", m)
 	}
+}
+
+// TestWireInitializeNotification: initialize is a request; a notification
+// of that name (it has no id, so nothing can answer it) initializes
+// nothing: requests after it still answer ServerNotInitialized, and the
+// client's initialize request then succeeds. It initialized the server,
+// with the capabilities and folders of a message no one answered, and the
+// real initialize was refused as "already initialized".
+func TestWireInitializeNotification(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	r := startRaw(t, Options{NoWatch: true})
+	r.send(`{"jsonrpc":"2.0","method":"initialize","params":{"processId":1,"rootUri":"file:///elsewhere","capabilities":{}}}`)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{}}`)
+	if m := r.recvResponse(); m["id"] != float64(2) || errCode(m) != -32002 {
+		t.Fatalf("request after an initialize notification: %v, want ServerNotInitialized", m)
+	}
+	rawInit(r, env.root)
 }

@@ -190,7 +190,7 @@ func (s *Server) engine(st store.Tx) (*engine.Agent, error) {
 		return nil, err
 	}
 	return engine.NewAgent(engine.AgentSpec{Store: st, Workspace: &workspace.Workspace{Config: s.cfg.Workspace}, Agent: cfg, Scope: s.base,
-		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger}), nil
+		Now: s.cfg.Now, Evaluator: s.cfg.Evaluator, Logger: s.cfg.Logger, ChainCheck: s.cfg.Queue.ChainCheck(st)}), nil
 }
 
 // saveSpec is the engine's save door for this agent over st: the server's

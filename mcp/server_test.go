@@ -46,7 +46,9 @@ type fixture struct {
 
 const agentName = "support-bot"
 
-func newFixture(t *testing.T) *fixture {
+// newFixture starts a server over a bbolt file in a temp dir; each opt may
+// change its config before it starts.
+func newFixture(t *testing.T, opts ...func(*fixture, *Config)) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "agents", "support.agent.yaml"))
@@ -59,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, dir: dir, db: filepath.Join(dir, "memory.db"),
 		clock: &stepClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}}
-	srv, err := New(Config{
+	cfg := Config{
 		AgentFile:  agentFile,
 		Workspace:  schema.WorkspaceConfig{},
 		Scope:      map[string]string{"project": "atlas", store.AgentKey: "spoofed"},
@@ -68,7 +70,11 @@ func newFixture(t *testing.T) *fixture {
 			return bolt.Open(f.db, store.Options{Now: f.clock.now, ReadOnly: readOnly})
 		},
 		Now: f.clock.now,
-	})
+	}
+	for _, opt := range opts {
+		opt(f, &cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

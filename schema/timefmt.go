@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 )
@@ -66,6 +67,9 @@ func parseLongDuration(s string) (time.Duration, bool) {
 		unit := 24 * time.Hour
 		if s[n-1] == 'w' {
 			unit *= 7
+		}
+		if v > int64(math.MaxInt64/unit) {
+			return 0, false // past time.Duration's range (about 292 years): it would wrap around
 		}
 		return time.Duration(v) * unit, true
 	}

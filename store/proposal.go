@@ -105,6 +105,13 @@ func ProposalStateAt(p Proposal, now string) ProposalState {
 	return p.State
 }
 
+// AwaitsExpiry reports whether p, as a read returns it (its state at the
+// reader's now, ProposalStateAt), is past its expiry but not closed yet:
+// ExpireProposals has still to close it, with its ledger entry.
+func AwaitsExpiry(p Proposal) bool {
+	return p.State == ProposalExpired && p.DecidedAt == ""
+}
+
 // DecideProposal returns p closed with state by actor at now.
 func DecideProposal(p Proposal, state ProposalState, actor Actor, reason, now string) Proposal {
 	p = CloneProposal(p)

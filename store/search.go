@@ -28,6 +28,31 @@ func EffectiveLimit(l *int) int {
 	return *l
 }
 
+// NextChange is the first time after now at which a record of recs
+// expires or is invalidated (its ExpiresAt or InvalidAt), "" when none
+// does: until then a read of them at now reads the same. A cache of what
+// was read from them holds until it.
+func NextChange(now string, recs ...[]schema.MemoryRecord) string {
+	until := ""
+	for _, rs := range recs {
+		for i := range rs {
+			until = NextChangeOf(now, until, &rs[i])
+		}
+	}
+	return until
+}
+
+// NextChangeOf is until, or r's expiry or invalidation when that comes
+// after now and before until ("" is none): NextChange one record at a time.
+func NextChangeOf(now, until string, r *schema.MemoryRecord) string {
+	for _, t := range []string{r.ExpiresAt, r.InvalidAt} {
+		if t != "" && t > now && (until == "" || t < until) {
+			until = t
+		}
+	}
+	return until
+}
+
 // Match reports whether rec passes every filter of q except the text query:
 // scope subset match, kinds (any of), tags (all of), target equality,
 // TargetedOnly, validity. Expired records (ExpiresAt <= now) never match;

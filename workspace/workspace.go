@@ -290,6 +290,21 @@ func AgentFilesUnder(dir string) ([]string, error) {
 	return out, nil
 }
 
+// NameOf is the roleTemplate.name the agent file f declares: "" when f
+// does not read or parse or declares no string name. Like FindAgent's, the
+// parse is remembered while f's content is unchanged.
+func (w *Workspace) NameOf(f string) string {
+	data, err := ReadFile(f)
+	if err != nil {
+		return ""
+	}
+	name, named, ok := w.names.nameOf(f, data)
+	if !named || !ok {
+		return ""
+	}
+	return name
+}
+
 // FindAgent returns the agent file under the root whose roleTemplate.name is
 // name. Files that do not parse are skipped; none or several matches are
 // errors.

@@ -194,13 +194,14 @@ func TestFindAgentSeesEdits(t *testing.T) {
 	for _, step := range []struct {
 		text, name string
 		found      bool
+		declares   string // NameOf
 	}{
-		{agentYAML("omega"), "omega", true},
-		{agentYAML("omega"), "alpha", false},
-		{"roleTemplate: [\n", "omega", false},
-		{"roleTemplate:\n  persona:\n    identity: x\n", "", false},
-		{"roleTemplate:\n  name: 7\n", "", false},
-		{agentYAML("alpha"), "alpha", true},
+		{agentYAML("omega"), "omega", true, "omega"},
+		{agentYAML("omega"), "alpha", false, "omega"},
+		{"roleTemplate: [\n", "omega", false, ""},
+		{"roleTemplate:\n  persona:\n    identity: x\n", "", false, ""},
+		{"roleTemplate:\n  name: 7\n", "", false, ""},
+		{agentYAML("alpha"), "alpha", true, "alpha"},
 	} {
 		if err := os.WriteFile(path, []byte(step.text), 0o644); err != nil {
 			t.Fatal(err)
@@ -208,5 +209,12 @@ func TestFindAgentSeesEdits(t *testing.T) {
 		if got := find(step.name); (got == path) != step.found {
 			t.Errorf("after writing %q: FindAgent(%q) = %s; want found=%v", step.text, step.name, got, step.found)
 		}
+		// NameOf reads the same memo: the file's name, or "" for none.
+		if got := w.NameOf(path); got != step.declares {
+			t.Errorf("after writing %q: NameOf = %q, want %q", step.text, got, step.declares)
+		}
+	}
+	if got := w.NameOf(filepath.Join(root, "missing.agent.yaml")); got != "" {
+		t.Errorf("NameOf of a missing file = %q", got)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/schema"
@@ -217,22 +216,6 @@ func ensureGitignore(path string) (bool, error) {
 	return true, f.Close()
 }
 
-// yamlScalar is name as a YAML scalar: plain, or double-quoted when YAML
-// would read the plain word as something other than a string.
-func yamlScalar(name string) string {
-	switch strings.ToLower(name) {
-	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~":
-		return strconv.Quote(name)
-	}
-	if _, err := strconv.ParseFloat(name, 64); err == nil {
-		return strconv.Quote(name)
-	}
-	if _, err := strconv.ParseInt(name, 0, 64); err == nil {
-		return strconv.Quote(name)
-	}
-	return name
-}
-
 // initWorkspaceText is the .agent-ls.yaml init writes: valid as written,
 // every optional key explained and commented out.
 const initWorkspaceText = `# agent-ls workspace configuration, written by 'agent-ls init'.
@@ -275,7 +258,7 @@ scope:
 
 // initAgentText is the NAME.agent.yaml init writes.
 func initAgentText(name string) string {
-	return strings.NewReplacer("{{NAME}}", name, "{{NAMEVALUE}}", yamlScalar(name)).Replace(`# An agent definition, written by 'agent-ls init'. agent-ls composes the
+	return strings.NewReplacer("{{NAME}}", name, "{{NAMEVALUE}}", schema.YAMLScalar(name)).Replace(`# An agent definition, written by 'agent-ls init'. agent-ls composes the
 # agent's system prompt from this file and folds the memories the agent earns
 # into its typed slots: 'agent-ls render {{NAME}}.agent.yaml' prints the result.
 # Describe your own agent here; 'agent-ls validate' and the editor integration

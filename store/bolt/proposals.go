@@ -200,25 +200,32 @@ func (s *Store) applyApproval(tx *bbolt.Tx, p store.Proposal, actor store.Actor,
 }
 
 // ExpireProposals marks pending proposals past their expiry as expired, one
-// ledger entry each, and returns them.
+// ledger entry each, and returns them. When none is due (a read finds
+// none), it writes nothing: no commit, no writer lock, no write's checks.
 func (s *Store) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
 	now := s.nowString()
+	if s.tx == nil && !s.readTx && !s.opts.ReadOnly {
+		var n int
+		err := s.view(ctx, func(tx *bbolt.Tx) error {
+			due, err := dueProposals(tx, now)
+			n = len(due)
+			return err
+		})
+		if errors.Is(err, errNoFile) || err == nil && n == 0 {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	var out []store.Proposal
 	err := s.update(ctx, func(tx *bbolt.Tx) error {
 		out = out[:0]
-		b := tx.Bucket(bucketProposals)
-		var due []store.Proposal
-		err := b.ForEach(func(k, v []byte) error {
-			var p store.Proposal
-			if json.Unmarshal(v, &p) == nil && p.State == store.ProposalPending && p.ExpiresAt <= now {
-				due = append(due, p)
-			}
-			return nil
-		})
+		due, err := dueProposals(tx, now)
 		if err != nil {
 			return err
 		}
-		store.SortProposals(due)
+		b := tx.Bucket(bucketProposals)
 		for _, p := range due {
 			p = store.DecideProposal(p, store.ProposalExpired, store.SystemActor, "unanswered by "+p.ExpiresAt, now)
 			if err := putJSON(b, []byte(p.ID), p); err != nil {
@@ -235,6 +242,28 @@ func (s *Store) ExpireProposals(ctx context.Context) ([]store.Proposal, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// dueProposals are the pending proposals of tx whose expiry is at or
+// before now, in SortProposals order.
+func dueProposals(tx *bbolt.Tx, now string) ([]store.Proposal, error) {
+	b := tx.Bucket(bucketProposals)
+	if b == nil {
+		return nil, nil
+	}
+	var due []store.Proposal
+	err := b.ForEach(func(k, v []byte) error {
+		var p store.Proposal
+		if json.Unmarshal(v, &p) == nil && p.State == store.ProposalPending && p.ExpiresAt <= now {
+			due = append(due, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	store.SortProposals(due)
+	return due, nil
 }
 
 func (s *Store) ledgerProposal(tx *bbolt.Tx, op store.Op, now string, actor store.Actor, reason string, p store.Proposal) error {

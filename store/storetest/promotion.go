@@ -444,8 +444,8 @@ func (k kit) proposalTests() []test {
 			if list, _ := e.s.Proposals(e.ctx, store.ProposalFilter{State: store.ProposalPending}); len(list) != 0 {
 				t.Errorf("expired proposal listed as pending")
 			}
-			if list, _ := e.s.Proposals(e.ctx, store.ProposalFilter{State: store.ProposalExpired}); len(list) != 1 {
-				t.Errorf("Proposals(expired) = %v, want the proposal", list)
+			if list, _ := e.s.Proposals(e.ctx, store.ProposalFilter{State: store.ProposalExpired}); len(list) != 1 || !store.AwaitsExpiry(list[0]) {
+				t.Errorf("Proposals(expired) = %v, want the proposal, awaiting its expiry", list)
 			}
 			_, err = e.s.Approve(e.ctx, p.ID, Human, "late")
 			wantErr(t, "approving an expired proposal", err, store.ErrConflict)
@@ -462,6 +462,9 @@ func (k kit) proposalTests() []test {
 			}
 			if ex, _ := e.s.ExpireProposals(e.ctx); len(ex) != 0 {
 				t.Errorf("second ExpireProposals expired %d more", len(ex))
+			}
+			if g, err := e.s.GetProposal(e.ctx, p.ID); err != nil || store.AwaitsExpiry(g) {
+				t.Errorf("GetProposal after ExpireProposals = %+v, %v; want it closed", g, err)
 			}
 			if got := e.promoted(scopeOf("project", "p"), "me"); len(got) != 0 {
 				t.Errorf("expiry changed the composition")
