@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/agent-ls/agent-ls/engine"
 	"github.com/agent-ls/agent-ls/store"
@@ -82,7 +83,22 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 		return m.storeError(fmt.Errorf("source: %w", err))
 	}
 	defer src.Close()
-	dst, err := engine.OpenStore(ctx, m.e.opener(), to, opts)
+	// A new destination file is written beside it under a temporary name
+	// and linked into place once it verifies: a migration that fails
+	// leaves nothing behind, and one that succeeds never replaces a file
+	// that appeared meanwhile.
+	target := to
+	var tmp string
+	if !backend.IsURL(to) {
+		if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+			if tmp, err = tempBeside(to); err != nil {
+				return m.storeError(fmt.Errorf("destination: %w", err))
+			}
+			defer os.Remove(tmp)
+			target = tmp
+		}
+	}
+	dst, err := engine.OpenStore(ctx, m.e.opener(), target, opts)
 	if err != nil {
 		return m.storeError(fmt.Errorf("destination: %w", err))
 	}
@@ -95,6 +111,14 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 		}
 		return m.storeError(err)
 	}
+	if tmp != "" {
+		if err := dst.Close(); err != nil {
+			return m.storeError(fmt.Errorf("destination: %w", err))
+		}
+		if err := placeNew(tmp, to); err != nil {
+			return m.storeError(fmt.Errorf("destination: %w", err))
+		}
+	}
 	res := migrateResult{From: backend.Redact(from), To: backend.Redact(to), CopyReport: rep}
 	if m.format == "json" {
 		return m.writeJSON(res)
@@ -102,4 +126,37 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 	fmt.Fprintf(m.e.stdout, "migrated %s -> %s: %d records, %d promotions, %d proposals, %d ledger entries, %d overlay summaries; the destination verifies\n",
 		res.From, res.To, rep.Records, rep.Promotions, rep.Proposals, rep.LedgerEntries, rep.Summaries)
 	return exitOK
+}
+
+// tempBeside reserves a temporary file name in path's directory (created
+// when missing), for a store to be written and then linked to path.
+func tempBeside(path string) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".migrate-*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// placeNew puts the file tmp at path, which must not exist: a hard link
+// (it fails if path appeared meanwhile), or a rename where the file
+// system has no links and path is still missing.
+func placeNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); !errors.Is(serr, os.ErrNotExist) {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
