@@ -163,14 +163,48 @@ func (s *Server) Handler() http.Handler {
 
 // serial runs one store-touching request at a time: several pages
 // refreshing at once (one event, many tabs) then queue here instead of
-// contending for the store's file lock.
+// contending for the store's file lock. The server's write timeout counts
+// from h's first write, not from the request (nor the wait in the queue): a page that takes long to compute (the landing over a store of
+// a million records) still reaches its reader, while a reader too slow to
+// take it is cut off as before.
 func (s *Server) serial(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
 		s.work.Lock()
 		defer s.work.Unlock()
-		h(w, r)
+		h(&armedWriter{ResponseWriter: w, rc: rc, d: s.timeouts.Write}, r)
 	}
 }
+
+// armedWriter sets its response's write deadline d ahead at the first
+// write (of the header or the body).
+type armedWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	d     time.Duration
+	armed bool
+}
+
+func (a *armedWriter) arm() {
+	if !a.armed {
+		a.armed = true
+		_ = a.rc.SetWriteDeadline(time.Now().Add(a.d))
+	}
+}
+
+func (a *armedWriter) WriteHeader(code int) {
+	a.arm()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *armedWriter) Write(p []byte) (int, error) {
+	a.arm()
+	return a.ResponseWriter.Write(p)
+}
+
+// Unwrap is the ResponseWriter underneath (http.ResponseController).
+func (a *armedWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // Serve serves on ln until ctx ends, then shuts down (in-flight requests
 // get a few seconds) and returns nil.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,9 @@ import (
 // loopback port with o; it returns the base URL.
 func serveLens(t *testing.T, o Options) string {
 	t.Helper()
-	o.Backend = &fakeBackend{actor: human}
+	if o.Backend == nil {
+		o.Backend = &fakeBackend{actor: human}
+	}
 	o.Token = "secret-token"
 	s, err := New(o)
 	if err != nil {
@@ -117,5 +120,43 @@ func TestLensIdleConnectionsClose(t *testing.T) {
 			t.Errorf("%s: the server kept the connection open", tc.name)
 		}
 		conn.Close()
+	}
+}
+
+// slowOverview is fakeBackend with a landing that takes d to compute, as
+// a landing over a store of a million records does.
+type slowOverview struct {
+	*fakeBackend
+	d time.Duration
+}
+
+func (b slowOverview) Overview(ctx context.Context) (Overview, error) {
+	select {
+	case <-time.After(b.d):
+	case <-ctx.Done():
+		return Overview{}, ctx.Err()
+	}
+	return b.fakeBackend.Overview(ctx)
+}
+
+// TestLensSlowPageArrives: the write timeout bounds writing a page, not
+// computing it: a landing that takes three times the timeout to compute
+// still reaches its reader whole (it was cut off with no response).
+func TestLensSlowPageArrives(t *testing.T) {
+	t.Parallel()
+	const write = 300 * time.Millisecond
+	base := serveLens(t, Options{Backend: slowOverview{&fakeBackend{actor: human}, 3 * write}, Timeouts: Timeouts{Write: write}})
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Jar: jar}).Get(base + "/?token=secret-token")
+	if err != nil {
+		t.Fatalf("landing: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "deploy-ops") || !strings.Contains(string(body), "</html>") {
+		t.Fatalf("landing: %d, %d bytes, %v", resp.StatusCode, len(body), err)
 	}
 }
