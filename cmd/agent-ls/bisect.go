@@ -42,6 +42,7 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 		return exitUsage
 	}
 	defer k.st.Close()
+	c.noteStore(k)
 	suite, err := engine.SuiteRunnerFor(k.ws)
 	if err != nil {
 		c.errorf("%v", err)

@@ -230,6 +230,20 @@ func TestNoStoreSaysSo(t *testing.T) {
 	if _, err := os.Stat(other); err == nil {
 		t.Errorf("a read created %s", other)
 	}
+	// A file that does not compose gets its error alone, not the note
+	// about the store first.
+	if err := os.WriteFile(filepath.Join(w.dir, "notes.agent.yaml"), []byte("just some text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"render", "overlay"} {
+		r := w.cli(cmd, "notes.agent.yaml")
+		if r.code != exitUsage || strings.Contains(r.stderr, "no memory store") || !strings.Contains(r.stderr, "notes.agent.yaml:1:1: not an agent file") {
+			t.Errorf("%s of a file that does not compose: exit %d, stderr %q; want 2 and its error alone", cmd, r.code, r.stderr)
+		}
+	}
+	if r := w.cli("diff", "notes.agent.yaml", "--without", "01ARZ3NDEKTSV4RRFFQ69G5FAV"); r.code == exitOK || strings.Contains(r.stderr, "no memory store") {
+		t.Errorf("diff of a file that does not compose: exit %d, stderr %q; want its error alone", r.code, r.stderr)
+	}
 	r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "deploys freeze on Fridays")
 	if r.code != 0 || r.stderr != "agent-ls memory save: created memory store "+def+"\n" {
 		t.Errorf("first save: exit %d, stderr %q", r.code, r.stderr)

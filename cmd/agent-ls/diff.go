@@ -94,6 +94,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.noteStore(k)
 	diff := engine.UnifiedDiff(before, after, fromName, toName)
 	if c.format == "json" {
 		return writeJSONTo(e, c.name, struct {

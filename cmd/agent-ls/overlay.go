@@ -40,6 +40,7 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.noteStore(k)
 	out := struct {
 		Agent  string              `json:"agent"`
 		At     string              `json:"at,omitempty"`

@@ -90,6 +90,18 @@ type composer struct {
 	// tx is the snapshot (or write transaction) of consistent while it
 	// runs; the reads go through it.
 	tx store.Tx
+	// noStore is the store location a read found missing ("" when it
+	// exists): noteStore tells it once the agent composed.
+	noStore string
+}
+
+// noteStore tells that k read no store, composing the authored agent
+// alone (noteNoStore). It runs once the agent composed: a file that does
+// not compose gets its error alone.
+func (c *compCmd) noteStore(k *composer) {
+	if k.noStore != "" {
+		noteNoStore(c.e, c.name, k.noStore, "the authored agent only")
+	}
 }
 
 // consistent runs fn with every read of the store on one snapshot (a
@@ -134,14 +146,15 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	if c.store.path != "" {
 		path = engine.StoreLocation(c.e.cwd, c.store.path)
 	}
+	noStore := ""
 	if !write && storeMissing(path) {
-		noteNoStore(c.e, c.name, path, "the authored agent only")
+		noStore = path
 	}
 	st, err := engine.OpenStore(c.e.context(), c.e.opener(), path, store.Options{Now: c.e.now, LockTimeout: c.store.lockTimeout, ReadOnly: !write})
 	if err != nil {
 		return nil, err
 	}
-	return &composer{file: file, ws: ws, st: st, scope: scope, policy: engine.PolicyFrom(ws.Config), view: view}, nil
+	return &composer{file: file, ws: ws, st: st, scope: scope, policy: engine.PolicyFrom(ws.Config), view: view, noStore: noStore}, nil
 }
 
 // instantiate composes the agent now, or at at.
@@ -204,6 +217,7 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.noteStore(k)
 	switch c.format {
 	case "json":
 		out := struct {
