@@ -393,6 +393,32 @@ func TestAdoptLearnedLine(t *testing.T) {
 	}
 }
 
+// adoptInto writes text as file of a fresh workspace, saves content at
+// target as an agent, adopts the record as human:ana over the wire and
+// returns the file's path and its text with the applyEdit the server sent.
+func adoptInto(t *testing.T, file, text, content, target string) (path, adopted string) {
+	t.Helper()
+	env := newTestEnv(t)
+	path = env.write(t, file, text)
+	fact := agentSave(t, env, text, content, target, "conv-1")
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	var out CommandResult
+	c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+		"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+	edits := callsOf(c, methodApplyEdit)
+	if len(edits) == 0 {
+		t.Fatalf("adopt sent no applyEdit: %+v", out)
+	}
+	var p applyWorkspaceEditParams
+	if err := json.Unmarshal(edits[len(edits)-1], &p); err != nil {
+		t.Fatal(err)
+	}
+	return path, applyEdits(t, text, p.Edit.Changes[uri])
+}
+
 // TestAdoptQuotesContent: adopting a learned line whose content YAML
 // would read as something else written plain (a nested list item, a
 // number, null, a boolean, a complex key) writes it quoted, so the authored
@@ -417,27 +443,7 @@ func TestAdoptQuotesContent(t *testing.T) {
 	} {
 		t.Run(tt.content, func(t *testing.T) {
 			t.Parallel()
-			env := newTestEnv(t)
-			path := env.write(t, "deploy.agent.yaml", text)
-			fact := agentSave(t, env, text, tt.content, tt.target, "conv-1")
-			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
-			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
-			uri := c.open(path, text, 1)
-			c.awaitDiagnostics(uri, 1)
-			var out CommandResult
-			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
-				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
-			var p applyWorkspaceEditParams
-			c.mu.Lock()
-			for _, call := range c.calls {
-				if call.method == methodApplyEdit {
-					if err := json.Unmarshal(call.params, &p); err != nil {
-						t.Error(err)
-					}
-				}
-			}
-			c.mu.Unlock()
-			adopted := applyEdits(t, text, p.Edit.Changes[uri])
+			path, adopted := adoptInto(t, "deploy.agent.yaml", text, tt.content, tt.target)
 			a := analyze(path, 0, []byte(adopted), nil)
 			if a.agent == nil {
 				t.Fatalf("adopted text does not load: %v %v\n%s", a.parseErr, a.problems, adopted)
@@ -475,27 +481,7 @@ func TestAdoptIntoJSONAndFlow(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env := newTestEnv(t)
-			path := env.write(t, tt.file, tt.text)
-			fact := agentSave(t, env, tt.text, content, tt.target, "conv-1")
-			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
-			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
-			uri := c.open(path, tt.text, 1)
-			c.awaitDiagnostics(uri, 1)
-			var out CommandResult
-			c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
-				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
-			var p applyWorkspaceEditParams
-			c.mu.Lock()
-			for _, call := range c.calls {
-				if call.method == methodApplyEdit {
-					if err := json.Unmarshal(call.params, &p); err != nil {
-						t.Error(err)
-					}
-				}
-			}
-			c.mu.Unlock()
-			adopted := applyEdits(t, tt.text, p.Edit.Changes[uri])
+			path, adopted := adoptInto(t, tt.file, tt.text, content, tt.target)
 			a := analyze(path, 0, []byte(adopted), nil)
 			if a.agent == nil {
 				t.Fatalf("adopted text does not load: %v %v\n%s", a.parseErr, a.problems, adopted)
