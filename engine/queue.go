@@ -28,8 +28,8 @@ const queueReaders = 64
 // verdict (ChainCheck).
 type StoreQueue struct {
 	sem *semaphore.Weighted
-	// loc is the store file the queue is for ("" for NewStoreQueue's, or
-	// a database URL: no verdict is remembered).
+	// loc is the store file the queue is for: "" for NewStoreQueue's, or
+	// a database URL, where ChainVerdicts remembers nothing (no stamp).
 	loc   string
 	chain ChainVerdicts
 }
@@ -48,10 +48,8 @@ func NewStoreQueue() *StoreQueue {
 // anything else is the full check, whose error is the one to report.
 func (q *StoreQueue) ChainCheck(st store.Reader) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
-		if q.loc != "" && !IsURL(q.loc) {
-			if p, ok := q.chain.Check(ctx, q.loc, st); ok && p == "" {
-				return nil
-			}
+		if p, ok := q.chain.Check(ctx, q.loc, st); ok && p == "" {
+			return nil
 		}
 		return store.CheckChain(ctx, st, "")
 	}
