@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -61,6 +62,12 @@ type memoryView struct {
 	hintLines []int       // the index in lines of each hint (-1: a summary)
 	tipsOnce  sync.Once
 	tipHints  []InlayHint // hints with their tooltips inline (clients without resolve)
+
+	// readHist reads candidates' histories (server.readHistories) into
+	// candHist, when historyOf first asks for them.
+	readHist func(ctx context.Context, ids []string) (map[string][]historyEntry, error)
+	histMu   sync.Mutex
+	candHist map[string][]historyEntry
 
 	hoverMu sync.Mutex
 	hovers  map[hoverKey]*protocol.Hover // rendered hovers of this view
@@ -141,8 +148,8 @@ func (s *server) memoryView(ctx context.Context, f *agentFile) (*memoryView, err
 }
 
 // readStoreData reads, in one store operation, what composing agent's file
-// needs from its store: promoted records, candidates, and from one ledger
-// scan their promotions and histories.
+// needs from its store: promoted records, candidates, their promotions,
+// and the promoted records' histories.
 func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) (*storeData, error) {
 	sd := &storeData{promotions: map[string]*store.Promotion{}}
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
@@ -159,16 +166,14 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			return nil
 		}
 		ids := make([]string, 0, len(sd.promoted)+len(sd.candidates))
-		// wanted maps a record's id to its place: promoted records first,
-		// then candidates.
-		wanted := make(map[string]int, len(sd.promoted)+len(sd.candidates))
+		// wanted maps a promoted record's id to its place.
+		wanted := make(map[string]int, len(sd.promoted))
 		for i, r := range sd.promoted {
 			ids = append(ids, r.ID)
 			wanted[r.ID] = i
 		}
-		for i, r := range sd.candidates {
+		for _, r := range sd.candidates {
 			ids = append(ids, r.ID)
-			wanted[r.ID] = len(sd.promoted) + i
 		}
 		rows, err := st.Promotions(ctx, ids)
 		if err != nil {
@@ -177,10 +182,18 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		for id, p := range rows {
 			sd.promotions[id] = &p
 		}
-		// One history read for every record instead of a store operation
-		// per record; the backend reads only these records' entries. The
-		// promoted records' whole entries are kept until they vouch for
-		// the records: nothing shows bytes the ledger does not (as render).
+		if len(sd.promoted) == 0 {
+			return nil
+		}
+		// One history read for the promoted records instead of a store
+		// operation per record; the backend reads only their entries.
+		// Their whole entries are kept until they vouch for the records:
+		// nothing shows bytes the ledger does not (as render). A
+		// candidate's history is read when a hover or a hint's tooltip
+		// shows it (memoryView.historyOf): with a big store an agent has
+		// tens of thousands of candidates, and reading their entries for
+		// every composition took seconds and held megabytes.
+		ids = ids[:len(sd.promoted)]
 		promoted := make(map[string][]store.LedgerEntry, len(sd.promoted))
 		for _, r := range sd.promoted {
 			promoted[r.ID] = nil
@@ -192,7 +205,7 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		// history each was 8 MB more). Adding an entry to a shared
 		// history gives the record a history of its own.
 		sd.histories = [][]historyEntry{nil}
-		sd.hist = make([]uint32, len(sd.promoted)+len(sd.candidates))
+		sd.hist = make([]uint32, len(sd.promoted))
 		shared := []bool{false} // by table number: a one-entry history of several records
 		list := func(hs []historyEntry, sh bool) uint32 {
 			sd.histories = append(sd.histories, hs)
@@ -217,30 +230,18 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 			}
 		}
 		err = st.History(ctx, ids, func(e store.LedgerEntry) error {
-			// An entry is about its record and the record it carries
-			// (store.MatchLedger's rule), once each.
-			if es, ok := promoted[e.RecordID]; ok && e.RecordID != "" {
-				promoted[e.RecordID] = append(es, e)
-			}
-			if id := recordOf(e); id != "" && id != e.RecordID {
-				if es, ok := promoted[id]; ok {
-					promoted[id] = append(es, e)
-				}
-			}
 			// A history line shows when, what, who and why
 			// (provenanceMarkdown): the view keeps only that of an entry,
 			// not the record, proposal and hashes it carries.
 			h := in.history(e)
-			// An entry belongs to its record and to the record it carries
-			// (store.MatchLedger's rule).
-			if e.Record != nil && e.Record.ID != e.RecordID {
-				if k, ok := wanted[e.Record.ID]; ok {
+			entryRecords(e, func(id string) {
+				if es, ok := promoted[id]; ok {
+					promoted[id] = append(es, e)
+				}
+				if k, ok := wanted[id]; ok {
 					add(k, h)
 				}
-			}
-			if k, ok := wanted[e.RecordID]; ok && e.RecordID != "" {
-				add(k, h)
-			}
+			})
 			return nil
 		})
 		if err != nil {
@@ -254,6 +255,43 @@ func (s *server) readStoreData(ctx context.Context, f *agentFile, agent string) 
 		return nil
 	})
 	return sd, err
+}
+
+// entryRecords calls fn with each record e is about, once each: its
+// record and the record it carries (store.MatchLedger's rule).
+func entryRecords(e store.LedgerEntry, fn func(id string)) {
+	if e.RecordID != "" {
+		fn(e.RecordID)
+	}
+	if id := recordOf(e); id != "" && id != e.RecordID {
+		fn(id)
+	}
+}
+
+// readHistories reads the ledger histories of the records ids (a hover's
+// or a hint's candidates: readStoreData reads the promoted records' own),
+// oldest first, in one store read.
+func (s *server) readHistories(ctx context.Context, f *agentFile, ids []string) (map[string][]historyEntry, error) {
+	out := make(map[string][]historyEntry, len(ids))
+	for _, id := range ids {
+		out[id] = nil
+	}
+	err := s.withStore(ctx, f, false, func(st store.Tx) error {
+		var in interner
+		return st.History(ctx, ids, func(e store.LedgerEntry) error {
+			h := in.history(e)
+			entryRecords(e, func(id string) {
+				if hs, ok := out[id]; ok {
+					out[id] = append(hs, h)
+				}
+			})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // recordOf is the id of the record e carries, "" for none.
@@ -381,6 +419,11 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 	}
 	v := &memoryView{res: res, histories: sd.histories,
 		lines: make([]memoryLine, 0, len(res.Report.Records)+len(sd.candidates))}
+	if len(sd.candidates) > 0 {
+		v.readHist = func(ctx context.Context, ids []string) (map[string][]historyEntry, error) {
+			return s.readHistories(ctx, f, ids)
+		}
+	}
 	histOf := func(k int) uint32 { // the history of record k of sd (hist's order)
 		if k < len(sd.hist) {
 			return sd.hist[k]
@@ -429,7 +472,7 @@ func (s *server) composeView(ctx context.Context, f *agentFile, sd *storeData) (
 				containers[*c.Target] = container
 			}
 		}
-		v.lines = append(v.lines, memoryLine{rec: c, k: lineCandidate, container: container, history: histOf(len(sd.promoted) + i)})
+		v.lines = append(v.lines, memoryLine{rec: c, k: lineCandidate, container: container})
 	}
 	return v, nil
 }
@@ -712,7 +755,8 @@ func (s *server) resolveInlayHint(ctx context.Context, h *InlayHint) (*InlayHint
 		return nil, stale("not in the composition any more")
 	}
 	out := *h
-	out.Tooltip = &MarkupContent{Kind: "markdown", Value: provenanceMarkdown(ml, v.historyOf(ml))}
+	text, _ := v.provenanceOf(ctx, ml)
+	out.Tooltip = &MarkupContent{Kind: "markdown", Value: text}
 	return &out, nil
 }
 
@@ -724,12 +768,49 @@ func validHintKind(k string) bool {
 	return false
 }
 
-// historyOf is ml's ledger history, oldest first.
-func (v *memoryView) historyOf(ml memoryLine) []historyEntry {
-	if int(ml.history) < len(v.histories) {
-		return v.histories[ml.history]
+// historyOf is ml's ledger history, oldest first. A candidate's is read
+// from the store the first time it is asked for (readHistories; with the
+// other candidates of lines, to read once for a hover) and kept with the
+// view; the error is the store read's, nothing kept.
+func (v *memoryView) historyOf(ctx context.Context, ml memoryLine, lines ...memoryLine) ([]historyEntry, error) {
+	if ml.k != lineCandidate {
+		if int(ml.history) < len(v.histories) {
+			return v.histories[ml.history], nil
+		}
+		return nil, nil
 	}
-	return nil
+	v.histMu.Lock()
+	defer v.histMu.Unlock()
+	if h, ok := v.candHist[ml.rec.ID]; ok || v.readHist == nil {
+		return h, nil
+	}
+	ids := []string{ml.rec.ID}
+	for _, o := range lines {
+		if _, ok := v.candHist[o.rec.ID]; !ok && o.k == lineCandidate && o.rec.ID != ml.rec.ID {
+			ids = append(ids, o.rec.ID)
+		}
+	}
+	got, err := v.readHist(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if v.candHist == nil {
+		v.candHist = make(map[string][]historyEntry, len(got))
+	}
+	maps.Copy(v.candHist, got)
+	return got[ml.rec.ID], nil
+}
+
+// provenanceOf is provenanceMarkdown of ml with its history (historyOf,
+// lines read with it); ok is false when the history could not be read,
+// which the text then says.
+func (v *memoryView) provenanceOf(ctx context.Context, ml memoryLine, lines ...memoryLine) (text string, ok bool) {
+	h, err := v.historyOf(ctx, ml, lines...)
+	text = provenanceMarkdown(ml, h)
+	if err != nil {
+		return text + "\n_Its history could not be read: " + untrustedMarkdown(err.Error()) + "_\n", false
+	}
+	return text, true
 }
 
 // hintLabel is "+ text · tier · learned DATE · conv C · N conversations".

@@ -105,8 +105,8 @@ func (s *server) Hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 			return h, nil
 		}
 	}
-	h := renderHover(f, v, key)
-	if v != nil {
+	h, complete := renderHover(ctx, f, v, key)
+	if v != nil && complete {
 		v.putHover(key, h)
 	}
 	return h, nil
@@ -130,8 +130,11 @@ func untrustedMarkdown(s string) string {
 	return b.String()
 }
 
-// renderHover is the hover of key in f with its view v (nil: none).
-func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
+// renderHover is the hover of key in f with its view v (nil: none);
+// complete is false when a memory line's history could not be read (the
+// hover says so, and is not kept).
+func renderHover(ctx context.Context, f *agentFile, v *memoryView, key hoverKey) (h *protocol.Hover, complete bool) {
+	complete = true
 	ptr, onKey := key.ptr, key.onKey
 	var lines []memoryLine
 	var composed any
@@ -154,7 +157,7 @@ func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
 		}
 	}
 	if ptr == "" && len(lines) == 0 {
-		return nil
+		return nil, true
 	}
 	r, _ := f.doc.KeyRange(ptr)
 	if !onKey {
@@ -181,7 +184,9 @@ func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
 		}
 		for _, ml := range shown {
 			b.WriteString("\n---\n\n")
-			b.WriteString(provenanceMarkdown(ml, v.historyOf(ml)))
+			text, ok := v.provenanceOf(ctx, ml, shown...)
+			b.WriteString(text)
+			complete = complete && ok
 		}
 		if k := len(lines) - len(shown); k > 0 {
 			fmt.Fprintf(&b, "\n---\n\n_… and %d more memory-derived line%s here: the composed view (agent-ls.showComposedPrompt) lists them all._\n", k, plural(k))
@@ -191,7 +196,7 @@ func renderHover(f *agentFile, v *memoryView, key hoverKey) *protocol.Hover {
 		fmt.Fprintf(&b, "\n**Composed** (authored + memory)\n\n%s", composedText(composed, maxComposedItems))
 	}
 	rng := toRange(r)
-	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}
+	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rng}, complete
 }
 
 // hoverRank orders memory lines in a bounded hover.

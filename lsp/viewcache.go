@@ -136,9 +136,9 @@ type storeData struct {
 	promoted   []schema.MemoryRecord
 	candidates []schema.MemoryRecord
 	promotions map[string]*store.Promotion
-	// histories are the records' ledger histories, oldest first (0: none),
-	// hist each record's number in it: promoted records first, then
-	// candidates.
+	// histories are the promoted records' ledger histories, oldest first
+	// (0: none), hist each promoted record's number in it (a candidate's
+	// is read when shown: memoryView.historyOf).
 	histories [][]historyEntry
 	hist      []uint32
 }
