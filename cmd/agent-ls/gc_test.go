@@ -117,3 +117,57 @@ func TestReleaseFreeHeap(t *testing.T) {
 		t.Errorf("releaseFreeHeap with %d free bytes held forced a collection", heldFreeHeap())
 	}
 }
+
+// TestFollowLiveHeap: with a live heap above two thirds of the base limit,
+// the collection after it raises the limit to one and a half times the
+// live heap; once that heap is garbage, the next collection puts the base
+// back; after stop nothing changes the limit. Not parallel: it sets the
+// process's memory limit, which other tests read.
+func TestFollowLiveHeap(t *testing.T) {
+	prev := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	const base = 8 << 20
+	debug.SetMemoryLimit(base)
+	limits := make(chan int64, 64)
+	stop := followLiveHeap(base, func(l int64) {
+		select {
+		case limits <- l:
+		default:
+		}
+	})
+	// await collects until a limit satisfying ok is set (cleanups run on
+	// their own goroutine after the collection).
+	await := func(what string, ok func(int64) bool) int64 {
+		t.Helper()
+		deadline := time.After(20 * time.Second) // a failsafe, not a timing assertion
+		for {
+			runtime.GC()
+			select {
+			case l := <-limits:
+				if ok(l) {
+					return l
+				}
+			case <-deadline:
+				t.Fatalf("no limit %s was set", what)
+			}
+		}
+	}
+	live := make([][]byte, 32)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	l := await("of 1.5x a 32 MiB live heap", func(l int64) bool { return l >= 48<<20 })
+	if _, got := gcSettings(); got != l {
+		t.Errorf("memory limit %d, want the %d set", got, l)
+	}
+	runtime.KeepAlive(live)
+	live = nil
+	await("back at the base", func(l int64) bool { return l == base })
+	stop()
+	debug.SetMemoryLimit(base + 1)
+	runtime.GC()
+	runtime.GC()
+	if _, got := gcSettings(); got != base+1 {
+		t.Errorf("after stop the limit changed to %d", got)
+	}
+}

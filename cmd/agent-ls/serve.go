@@ -21,10 +21,11 @@ import (
 // serveMemoryLimit is serve's soft memory limit (runtime/debug.SetMemoryLimit)
 // when GOMEMLIMIT is unset: the garbage collector then runs before the heap
 // reaches twice the live data (GOGC's default), which for a long-lived
-// editor process is what its resident memory shows. It is soft: a larger
-// live heap (a store much bigger than 100k records) is not refused, the
-// collector only runs more often (Go caps its CPU share at about half).
-// GOMEMLIMIT (also "off") overrides it.
+// editor process is what its resident memory shows. A live heap above two
+// thirds of it (a store much bigger than 100k records) raises it to one and
+// a half times that heap (followLiveHeap): under a limit below the live
+// heap the collector ran back to back, half the CPU. GOMEMLIMIT (also
+// "off") overrides it.
 const serveMemoryLimit = 64 << 20
 
 // runServe runs the language server on stdin/stdout. Stdout carries protocol
@@ -59,6 +60,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	source := "GOMEMLIMIT"
 	if e.getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(serveMemoryLimit)
+		defer followLiveHeap(serveMemoryLimit, nil)()
 		source = "serve default"
 	}
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
