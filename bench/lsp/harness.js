@@ -228,8 +228,34 @@ async function measure(name, cmd, args) {
   return { server: name, sync: incremental ? 'incremental' : 'full', edits: EDITS, p50ms: pct(ds, 50), p95ms: pct(ds, 95), fullP50ms: pct(full, 50), fullP95ms: pct(full, 95), diagnostics: finalCount, initMs, ...mem, schemas, hints, hover, outline, complete };
 }
 
+// cpuTicks is the CPU time (user + system, clock ticks) process pid has
+// used so far, or NaN when it cannot be read.
+function cpuTicks(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return NaN;
+  }
+}
+
+// untilIdle resolves once process pid has used no CPU for a second (four
+// reads 250 ms apart), or after 120 s; it gives the time it waited.
+async function untilIdle(pid) {
+  const t0 = performance.now();
+  let last = cpuTicks(pid), still = 0;
+  while (still < 4 && performance.now() - t0 < 120000 && !Number.isNaN(last)) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = cpuTicks(pid);
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return performance.now() - t0;
+}
+
 // measureRSS opens every agent file of the workspace and reads the
-// server's memory once all of them have diagnostics.
+// server's memory once all of them have diagnostics and inlay hints and
+// the server has gone idle (untilIdle).
 async function measureRSS(name, cmd, args) {
   const files = fs.readdirSync(root).filter((f) => f.endsWith('.agent.yaml')).sort();
   const proc = spawn(cmd, args, { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -269,13 +295,16 @@ async function measureRSS(name, cmd, args) {
       await conn.sendRequest('textDocument/inlayHint', { textDocument: { uri: u }, range: { start: { line: 0, character: 0 }, end: { line: 3000, character: 0 } } });
     }
   }
-  await new Promise((r) => setTimeout(r, 1000));
+  // Steady: the server has gone idle (its lint passes done, the freed heap
+  // handed back), not a fixed time after the last answer, which sampled
+  // some runs mid-pass and read 30 MB more.
+  const idleMs = await untilIdle(proc.pid);
   const mem = rss(proc.pid);
   await conn.sendRequest(lsp.ShutdownRequest.type);
   conn.sendNotification(lsp.ExitNotification.type);
   await new Promise((r) => { proc.on('exit', r); setTimeout(() => { proc.kill('SIGKILL'); r(); }, 3000); });
   conn.dispose();
-  return { server: name, files: files.length, diagMs, ...mem };
+  return { server: name, files: files.length, diagMs, idleMs, ...mem };
 }
 
 async function rssMain() {
