@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,5 +240,55 @@ func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOverviewConflictsOnce: two landings loaded at once over a settled
+// store (two tabs opening the lens) read the agent's conflicts once: the
+// second waits for the first's reading and lists the same conflicts.
+func TestOverviewConflictsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := proposalWorkspace(t, boltOpener{}, time.Now)
+	settle(t, s.Location)
+	v := s.Verbs(store.Options{})
+	entered, release, joined := make(chan struct{}, 2), make(chan struct{}), make(chan struct{}, 2)
+	var reads atomic.Int32
+	v.conflicts.compute = func(ctx context.Context, eng *Agent) ([]Conflict, string, error) {
+		reads.Add(1)
+		entered <- struct{}{}
+		<-release
+		return []Conflict{{Kind: ConflictContradiction, RecordID: "r1", With: "r2"}}, "", nil
+	}
+	v.conflicts.joined = func() { joined <- struct{}{} }
+	type result struct {
+		ov  Overview
+		err error
+	}
+	landing := func() chan result {
+		c := make(chan result, 1)
+		go func() {
+			ov, err := v.Overview(ctx)
+			c <- result{ov, err}
+		}()
+		return c
+	}
+	first := landing()
+	<-entered
+	second := landing()
+	select {
+	case <-joined:
+	case <-entered:
+		t.Error("the second landing read the conflicts again")
+	}
+	close(release)
+	for i, c := range []chan result{first, second} {
+		r := <-c
+		if r.err != nil || len(r.ov.Conflicts) != 1 || r.ov.Conflicts[0].RecordID != "r1" {
+			t.Errorf("landing %d: %+v, %v; want the one conflict", i+1, r.ov.Conflicts, r.err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the conflicts were read %d times, want once", n)
 	}
 }
