@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -292,53 +290,5 @@ func TestOverviewConflictsOnce(t *testing.T) {
 	}
 	if n := reads.Load(); n != 1 {
 		t.Errorf("the conflicts were read %d times, want once", n)
-	}
-}
-
-// TestOverviewConflictsInParallel: a landing reads the conflicts of
-// several agents at once (up to its workers): the reading of each agent
-// waits here until the other's has started, which a landing that reads
-// one agent after another never gets to. Both are listed, in the agents'
-// order.
-func TestOverviewConflictsInParallel(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, _, _ := proposalWorkspace(t, boltOpener{}, time.Now)
-	st, err := s.Open(ctx, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "Tickets are triaged within a day",
-		Scope: map[string]string{"project": "atlas", store.AgentKey: "triage"}}}, store.Actor{Kind: store.ActorHuman, Name: "ana"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	v := s.Verbs(store.Options{})
-	v.workers = 2
-	var started sync.WaitGroup
-	started.Add(2)
-	both := make(chan struct{})
-	go func() { started.Wait(); close(both) }()
-	// The bound only ends a failing run: both readings are due at once.
-	bound := time.After(10 * time.Second)
-	var seq atomic.Int32
-	v.conflicts.compute = func(ctx context.Context, eng *Agent) ([]Conflict, string, error) {
-		cs, until, err := eng.ConflictsUntil(ctx)
-		started.Done()
-		select {
-		case <-both:
-		case <-bound:
-			return nil, "", errors.New("the other agent's conflicts were not being read meanwhile")
-		}
-		return append(cs, Conflict{Kind: ConflictContradiction, RecordID: fmt.Sprintf("r%d", seq.Add(1)), With: "w"}), until, err
-	}
-	ov, err := v.Overview(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ov.Agents) != 2 || len(ov.Conflicts) != 2 || ov.Conflicts[0].Agent != ov.Agents[0] || ov.Conflicts[1].Agent != ov.Agents[1] {
-		t.Fatalf("agents %q, conflicts %+v; want one per agent, in their order", ov.Agents, ov.Conflicts)
 	}
 }

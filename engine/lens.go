@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -34,9 +31,6 @@ type Verbs struct {
 	// conflicts remembers each agent's conflicts per state of the store
 	// file and of its agent file: the landing lists them on every load.
 	conflicts *conflictMemo
-	// workers bounds the agents whose conflicts a landing reads at once
-	// (0: GOMAXPROCS).
-	workers int
 }
 
 // Verbs returns the session's review verbs, opening its store with opts.
@@ -246,44 +240,27 @@ func (v *Verbs) overview(ctx context.Context, ov *Overview, files map[string]str
 		if err != nil {
 			return err
 		}
-		// Each agent's conflicts are read (and analysed) in a goroutine of
-		// their own, up to workers at once, on this snapshot (a View's
-		// Reader is safe for concurrent use); they are listed in the
-		// agents' order.
-		conflicts := make([][]Conflict, len(names))
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(v.parallel())
 		seen := map[string]bool{}
-		for i, name := range names {
+		pairs := map[string]bool{}
+		for _, name := range names {
 			ov.Agents = append(ov.Agents, name)
 			if f, ok := files[name]; ok {
 				ov.Files[name] = f
 			}
 			eng, sum, err := v.agentSum(st, name, v.base())
-			if err == nil {
-				var rs []Review
-				rs, err = PendingReviews(gctx, st, eng, name, true, seen)
-				ov.Proposals = append(ov.Proposals, rs...)
-			}
 			if err != nil {
-				// A reading that failed first cancelled gctx: its error is
-				// the one to report.
-				if werr := g.Wait(); werr != nil {
-					return werr
-				}
 				return err
 			}
-			g.Go(func() (err error) {
-				conflicts[i], err = v.conflicts.conflicts(gctx, eng, v.S.Location, name, sum, v.now())
+			rs, err := PendingReviews(ctx, st, eng, name, true, seen)
+			if err != nil {
 				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return err
-		}
-		pairs := map[string]bool{}
-		for i, name := range names {
-			for _, c := range conflicts[i] {
+			}
+			ov.Proposals = append(ov.Proposals, rs...)
+			cs, err := v.conflicts.conflicts(ctx, eng, v.S.Location, name, sum, v.now())
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
 				p := c.Pair()
 				key := string(c.Kind) + " " + min(p[0], p[1]) + " " + max(p[0], p[1])
 				if pairs[key] {
@@ -295,14 +272,6 @@ func (v *Verbs) overview(ctx context.Context, ov *Overview, files map[string]str
 		}
 		return nil
 	})
-}
-
-// parallel is how many agents' conflicts a landing reads at once.
-func (v *Verbs) parallel() int {
-	if v.workers > 0 {
-		return v.workers
-	}
-	return runtime.GOMAXPROCS(0)
 }
 
 // AgentPage is one agent's composition (now, or at a time) and what it
