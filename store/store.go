@@ -365,10 +365,8 @@ type Store interface {
 	// makes sees the same committed state, none of a write committed
 	// meanwhile. fn's error is View's. The Reader is valid until fn
 	// returns (then ErrClosed); a write through it, by any means, is
-	// ErrForbidden. fn may share it with goroutines it waits for: it is
-	// safe for concurrent use (a backend may run the reads one at a time).
-	// File backends hold a reader's lock while fn runs, which makes
-	// writers wait: keep fn to reads and in-memory work.
+	// ErrForbidden. File backends hold a reader's lock while fn runs, which
+	// makes writers wait: keep fn to reads and in-memory work.
 	View(ctx context.Context, fn func(tx Reader) error) error
 	// Close releases the store.
 	Close() error

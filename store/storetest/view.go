@@ -147,43 +147,6 @@ func (k kit) viewTests() []test {
 				t.Errorf("%d records after the panicking View and a write, want 2", n)
 			}
 		}},
-		{"ReaderSharedByGoroutines", func(t *testing.T) {
-			// fn may hand its Reader to goroutines it waits for (the
-			// lens's landing reads several agents' conflicts at once):
-			// every one reads the same snapshot, without a data race.
-			e := k.open(t)
-			recs := e.write(fact("a", "team", "x"), targeted("b", "judgment.deploy.heuristics", "team", "x"), fact("c", "team", "y"))
-			e.promote(recs[1].ID, schema.TierAuto)
-			wantAll, wantLedger := e.all(), e.ledger(store.LedgerFilter{})
-			err := e.s.View(e.ctx, func(tx store.Reader) error {
-				var wg sync.WaitGroup
-				for range 4 {
-					wg.Go(func() {
-						for range 5 {
-							res, err := tx.Search(e.ctx, store.Query{Limit: store.Limit(store.Unlimited), IncludeInvalidated: true})
-							if err != nil || !reflect.DeepEqual(res.Records, wantAll) {
-								t.Errorf("Search from a goroutine: %d records, %v; want %d", len(res.Records), err, len(wantAll))
-								return
-							}
-							l, err := tx.Ledger(e.ctx, store.LedgerFilter{})
-							if err != nil || !reflect.DeepEqual(l, wantLedger) {
-								t.Errorf("Ledger from a goroutine: %d entries, %v; want %d", len(l), err, len(wantLedger))
-								return
-							}
-							if got, err := tx.Get(e.ctx, recs[1].ID); err != nil || got.Content != "b" {
-								t.Errorf("Get from a goroutine = %q, %v; want b", got.Content, err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}},
 		{"ClosedStore", func(t *testing.T) {
 			e := k.open(t)
 			if err := e.s.Close(); err != nil {
