@@ -28,7 +28,7 @@ test: deps
 
 # Packages with goroutines, locks or multi-process access: run under -race
 # only (not a second time without it).
-RACE_PKGS := ./store/... ./schema/... ./evolve/... ./mcp/... ./lsp/... ./events/... ./lens/... ./compose/...
+RACE_PKGS := ./store/... ./schema/... ./evolve/... ./engine/... ./mcp/... ./lsp/... ./events/... ./lens/... ./compose/...
 
 # Every package not in RACE_PKGS.
 TEST_GO_PKGS = $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,12 +172,13 @@ func (w *writeCounter) Open(ctx context.Context, loc string, opts store.Options)
 
 func (w *writeCounter) count() int { w.mu.Lock(); defer w.mu.Unlock(); return w.writes }
 
-// TestOverviewExpiresOnlyWhatIsDue: a landing whose store holds no
-// pending proposal past its expiry opens the store for reading alone (no
-// writer lock, no write's checks); once one is due, the landing expires
-// it in one write and lists it no more.
-func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
-	t.Parallel()
+// proposalWorkspace is a workspace (scope project=atlas, memoAgent's
+// deploy-ops) whose store holds one record of deploy-ops and a pending
+// guarded promote of it by human:ana that expires in an hour (at now);
+// it returns human:ana's session through opener, the record's id and the
+// proposal.
+func proposalWorkspace(t *testing.T, opener Opener, now func() time.Time) (*Session, string, store.Proposal) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for name, text := range map[string]string{schema.WorkspaceConfigName: "scope:\n  project: atlas\n", "deploy.agent.yaml": memoAgent} {
@@ -184,14 +186,12 @@ func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clock := &memoClock{t: time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)}
-	opener := &writeCounter{}
 	s, err := Resolve(opener, Request{Start: dir, Actor: "human:ana", Getenv: env("ana")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ana := store.Actor{Kind: store.ActorHuman, Name: "ana"}
-	st, err := s.Open(ctx, store.Options{Now: clock.Now})
+	st, err := s.Open(ctx, store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,6 +207,19 @@ func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return s, recs[0].ID, p
+}
+
+// TestOverviewExpiresOnlyWhatIsDue: a landing whose store holds no
+// pending proposal past its expiry opens the store for reading alone (no
+// writer lock, no write's checks); once one is due, the landing expires
+// it in one write and lists it no more.
+func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := &memoClock{t: time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)}
+	opener := &writeCounter{}
+	s, recID, p := proposalWorkspace(t, opener, clock.Now)
 	v := s.Verbs(store.Options{Now: clock.Now})
 	before := opener.count()
 	ov, err := v.Overview(ctx)
@@ -219,7 +232,7 @@ func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("landing after the expiry: %d reviews, %d opens for writing, %v; want none and 1", len(ov.Proposals), opener.count()-before, err)
 	}
 	err = v.read(ctx, func(st store.Tx) error {
-		got, err := st.Proposals(ctx, store.ProposalFilter{RecordID: recs[0].ID})
+		got, err := st.Proposals(ctx, store.ProposalFilter{RecordID: recID})
 		if err != nil || len(got) != 1 || got[0].ID != p.ID || got[0].State != store.ProposalExpired {
 			t.Errorf("the proposal after the landing: %+v, %v; want it expired", got, err)
 		}
@@ -227,5 +240,55 @@ func TestOverviewExpiresOnlyWhatIsDue(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOverviewConflictsOnce: two landings loaded at once over a settled
+// store (two tabs opening the lens) read the agent's conflicts once: the
+// second waits for the first's reading and lists the same conflicts.
+func TestOverviewConflictsOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, _ := proposalWorkspace(t, boltOpener{}, time.Now)
+	settle(t, s.Location)
+	v := s.Verbs(store.Options{})
+	entered, release, joined := make(chan struct{}, 2), make(chan struct{}), make(chan struct{}, 2)
+	var reads atomic.Int32
+	v.conflicts.compute = func(ctx context.Context, eng *Agent) ([]Conflict, string, error) {
+		reads.Add(1)
+		entered <- struct{}{}
+		<-release
+		return []Conflict{{Kind: ConflictContradiction, RecordID: "r1", With: "r2"}}, "", nil
+	}
+	v.conflicts.joined = func() { joined <- struct{}{} }
+	type result struct {
+		ov  Overview
+		err error
+	}
+	landing := func() chan result {
+		c := make(chan result, 1)
+		go func() {
+			ov, err := v.Overview(ctx)
+			c <- result{ov, err}
+		}()
+		return c
+	}
+	first := landing()
+	<-entered
+	second := landing()
+	select {
+	case <-joined:
+	case <-entered:
+		t.Error("the second landing read the conflicts again")
+	}
+	close(release)
+	for i, c := range []chan result{first, second} {
+		r := <-c
+		if r.err != nil || len(r.ov.Conflicts) != 1 || r.ov.Conflicts[0].RecordID != "r1" {
+			t.Errorf("landing %d: %+v, %v; want the one conflict", i+1, r.ov.Conflicts, r.err)
+		}
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the conflicts were read %d times, want once", n)
 	}
 }

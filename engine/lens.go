@@ -463,7 +463,7 @@ func (v *Verbs) now() time.Time {
 // one on its slot, as the session's actor (human only), through the gates
 // of the agent the record belongs to.
 func (v *Verbs) Restore(ctx context.Context, id string) (Outcome, error) {
-	return v.write(ctx, func(st store.Store) (Outcome, error) {
+	return v.write(ctx, func(st store.Tx) (Outcome, error) {
 		eng, err := v.agentForRecord(ctx, st, id)
 		if err != nil {
 			return Outcome{}, err
@@ -473,19 +473,21 @@ func (v *Verbs) Restore(ctx context.Context, id string) (Outcome, error) {
 	})
 }
 
-// write opens the store for one write as the session's actor.
-func (v *Verbs) write(ctx context.Context, fn func(st store.Store) (Outcome, error)) (Outcome, error) {
+// write opens the store for one write as the session's actor, in its turn
+// in the store's queue (StoreQueue.WithStore): after the reads and writes
+// of this process ahead of it (a landing over a large store), and alone,
+// so a page read after it returns sees it.
+func (v *Verbs) write(ctx context.Context, fn func(st store.Tx) (Outcome, error)) (Outcome, error) {
 	if v.missing() {
 		return Outcome{}, fmt.Errorf("no memory store at %s: %w", Redact(v.S.Location), store.ErrNotFound)
 	}
-	o := v.Options
-	o.ReadOnly = false
-	st, err := v.S.Open(ctx, o)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer st.Close()
-	return fn(st)
+	var out Outcome
+	err := QueueFor(v.S.Location).WithStore(ctx, v.S.Opens(v.Options), true, func(st store.Tx) error {
+		var err error
+		out, err = fn(st)
+		return err
+	})
+	return out, err
 }
 
 // Garden runs the curation pass for agent name (it may open proposals, as
@@ -495,7 +497,7 @@ func (v *Verbs) Garden(ctx context.Context, name string) (HealthReport, error) {
 	if err := v.mayRead(name); err != nil {
 		return h, err
 	}
-	_, err := v.write(ctx, func(st store.Store) (Outcome, error) {
+	_, err := v.write(ctx, func(st store.Tx) (Outcome, error) {
 		names, err := v.Agents(ctx, st)
 		if err != nil {
 			return Outcome{}, err
@@ -548,7 +550,7 @@ func (v *Verbs) Reject(ctx context.Context, id, reason string) (Outcome, error) 
 }
 
 func (v *Verbs) decide(ctx context.Context, id string, approve bool, reason, content string) (Outcome, error) {
-	return v.write(ctx, func(st store.Store) (Outcome, error) {
+	return v.write(ctx, func(st store.Tx) (Outcome, error) {
 		return Decide(ctx, st, v.S.View, v.S.Actor, id, approve, reason, content, func(rid string) (*Agent, error) {
 			return v.agentForRecord(ctx, st, rid)
 		})
@@ -559,7 +561,7 @@ func (v *Verbs) decide(ctx context.Context, id string, approve bool, reason, con
 // the records belong to (the one with an agent key, drop's first), as the
 // session's actor.
 func (v *Verbs) Supersede(ctx context.Context, keepID, dropID string) (Outcome, error) {
-	return v.write(ctx, func(st store.Store) (Outcome, error) {
+	return v.write(ctx, func(st store.Tx) (Outcome, error) {
 		id := dropID
 		if rec, err := v.S.View.Get(ctx, st, dropID); err == nil && rec.Scope[store.AgentKey] == "" {
 			id = keepID

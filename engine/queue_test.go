@@ -121,3 +121,72 @@ func TestStoreQueue(t *testing.T) {
 	}
 	close(hold)
 }
+
+// heldOpener is boltOpener that counts the opens for writing made while
+// held is set (a read of the same process holds the store).
+type heldOpener struct {
+	boltOpener
+	held    atomic.Bool
+	overlap atomic.Int32
+}
+
+func (h *heldOpener) Open(ctx context.Context, loc string, opts store.Options) (store.Store, error) {
+	if !opts.ReadOnly && h.held.Load() {
+		h.overlap.Add(1)
+	}
+	return h.boltOpener.Open(ctx, loc, opts)
+}
+
+// TestVerbsWriteWaitsForReads: a decision taken while a read of the same
+// process holds the store (the lens's landing over a large store) waits
+// in the store's queue and then lands; it was opened beside the read and
+// told, after the lock timeout, that another process held the store.
+func TestVerbsWriteWaitsForReads(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	opener := &heldOpener{}
+	s, _, p := proposalWorkspace(t, opener, time.Now)
+	opts := store.Options{LockTimeout: 50 * time.Millisecond}
+	v := s.Verbs(opts)
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	read := make(chan error, 1)
+	go func() {
+		read <- QueueFor(s.Location).WithStore(ctx, s.Opens(opts), false, func(store.Tx) error {
+			opener.held.Store(true)
+			close(entered)
+			<-release
+			opener.held.Store(false)
+			return nil
+		})
+	}()
+	<-entered
+	approved := make(chan error, 1)
+	go func() {
+		_, err := v.Approve(ctx, p.ID, "")
+		approved <- err
+	}()
+	// The read holds the store until the approve returns or has had the
+	// time to open it beside the read; either way, it is released then.
+	var err error
+	returned := false
+	select {
+	case err = <-approved:
+		returned = true
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	if !returned {
+		err = <-approved
+	}
+	if n := opener.overlap.Load(); n != 0 || err != nil {
+		t.Fatalf("approve: %v, %d opens for writing while the read held the store; want it to wait for the read and land", err, n)
+	}
+	ov, err := v.Overview(ctx)
+	if err != nil || len(ov.Proposals) != 0 {
+		t.Fatalf("landing after the approve: %d reviews, %v; want the proposal decided", len(ov.Proposals), err)
+	}
+}

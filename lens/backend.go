@@ -12,7 +12,10 @@ import (
 // Backend is what the lens reads and changes. Every method goes through the
 // same engine and gates as the CLI; the lens only translates. Reads are
 // confined to the actor's view; an implementation refuses writes for an
-// actor that is not human.
+// actor that is not human. The lens calls it from concurrent requests: an
+// implementation runs reads together and each action alone, after the
+// reads and actions ahead of it, so that a page read after an action
+// returned sees it (EngineBackend does, through the store's queue).
 type Backend interface {
 	// Actor is who the lens acts as (the workspace's actor).
 	Actor() store.Actor

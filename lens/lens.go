@@ -92,7 +92,6 @@ type Server struct {
 	tmpl     *template.Template
 	static   http.Handler
 
-	work sync.Mutex // held by a request that reads or changes the store
 	mu   sync.Mutex
 	subs map[chan events.Event]struct{}
 	// timeouts and maxStreams bound connections and event streams.
@@ -147,32 +146,30 @@ func (s *Server) URL(addr net.Addr) string {
 // Handler is the lens's HTTP handler, guarded (see guard).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.serial(s.landing))
-	mux.HandleFunc("GET /agent", s.serial(s.agent))
-	mux.HandleFunc("GET /timeline", s.serial(s.timeline))
-	mux.HandleFunc("GET /record/{id}", s.serial(s.record))
+	mux.HandleFunc("GET /{$}", s.armed(s.landing))
+	mux.HandleFunc("GET /agent", s.armed(s.agent))
+	mux.HandleFunc("GET /timeline", s.armed(s.timeline))
+	mux.HandleFunc("GET /record/{id}", s.armed(s.record))
 	mux.HandleFunc("GET /events", s.sse)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", s.static))
-	mux.HandleFunc("POST /approve", s.serial(s.act(s.approve)))
-	mux.HandleFunc("POST /reject", s.serial(s.act(s.reject)))
-	mux.HandleFunc("POST /supersede", s.serial(s.act(s.supersede)))
-	mux.HandleFunc("POST /restore", s.serial(s.act(s.restore)))
-	mux.HandleFunc("POST /garden", s.serial(s.act(s.garden)))
+	mux.HandleFunc("POST /approve", s.armed(s.act(s.approve)))
+	mux.HandleFunc("POST /reject", s.armed(s.act(s.reject)))
+	mux.HandleFunc("POST /supersede", s.armed(s.act(s.supersede)))
+	mux.HandleFunc("POST /restore", s.armed(s.act(s.restore)))
+	mux.HandleFunc("POST /garden", s.armed(s.act(s.garden)))
 	return s.guard(mux)
 }
 
-// serial runs one store-touching request at a time: several pages
-// refreshing at once (one event, many tabs) then queue here instead of
-// contending for the store's file lock. The server's write timeout counts
-// from h's first write, not from the request (nor the wait in the queue): a page that takes long to compute (the landing over a store of
-// a million records) still reaches its reader, while a reader too slow to
-// take it is cut off as before.
-func (s *Server) serial(h http.HandlerFunc) http.HandlerFunc {
+// armed runs a store-touching request with the server's write timeout
+// counted from h's first write, not from the request (nor its wait for
+// the store): a page that takes long to compute (the landing over a store
+// of a million records) still reaches its reader, while a reader too slow
+// to take it is cut off as before. Requests run concurrently: the Backend
+// orders them (pages read together, an action runs alone).
+func (s *Server) armed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
-		s.work.Lock()
-		defer s.work.Unlock()
 		h(&armedWriter{ResponseWriter: w, rc: rc, d: s.timeouts.Write}, r)
 	}
 }

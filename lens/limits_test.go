@@ -160,3 +160,89 @@ func TestLensSlowPageArrives(t *testing.T) {
 		t.Fatalf("landing: %d, %d bytes, %v", resp.StatusCode, len(body), err)
 	}
 }
+
+// blockedOverview is fakeBackend with a landing that, once entered (a
+// value on entered), computes until release is closed: a first landing
+// over a store of a million records, held for as long as the test needs.
+type blockedOverview struct {
+	*fakeBackend
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b blockedOverview) Overview(ctx context.Context) (Overview, error) {
+	b.entered <- struct{}{}
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return Overview{}, ctx.Err()
+	}
+	return b.fakeBackend.Overview(ctx)
+}
+
+// getLens GETs base+path with the lens's cookie within ctx; it returns
+// the status and body.
+func getLens(ctx context.Context, base, path string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.AddCookie(&http.Cookie{Name: cookieName("secret-token"), Value: "secret-token"})
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return res.StatusCode, string(body), err
+}
+
+// TestLensReadsRunTogether: while a landing is being computed (the first
+// load over a large store), the other read-only pages — an agent, its
+// timeline, a record, another landing — are served; they waited behind
+// it, one page at a time.
+func TestLensReadsRunTogether(t *testing.T) {
+	t.Parallel()
+	b := blockedOverview{fakeBackend: &fakeBackend{actor: human}, entered: make(chan struct{}, 2), release: make(chan struct{})}
+	base := serveLens(t, Options{Backend: b})
+	landing := make(chan error, 1)
+	go func() {
+		code, body, err := getLens(context.Background(), base, "/")
+		if err == nil && (code != http.StatusOK || !strings.Contains(body, "deploy-ops")) {
+			err = fmt.Errorf("%d %s", code, body)
+		}
+		landing <- err
+	}()
+	<-b.entered
+	// The deadline only bounds a failing run: the pages are due at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct{ path, want string }{
+		{"/agent?name=deploy-ops", "Agent deploy-ops"},
+		{"/timeline?name=deploy-ops", "Timeline of agent deploy-ops"},
+		{"/record/r1", "Record r1"},
+	} {
+		code, body, err := getLens(ctx, base, tc.path)
+		if err != nil || code != http.StatusOK || !strings.Contains(body, tc.want) {
+			t.Errorf("%s during a landing: %d, %v; want it served at once (%q)", tc.path, code, err, tc.want)
+		}
+	}
+	// A second landing starts computing beside the first.
+	second := make(chan error, 1)
+	go func() {
+		_, _, err := getLens(ctx, base, "/")
+		second <- err
+	}()
+	select {
+	case <-b.entered:
+	case <-ctx.Done():
+		t.Error("a second landing waited for the first")
+	}
+	close(b.release)
+	if err := <-landing; err != nil {
+		t.Errorf("the first landing: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Errorf("the second landing: %v", err)
+	}
+}

@@ -590,3 +590,52 @@ func TestAgentPageLearnings(t *testing.T) {
 		}
 	}
 }
+
+// TestLensPageAfterActionSeesIt: over a real store, a landing and an agent
+// page requested after an approve returned show it: the proposal is no
+// longer listed and its line is composed.
+func TestLensPageAfterActionSeesIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var proposal string
+	v := workspaceVerbs(t, func(st store.Store) {
+		ana := store.Actor{Kind: store.ActorHuman, Name: "ana"}
+		tg, _ := schema.ParseTarget("background.projectContext.carrier")
+		recs, err := st.Write(ctx, []store.WriteRequest{{Scope: map[string]string{"project": "atlas", store.AgentKey: "deploy-ops"},
+			Kind: schema.KindFact, Content: "Parcels ship with DHL", Target: &tg}}, ana)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := st.Propose(ctx, store.ProposalRequest{Kind: store.ProposePromote, RecordID: recs[0].ID, Tier: schema.TierGuarded,
+			RequestedBy: store.Actor{Kind: store.ActorAgent, Name: "deploy-ops"}, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proposal = p.ID
+	})
+	s, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c := cookieFor(t, ts)
+	if body := getPage(t, ts, c, "/"); !strings.Contains(body, proposal) {
+		t.Fatalf("landing before the approve lacks proposal %s", proposal)
+	}
+	const composed = `<li class="frag learned"><strong>carrier</strong>: Parcels ship with DHL`
+	if body := getPage(t, ts, c, "/agent?name=deploy-ops"); strings.Contains(body, composed) {
+		t.Fatal("agent page composes the line before the approve")
+	}
+	code, _, hdr := do(t, ts, post(ts, c, "/approve", url.Values{"token": {"secret-token"}, "id": {proposal}, "back": {"/"}}, nil))
+	if code != http.StatusSeeOther || !strings.Contains(hdr.Get("Location"), "msg=approved") {
+		t.Fatalf("approve: %d %q", code, hdr.Get("Location"))
+	}
+	if body := getPage(t, ts, c, "/"); strings.Contains(body, proposal) {
+		t.Errorf("landing after the approve still lists proposal %s", proposal)
+	}
+	if body := getPage(t, ts, c, "/agent?name=deploy-ops"); !strings.Contains(body, composed) {
+		t.Errorf("agent page after the approve does not compose the approved line:\n%s", section(body, "composition"))
+	}
+}
