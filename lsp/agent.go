@@ -55,6 +55,9 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 	}
 	var text []byte
 	var a *analysis
+	if p.d != nil && p.d.outOfSync != "" {
+		return nil, errOutOfSync(p.d)
+	}
 	if d, parsed := p.d, p.parsed; d != nil {
 		text = d.text
 		if parsed != nil && parsed.version == d.version {
@@ -74,6 +77,13 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 		return nil, &unparsedError{jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))}
 	}
 	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path)}, nil
+}
+
+// errOutOfSync is the answer of a request on a document whose text the
+// server lost (loseSync): ContentModified, which editors drop silently;
+// the document's diagnostic says what happened.
+func errOutOfSync(d *document) error {
+	return jsonrpc2.NewError(protocol.CodeContentModified, outOfSyncMessage(d.path, d.outOfSync))
 }
 
 // unparsedError is loadAgentFile's error for a text that does not parse

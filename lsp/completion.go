@@ -30,7 +30,10 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if _, err := s.confinedPath(p.TextDocument.URI); err != nil {
 		return nil, err // never read a file outside the workspace
 	}
-	text, path := s.currentText(p.TextDocument.URI)
+	text, path, err := s.currentText(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
 	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	if text == nil {
 		return out, nil
@@ -48,20 +51,24 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 }
 
 // currentText is the editor's text of uri (the disk's when not open) and its
-// path; nil text when neither is readable.
-func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string) {
+// path; nil text when neither is readable, and errOutOfSync when the
+// server lost the editor's text.
+func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string, error) {
 	path := uriToPath(uri)
 	if d, _ := s.latest(uri); d != nil {
-		return d.text, path
+		if d.outOfSync != "" {
+			return nil, path, errOutOfSync(d)
+		}
+		return d.text, path, nil
 	}
 	if path == "" {
-		return nil, ""
+		return nil, "", nil
 	}
 	data, err := workspace.ReadFile(path)
 	if err != nil {
-		return nil, path
+		return nil, path, nil
 	}
-	return data, path
+	return data, path, nil
 }
 
 // completionContext is what the cursor is typing.

@@ -63,7 +63,17 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 	s.gen++
 	d.gen, d.cancel = s.gen, cancel
 	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen, parses: d.parses}
+	outOfSync := d.outOfSync
 	s.mu.Unlock()
+	if outOfSync != "" {
+		// Nothing to analyse: the text is not the editor's (loseSync).
+		defer cancel()
+		s.publish(ctx, snap, []protocol.Diagnostic{{
+			Severity: protocol.DiagnosticSeverityError, Source: "agent-ls", Code: "out-of-sync",
+			Message: outOfSyncMessage(snap.path, outOfSync),
+		}})
+		return
+	}
 	s.goBackground(func(context.Context) {
 		defer cancel()
 		s.runDiagnostics(ctx, snap)

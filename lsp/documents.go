@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"go.lsp.dev/protocol"
 
@@ -25,6 +27,10 @@ type document struct {
 	parses *schema.ParseCache
 	// lastLint is the last lint pass with a store, for reusedLint.
 	lastLint *lastLint
+	// outOfSync, when set, says why the server no longer has the editor's
+	// text (a change it could not apply): text is stale until the whole
+	// text comes again (loseSync).
+	outOfSync string
 }
 
 // analysis is the parse of one version of a document.
@@ -73,10 +79,13 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 
 // didChange applies the changes of one textDocument/didChange in order
 // (incremental sync: a change with a range replaces that range, one without
-// replaces the whole text) and re-diagnoses, cancelling the stale run. A
-// change that does not apply (textsync.go), or a version not after the
-// document's, is refused whole: the document keeps its text and version,
-// and the error says which change and why.
+// replaces the whole text) and re-diagnoses, cancelling the stale run. The
+// changes apply together or not at all (textsync.go). A change that does
+// not apply, or a version not after the document's, means the server no
+// longer has the editor's text: the document is out of sync (loseSync)
+// until a change without a range, a save with its text, or closing and
+// reopening it gives the whole text again; ranged changes meanwhile have
+// nothing to apply to. The error says which change and why.
 func (s *server) didChange(p *didChangeParams) error {
 	uri := p.TextDocument.URI
 	if len(p.ContentChanges) == 0 {
@@ -89,18 +98,27 @@ func (s *server) didChange(p *didChangeParams) error {
 		return nil
 	}
 	if p.TextDocument.Version <= d.version {
-		cur := d.version
+		err := fmt.Errorf("textDocument/didChange %s refused: version %d is not after the document's version %d", uri, p.TextDocument.Version, d.version)
 		s.mu.Unlock()
-		return fmt.Errorf("textDocument/didChange %s refused: version %d is not after the document's version %d", uri, p.TextDocument.Version, cur)
+		s.loseSync(uri, d.version, err)
+		return err
+	}
+	if d.outOfSync != "" && wholeTextFrom(p.ContentChanges) < 0 {
+		d.version = p.TextDocument.Version
+		s.mu.Unlock()
+		return nil // still out of sync: nothing to apply the ranges to
 	}
 	text, err := applyChanges(d.text, p.ContentChanges)
 	if err != nil {
 		cur := d.version
 		s.mu.Unlock()
-		return fmt.Errorf("textDocument/didChange %s version %d refused (the document stays at version %d): %w", uri, p.TextDocument.Version, cur, err)
+		err = fmt.Errorf("textDocument/didChange %s version %d refused (the document was at version %d): %w", uri, p.TextDocument.Version, cur, err)
+		s.loseSync(uri, p.TextDocument.Version, err)
+		return err
 	}
 	d.text = text
 	d.version = p.TextDocument.Version
+	d.outOfSync = ""
 	if d.parses == nil {
 		d.parses = schema.NewParseCache()
 	}
@@ -109,13 +127,61 @@ func (s *server) didChange(p *didChangeParams) error {
 	return nil
 }
 
-// DidSave re-diagnoses (with the saved text when the client sends it).
+// didChangeUndecodable handles a didChange whose params do not decode: the
+// editor changed the document in a way the server cannot follow, so the
+// document it names, when it can be read and is open, is out of sync.
+func (s *server) didChangeUndecodable(raw []byte, err error) {
+	var p struct {
+		TextDocument struct {
+			URI     protocol.DocumentURI `json:"uri"`
+			Version int32                `json:"version"`
+		} `json:"textDocument"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.TextDocument.URI == "" {
+		return
+	}
+	s.loseSync(p.TextDocument.URI, p.TextDocument.Version, err)
+}
+
+// loseSync marks an open document out of sync: the server no longer knows
+// the editor's text. The analysis in flight is dropped, requests on the
+// document answer ContentModified (loadPinned, currentText), and the
+// document's diagnostics become one that says why and how to resync
+// (diagnose); the first time, window/showMessage says it too. version is
+// the editor's version when it is after the document's.
+func (s *server) loseSync(uri protocol.DocumentURI, version int32, why error) {
+	s.mu.Lock()
+	d := s.docs[uri]
+	if d == nil {
+		s.mu.Unlock()
+		return
+	}
+	first := d.outOfSync == ""
+	d.outOfSync = why.Error()
+	d.version = max(d.version, version)
+	d.parsed = nil
+	s.mu.Unlock()
+	if first {
+		s.showMessage(protocol.MessageTypeError, outOfSyncMessage(d.path, why.Error()))
+	}
+	s.diagnose(uri)
+}
+
+// outOfSyncMessage tells the user that the server lost a file's text, why,
+// and what brings it back.
+func outOfSyncMessage(path, why string) string {
+	return fmt.Sprintf("agent-ls no longer has the editor's text of %s (%s): its features are off for the file until you save it, or close and reopen it", filepath.Base(path), why)
+}
+
+// DidSave re-diagnoses (with the saved text when the client sends it: the
+// editor's whole text, which brings a document out of sync back).
 func (s *server) DidSave(_ context.Context, p *protocol.DidSaveTextDocumentParams) error {
 	uri := p.TextDocument.URI
 	s.mu.Lock()
 	d := s.docs[uri]
 	if d != nil && p.Text != "" {
 		d.text = []byte(p.Text)
+		d.outOfSync = ""
 	}
 	s.mu.Unlock()
 	if d != nil {

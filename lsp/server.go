@@ -283,6 +283,8 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 		err := decodeParams(method, req.Params(), &p)
 		if err == nil {
 			err = s.didChange(&p)
+		} else {
+			s.didChangeUndecodable(req.Params(), err)
 		}
 		if err != nil {
 			s.log.Warn("didChange refused", "err", err)

@@ -25,10 +25,11 @@ type contentChange struct {
 }
 
 // applyChanges returns text with changes applied in order, each range read
-// in the text the changes before it produced (LSP 3.17). text itself is
-// never changed: the result is a new slice whenever a change applies (open
-// documents' texts are shared with analysis runs). On an error nothing is
-// applied.
+// in the text the changes before it produced (LSP 3.17); a change without
+// a range replaces the whole text, so the changes before the last such one
+// change nothing and are not read. text itself is never changed: the
+// result is a new slice whenever a change applies (open documents' texts
+// are shared with analysis runs). On an error nothing is applied.
 //
 // Positions are in UTF-16 code units, the encoding every client supports
 // and the only one the server offers (it advertises no positionEncoding).
@@ -37,7 +38,9 @@ type contentChange struct {
 // a range that ends before it starts, or a character between the two
 // halves of a surrogate pair is refused.
 func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
-	for i, c := range changes {
+	from := max(wholeTextFrom(changes), 0)
+	for i, c := range changes[from:] {
+		i += from
 		if c.Range == nil {
 			text = []byte(c.Text)
 			continue
@@ -115,6 +118,17 @@ func nextBreak(text []byte, from int) int {
 				return i + 2
 			}
 			return i + 1
+		}
+	}
+	return -1
+}
+
+// wholeTextFrom is the index of the last change without a range (the
+// whole text), or -1 when every change has one.
+func wholeTextFrom(changes []contentChange) int {
+	for i := len(changes) - 1; i >= 0; i-- {
+		if changes[i].Range == nil {
+			return i
 		}
 	}
 	return -1
