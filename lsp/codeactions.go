@@ -291,7 +291,7 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	}
 	indent := strings.Repeat(" ", first.Start.Character)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
-	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
+	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: lineBreak(f.text) + indent + line}, nil
 }
 
 // jsonString is s as a JSON string.

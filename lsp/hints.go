@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -457,25 +456,20 @@ func anchorLine(d *schema.Document, container string) int {
 	return r.Start.Line
 }
 
-// lineLengthUTF16 is the length of a 0-based line in UTF-16 units.
+// lineLengthUTF16 is the length of a 0-based line in UTF-16 units (0 past
+// the last line).
 func lineLengthUTF16(src []byte, line int) int {
-	for i := 0; i < line; i++ {
-		j := bytes.IndexByte(src, '\n')
-		if j < 0 {
-			return 0
-		}
-		src = src[j+1:]
+	start, reached := lineStart(src, line)
+	if reached < line {
+		return 0
 	}
-	return utf16Len(src)
+	return utf16Len(src[start:])
 }
 
 // utf16Len is the UTF-16 length of the first line of src (without its
 // line break).
 func utf16Len(src []byte) int {
-	if j := bytes.IndexByte(src, '\n'); j >= 0 {
-		src = src[:j]
-	}
-	src = bytes.TrimSuffix(src, []byte("\r"))
+	src = src[:lineContentEnd(src, 0)]
 	n := 0
 	for len(src) > 0 {
 		r, size := utf8.DecodeRune(src)
@@ -494,10 +488,8 @@ type lineEnds struct {
 
 func newLineEnds(src []byte) *lineEnds {
 	le := &lineEnds{src: src, starts: []int{0}, memo: map[int]int{}}
-	for i, c := range src {
-		if c == '\n' {
-			le.starts = append(le.starts, i+1)
-		}
+	for i := nextBreak(src, 0); i >= 0; i = nextBreak(src, i) {
+		le.starts = append(le.starts, i)
 	}
 	return le
 }

@@ -114,7 +114,7 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 			return nil // flow mapping: no block line to add
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = "\n" + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
+		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
 	}
 	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
@@ -141,7 +141,7 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 			return nil // flow sequence
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = "\n" + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
+		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
 	}
 	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
