@@ -756,37 +756,41 @@ func shortProvenance(ml memoryLine) string {
 func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
-	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, untrustedMarkdown(r.Content))
+	fmt.Fprintf(&b, "**%s memory** %s\n\n%s\n\n", title(ml.kind()), codeSpan(r.ID), untrustedMarkdown(r.Content))
 	if r.Target != nil {
-		fmt.Fprintf(&b, "- target: `%s` (tier %s)\n", r.Target.String(), schema.TierOf(*r.Target))
+		fmt.Fprintf(&b, "- target: %s (tier %s)\n", codeSpan(r.Target.String()), schema.TierOf(*r.Target))
 	}
 	fmt.Fprintf(&b, "- kind: %s; created %s\n", r.Kind, r.CreatedAt)
 	pv := r.Provenance
 	if pv.ConversationID != "" || pv.RunID != "" || pv.Author != "" {
-		fmt.Fprintf(&b, "- learned from conversation `%s`", orDash(pv.ConversationID))
+		fmt.Fprintf(&b, "- learned from conversation %s", codeSpan(orDash(pv.ConversationID)))
 		if pv.RunID != "" {
-			fmt.Fprintf(&b, ", run `%s`", pv.RunID)
+			fmt.Fprintf(&b, ", run %s", codeSpan(pv.RunID))
 		}
 		if pv.Author != "" {
-			fmt.Fprintf(&b, ", by %s", pv.Author)
+			fmt.Fprintf(&b, ", by %s", codeSpan(pv.Author))
 		}
 		b.WriteString("\n")
 	}
 	for _, sp := range r.Supports {
-		fmt.Fprintf(&b, "- supported by conversation `%s` at %s\n", sp.ConversationID, sp.At)
+		fmt.Fprintf(&b, "- supported by conversation %s at %s\n", codeSpan(sp.ConversationID), sp.At)
 	}
 	if n := r.DistinctConversations(); n > 0 {
 		fmt.Fprintf(&b, "- learned in %s\n", schema.Conversations(n))
 	}
 	if p := ml.promotion; p != nil {
-		fmt.Fprintf(&b, "- promoted %s by %s (tier %s)", p.PromotedAt, p.Actor, p.Tier)
+		fmt.Fprintf(&b, "- promoted %s by %s (tier %s)", p.PromotedAt, codeSpan(p.Actor.String()), p.Tier)
 		if p.Approver != "" {
-			fmt.Fprintf(&b, ", approved by %s", p.Approver)
+			fmt.Fprintf(&b, ", approved by %s", codeSpan(p.Approver))
 		}
 		b.WriteString("\n")
 		ev := p.Evidence
 		if len(ev.Conversations) > 0 {
-			fmt.Fprintf(&b, "- evidence: %s (%s)\n", schema.Conversations(len(ev.Conversations)), strings.Join(ev.Conversations, ", "))
+			convs := make([]string, len(ev.Conversations))
+			for i, c := range ev.Conversations {
+				convs[i] = codeSpan(c)
+			}
+			fmt.Fprintf(&b, "- evidence: %s (%s)\n", schema.Conversations(len(ev.Conversations)), strings.Join(convs, ", "))
 		}
 		if ev.Eval != nil {
 			fmt.Fprintf(&b, "- evidence: eval %d/%d → %d/%d\n", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed)
@@ -803,7 +807,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	if len(history) > 0 {
 		b.WriteString("\n**History**\n\n")
 		for _, e := range history {
-			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, e.Actor)
+			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, codeSpan(e.Actor.String()))
 			if e.Reason != "" {
 				fmt.Fprintf(&b, ": %s", untrustedMarkdown(e.Reason))
 			}

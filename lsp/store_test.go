@@ -252,7 +252,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	hs = c.hints(uri)
 	if h := hintWith(hs, trigger); h == nil || !strings.HasPrefix(h.Label, "+ ") {
 		t.Fatalf("after approval: %+v", hs)
-	} else if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "approved by human:ana") || !strings.Contains(r.Tooltip.Value, "tier guarded") {
+	} else if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "approved by `human:ana`") || !strings.Contains(r.Tooltip.Value, "tier guarded") {
 		t.Errorf("approved hint tooltip lacks the approver:\n%+v", r.Tooltip)
 	}
 	// The candidate hint sent before the approval is stale now.
@@ -281,7 +281,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	var hover protocol.Hover
 	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"position": map[string]any{"line": keyLine, "character": col + 2}}, &hover)
-	for _, want := range []string{trigger, "conv-9", "History", "approve by human:ana", "Composed", "- A rollback fails\n", "- " + trigger + "\n"} {
+	for _, want := range []string{trigger, "conv-9", "History", "approve by `human:ana`", "Composed", "- A rollback fails\n", "- " + trigger + "\n"} {
 		if !strings.Contains(hover.Contents.Value, want) {
 			t.Errorf("hover lacks %q:\n%s", want, hover.Contents.Value)
 		}
