@@ -219,9 +219,7 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := s.withStore(ctx, f, true, func(store.Tx) error { return nil }); err != nil {
 		return nil, rpcError(err)
 	}
-	res, err := s.applyEdit(ctx, "Adopt memory "+id, protocol.WorkspaceEdit{
-		Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {edit}},
-	})
+	res, err := s.applyEdit(ctx, "Adopt memory "+id, *f.edit(edit))
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func lineEndBefore(text []byte, end schema.Position) protocol.Position {
 func editAction(f *agentFile, d protocol.Diagnostic, title string, e protocol.TextEdit) *protocol.CodeAction {
 	return &protocol.CodeAction{
 		Title: title, Kind: protocol.QuickFix, Diagnostics: []protocol.Diagnostic{d}, IsPreferred: true,
-		Edit: &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {e}}},
+		Edit: f.edit(e),
 	}
 }
 

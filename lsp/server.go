@@ -185,6 +185,9 @@ type server struct {
 	// disabledActions: the client shows a code action's disabled reason
 	// (codeAction.disabledSupport).
 	disabledActions bool
+	// versionedEdits: the client takes versioned edits
+	// (workspace.workspaceEdit.documentChanges; agentFile.edit).
+	versionedEdits bool
 	// resolveTooltip: the client resolves inlay hint tooltips
 	// (inlayHint/resolve), so hints are sent without them.
 	resolveTooltip bool
@@ -418,6 +421,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
 	s.disabledActions = extra.Capabilities.TextDocument.CodeAction.DisabledSupport
 	s.resolveTooltip = extra.Capabilities.TextDocument.InlayHint.resolves("tooltip")
+	s.versionedEdits = extra.Capabilities.Workspace.WorkspaceEdit.DocumentChanges
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()
 
