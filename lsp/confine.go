@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -18,9 +19,14 @@ import (
 // workspace folders of initialize (rootUri when the client sends no
 // folders); a client that names neither gets no confinement.
 
-// setFolders records the workspace folders' paths, cleaned.
-func (s *server) setFolders(paths []string) {
+// setFolders records the workspace folders' paths, cleaned. The folders
+// of initialize may be none (no confinement: out is nil); a change that
+// removes every folder leaves an empty list, which serves nothing.
+func (s *server) setFolders(paths []string, confined bool) {
 	var out []string
+	if confined {
+		out = []string{}
+	}
 	for _, p := range paths {
 		if p != "" && filepath.IsAbs(p) {
 			out = append(out, filepath.Clean(p))
@@ -37,7 +43,7 @@ func (s *server) folderOf(path string) (folder string, ok bool) {
 	s.mu.Lock()
 	folders := s.folders
 	s.mu.Unlock()
-	if len(folders) == 0 {
+	if folders == nil {
 		return "", true
 	}
 	// The longest folder holding path (nested folders).
@@ -111,6 +117,44 @@ func (s *server) confinedPath(uri protocol.DocumentURI) (string, error) {
 func checkID(command, name, v string) error {
 	if err := schema.CheckIDArg(name, v); err != nil {
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %v", command, err))
+	}
+	return nil
+}
+
+// DidChangeWorkspaceFolders takes the client's new workspace folders: an
+// added folder's files are served from now on, and an open document no
+// folder holds any more is dropped as if closed (its diagnostics cleared;
+// its requests are refused as outside the folders).
+func (s *server) DidChangeWorkspaceFolders(_ context.Context, p *protocol.DidChangeWorkspaceFoldersParams) error {
+	removed := map[string]bool{}
+	for _, f := range p.Event.Removed {
+		if path := uriToPath(protocol.DocumentURI(f.URI)); path != "" {
+			removed[filepath.Clean(path)] = true
+		}
+	}
+	s.mu.Lock()
+	var folders []string
+	for _, f := range s.folders {
+		if !removed[f] {
+			folders = append(folders, f)
+		}
+	}
+	confined := s.folders != nil
+	s.mu.Unlock()
+	for _, f := range p.Event.Added {
+		folders = append(folders, uriToPath(protocol.DocumentURI(f.URI)))
+	}
+	s.setFolders(folders, confined || len(p.Event.Added) > 0)
+	s.forgetWorkspaces()
+	for _, f := range p.Event.Added {
+		if path := uriToPath(protocol.DocumentURI(f.URI)); path != "" {
+			s.watchDir(path)
+		}
+	}
+	for _, uri := range s.openURIs() {
+		if _, err := s.confinedPath(uri); err != nil {
+			_ = s.DidClose(context.Background(), &protocol.DidCloseTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}})
+		}
 	}
 	return nil
 }

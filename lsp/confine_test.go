@@ -2,12 +2,15 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.lsp.dev/protocol"
 
 	"github.com/agent-ls/agent-ls/store"
 )
@@ -92,5 +95,67 @@ func TestNotAnAgentFileLanguageServer(t *testing.T) {
 		if strings.Contains(string(d.Raw), s) || strings.Contains(d.Diagnostics[0].Message, s) {
 			t.Errorf("the diagnostic quotes %q: %s", s, d.Diagnostics[0].Message)
 		}
+	}
+}
+
+// TestWorkspaceFoldersChange: the server takes workspace folder changes
+// (it advertises workspace.workspaceFolders.changeNotifications): an
+// agent file in a folder added after initialize is served, and one in a
+// folder removed is not any more (its diagnostics cleared, its requests
+// refused as outside the folders). Before, the notification was dropped:
+// files in a folder added to the editor's workspace got nothing at all.
+func TestWorkspaceFoldersChange(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	a, b := filepath.Join(parent, "a"), filepath.Join(parent, "b")
+	text := strings.Replace(cleanAgent, "    tone: y\n", "    tnoe: y\n", 1)
+	(&testEnv{root: a}).write(t, "a.agent.yaml", cleanAgent)
+	path := (&testEnv{root: b}).write(t, "b.agent.yaml", text)
+	c := startServer(t, Options{NoWatch: true})
+	res := c.initialize(a, nil, false)
+	caps, _ := res["capabilities"].(map[string]any)
+	ws, _ := caps["workspace"].(map[string]any)
+	if folders, _ := ws["workspaceFolders"].(map[string]any); folders["supported"] != true || folders["changeNotifications"] != true {
+		t.Fatalf("capabilities.workspace %v: want workspaceFolders supported with change notifications", caps["workspace"])
+	}
+	folderChange := func(added, removed []string) {
+		list := func(paths []string) []any {
+			out := []any{}
+			for _, p := range paths {
+				out = append(out, map[string]any{"uri": pathToURI(p), "name": filepath.Base(p)})
+			}
+			return out
+		}
+		c.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": list(added), "removed": list(removed)}})
+	}
+	hover := func(uri protocol.DocumentURI) error {
+		var res json.RawMessage
+		return c.callErr(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": 1, "character": 3}}, &res)
+	}
+
+	folderChange([]string{b}, nil)
+	uri := c.open(path, text, 1)
+	if d := c.awaitDiagnostics(uri, 1); len(d.Diagnostics) != 1 || !strings.Contains(d.Diagnostics[0].Message, "tnoe") {
+		t.Fatalf("diagnostics of a file in the added folder: %+v", d.Diagnostics)
+	}
+	if err := hover(uri); err != nil {
+		t.Fatalf("hover in the added folder: %v", err)
+	}
+
+	folderChange(nil, []string{b})
+	c.waitFor("the removed folder's diagnostics cleared", func(ns, _ []note) bool {
+		ds := diagsOf(ns, uri)
+		return len(ds) > 1 && len(ds[len(ds)-1].Diagnostics) == 0
+	})
+	if err := hover(uri); err == nil || !strings.Contains(err.Error(), "outside the workspace folders") {
+		t.Fatalf("hover in the removed folder: %v, want refused as outside the folders", err)
+	}
+
+	// Every folder removed: nothing is served (it is not the absence of
+	// folders at initialize, which confines nothing).
+	folderChange(nil, []string{a})
+	if err := hover(pathToURI(filepath.Join(a, "a.agent.yaml"))); err == nil || !strings.Contains(err.Error(), "outside the workspace folders") {
+		t.Fatalf("hover with every folder removed: %v, want refused as outside the folders", err)
 	}
 }

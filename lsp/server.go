@@ -344,7 +344,8 @@ func knownNotification(method string) bool {
 	switch method {
 	case protocol.MethodTextDocumentDidOpen, protocol.MethodTextDocumentDidChange,
 		protocol.MethodTextDocumentDidSave, protocol.MethodTextDocumentDidClose,
-		protocol.MethodWorkspaceDidChangeConfiguration, protocol.MethodWorkspaceDidChangeWatchedFiles:
+		protocol.MethodWorkspaceDidChangeConfiguration, protocol.MethodWorkspaceDidChangeWatchedFiles,
+		protocol.MethodWorkspaceDidChangeWorkspaceFolders:
 		return true
 	}
 	return false
@@ -411,7 +412,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	if len(folders) == 0 {
 		folders = []string{root}
 	}
-	s.setFolders(folders)
+	s.setFolders(folders, false)
 	s.mu.Lock()
 	s.initialized = true
 	s.root = root
@@ -443,6 +444,9 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 				CodeLensProvider:       &protocol.CodeLensOptions{},
 				CompletionProvider:     &protocol.CompletionOptions{TriggerCharacters: []string{":", " ", "-"}},
 				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+				Workspace: &protocol.ServerCapabilitiesWorkspace{
+					WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{Supported: true, ChangeNotifications: true},
+				},
 			},
 			InlayHintProvider: &inlayHintOptions{ResolveProvider: true},
 		},
