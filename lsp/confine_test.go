@@ -159,3 +159,35 @@ func TestWorkspaceFoldersChange(t *testing.T) {
 		t.Fatalf("hover with every folder removed: %v, want refused as outside the folders", err)
 	}
 }
+
+// TestSecondFolderStore: an agent file without a .agent-ls.yaml in a
+// second workspace folder composes from that folder's store
+// (.agent-memory/memory.db under the folder holding it), where the command
+// line run in that folder saves; it used the first folder's store, so the
+// editor showed none of the folder's memories (and its status named the
+// other folder's store).
+func TestSecondFolderStore(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	a, b := filepath.Join(parent, "a"), filepath.Join(parent, "b")
+	envB := &testEnv{root: b, storePath: filepath.Join(b, ".agent-memory", "memory.db")}
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&testEnv{root: a}).write(t, "other.agent.yaml", cleanAgent)
+	path := envB.write(t, "deploy.agent.yaml", string(data))
+	agentSave(t, envB, string(data), "Deploys go out Thursdays", "background.projectContext.deploy_window", "conv-1")
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	c.initialize(a, nil, false)
+	c.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{
+		"added": []any{map[string]any{"uri": pathToURI(b), "name": "b"}}, "removed": []any{}}})
+	uri := c.open(path, string(data), 1)
+	c.awaitDiagnostics(uri, 1)
+	if h := hintWith(c.hints(uri), "Deploys go out Thursdays"); h == nil {
+		t.Fatalf("no hint of the memory in %s's store: %+v", b, c.hints(uri))
+	}
+	if _, err := os.Stat(filepath.Join(a, ".agent-memory")); err == nil {
+		t.Errorf("the first folder got a store directory")
+	}
+}
