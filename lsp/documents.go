@@ -174,9 +174,16 @@ func outOfSyncMessage(path, why string) string {
 }
 
 // DidSave re-diagnoses (with the saved text when the client sends it: the
-// editor's whole text, which brings a document out of sync back).
+// editor's whole text, which brings a document out of sync back). A saved
+// workspace config is a changed config, as the file watcher would report
+// it (which may be off, or out of watches).
 func (s *server) DidSave(_ context.Context, p *protocol.DidSaveTextDocumentParams) error {
 	uri := p.TextDocument.URI
+	if path := uriToPath(uri); isWorkspaceConfig(path) {
+		if _, err := s.confinedPath(uri); err == nil {
+			s.fileChanged(path)
+		}
+	}
 	s.mu.Lock()
 	d := s.docs[uri]
 	if d != nil && p.Text != "" {
