@@ -219,13 +219,18 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := s.withStore(ctx, f, true, func(store.Tx) error { return nil }); err != nil {
 		return nil, rpcError(err)
 	}
-	res, err := s.applyEdit(ctx, "Adopt memory "+id, *f.edit(edit))
+	// Once the edit is sent, whether it lands is the editor's to say: a
+	// cancellation of the command does not stop the wait for its answer
+	// (only the connection's end does), nor the retiring of the record
+	// after the editor applied the line.
+	res, err := s.applyEdit(s.ctx, "Adopt memory "+id, *f.edit(edit))
 	if err != nil {
 		return nil, err
 	}
 	if !res.Applied {
 		return nil, jsonrpc2.NewError(codeRefused, "the editor did not apply the edit: "+orDash(res.FailureReason))
 	}
+	ctx = context.WithoutCancel(ctx)
 	err = s.withStore(ctx, f, true, func(st store.Tx) error {
 		_, err := s.engine(f, st).Invalidate(ctx, id, "adopted into "+f.path+" as authored text", f.ws.Actor)
 		return err
