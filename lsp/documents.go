@@ -1,10 +1,12 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -71,6 +73,7 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 		old.cancel()
 	}
 	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text)}
+	s.textChanged()
 	s.mu.Unlock()
 	s.watchDir(path)
 	s.diagnose(uri)
@@ -122,6 +125,7 @@ func (s *server) didChange(p *didChangeParams) error {
 	if d.parses == nil {
 		d.parses = schema.NewParseCache()
 	}
+	s.textChanged()
 	s.mu.Unlock()
 	s.diagnose(uri)
 	return nil
@@ -189,6 +193,7 @@ func (s *server) DidSave(_ context.Context, p *protocol.DidSaveTextDocumentParam
 	if d != nil && p.Text != "" {
 		d.text = []byte(p.Text)
 		d.outOfSync = ""
+		s.textChanged()
 	}
 	s.mu.Unlock()
 	if d != nil {
@@ -206,6 +211,7 @@ func (s *server) DidClose(_ context.Context, p *protocol.DidCloseTextDocumentPar
 		d.cancel()
 	}
 	delete(s.docs, uri)
+	s.textChanged()
 	s.mu.Unlock()
 	if d == nil {
 		return nil
@@ -215,6 +221,42 @@ func (s *server) DidClose(_ context.Context, p *protocol.DidCloseTextDocumentPar
 	s.pubMu.Unlock()
 	s.stores.forget(uri)
 	return nil
+}
+
+// textChanged tells awaitEdit that an open document's text changed (or it
+// opened or closed); s.mu is held.
+func (s *server) textChanged() {
+	close(s.textChange)
+	s.textChange = make(chan struct{})
+}
+
+// awaitEdit waits until the open document uri, after version, holds more
+// times than before the text an edit inserted, and reports whether it
+// came to (false when the document closed, the wait passed editWait or the
+// connection ended). It is how an edit the client answered applied is seen
+// to have landed.
+func (s *server) awaitEdit(uri protocol.DocumentURI, version int32, inserted string, before int) bool {
+	timeout := time.NewTimer(s.editWait)
+	defer timeout.Stop()
+	for {
+		s.mu.Lock()
+		d, changed := s.docs[uri], s.textChange
+		landed := d != nil && d.version > version && d.outOfSync == "" && bytes.Count(d.text, []byte(inserted)) > before
+		s.mu.Unlock()
+		if landed {
+			return true
+		}
+		if d == nil {
+			return false
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return false
+		case <-s.ctx.Done():
+			return false
+		}
+	}
 }
 
 // DidChangeConfiguration is accepted; configuration comes from

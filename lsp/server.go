@@ -88,6 +88,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 
 		lintTurns: newTurns(), viewTurns: newTurns(), bigTurns: newTurns(), readTurns: newTurns(),
 		idle: newIdleWatch(opts.IdleAfter, opts.Idle),
+
+		editWait: 5 * time.Second, textChange: make(chan struct{}),
 	}
 	st := newStream(rwc, base)
 	s.conn = jsonrpc2.NewConn(st)
@@ -204,6 +206,11 @@ type server struct {
 	configDiags    map[string]bool // configs with a read-only diagnostic published
 	// loadHook, set by tests, runs when a request reads its agent file.
 	loadHook func(protocol.DocumentURI)
+	// editWait bounds how long adopt waits for the document to show an
+	// edit the client answered applied (awaitEdit); textChange is closed
+	// and replaced whenever an open document's text changes.
+	editWait   time.Duration
+	textChange chan struct{}
 }
 
 // route is the middleware in front of protocol.ServerHandler.

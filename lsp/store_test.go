@@ -1063,3 +1063,64 @@ func TestEditsAreVersioned(t *testing.T) {
 		t.Fatalf("the record was retired though the editor refused the edit: %+v", rec)
 	}
 }
+
+// TestAdoptEditMustLand: to a client that takes versioned edits, adopt
+// retires the record only once the document shows the adopted line. Neovim
+// skips an edit of an older version than its buffer's ("Buffer ... newer
+// than edits") and still answers applied: the record was retired and its
+// line written nowhere. An editor that applies the edit (and sends the
+// change, as editors do) gets the record retired.
+func TestAdoptEditMustLand(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, applies := range []bool{false, true} {
+		t.Run(fmt.Sprintf("applies=%v", applies), func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), testHook: func(s *server) {
+				s.editWait = time.Second // the silent skip is found out when it passes
+			}})
+			c.caps = func(caps map[string]any) {
+				caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}
+			}
+			uri := pathToURI(path)
+			c.applyResult = func(params json.RawMessage) any {
+				if applies {
+					var p applyWorkspaceEditParams
+					if err := json.Unmarshal(params, &p); err != nil || len(p.Edit.DocumentChanges) != 1 {
+						return map[string]any{"applied": false, "failureReason": fmt.Sprintf("%v %s", err, params)}
+					}
+					c.change(uri, applyEdits(t, text, p.Edit.DocumentChanges[0].Edits), 2)
+				}
+				return map[string]any{"applied": true}
+			}
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var out CommandResult
+			err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+			var rec schema.MemoryRecord
+			withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), fact.Record.ID) })
+			if applies {
+				if err != nil || rec.InvalidAt == "" {
+					t.Fatalf("adopt into an editor that applied the edit: %v; record %+v", err, rec)
+				}
+				return
+			}
+			var rpcErr *jsonrpc2.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != codeRefused || !strings.Contains(err.Error(), "never showed") {
+				t.Errorf("adopt into an editor that skipped the edit: %v (%+v); want refused, the document never showed the line", err, out)
+			}
+			if rec.InvalidAt != "" {
+				t.Errorf("the record was retired though its line was written nowhere: %+v", rec)
+			}
+		})
+	}
+}
