@@ -135,16 +135,20 @@ func (s *server) didChange(p *didChangeParams) error {
 // editor changed the document in a way the server cannot follow, so the
 // document it names, when it can be read and is open, is out of sync.
 func (s *server) didChangeUndecodable(raw []byte, err error) {
+	// The uri, and the version when it is one: the rest may be what does
+	// not decode.
 	var p struct {
 		TextDocument struct {
 			URI     protocol.DocumentURI `json:"uri"`
-			Version int32                `json:"version"`
+			Version json.RawMessage      `json:"version"`
 		} `json:"textDocument"`
 	}
 	if json.Unmarshal(raw, &p) != nil || p.TextDocument.URI == "" {
 		return
 	}
-	s.loseSync(p.TextDocument.URI, p.TextDocument.Version, err)
+	var version int32
+	_ = json.Unmarshal(p.TextDocument.Version, &version)
+	s.loseSync(p.TextDocument.URI, version, err)
 }
 
 // loseSync marks an open document out of sync: the server no longer knows

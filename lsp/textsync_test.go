@@ -237,6 +237,7 @@ func TestDidChangeRefusedOutOfSync(t *testing.T) {
 		{"one bad change in a batch", 2, []any{ranged(0, 0, 0, 0, "# a\n"), ranged(40, 0, 40, 0, "x")}, "change 1: range start: line 40", "change"},
 		{"a stale version", 1, []any{ranged(0, 0, 0, 0, "# a\n")}, "version 1 is not after the document's version 1", "save"},
 		{"params that do not decode", 2, []any{ranged(-1, 0, 0, 0, "x")}, "invalid params", "change"},
+		{"a version that is not a number", -1, []any{ranged(0, 0, 0, 0, "# a\n")}, "invalid params", "save"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -275,8 +276,12 @@ func TestDidChangeRefusedOutOfSync(t *testing.T) {
 				}
 			}
 
+			var sent any = tt.version
+			if tt.version < 0 {
+				sent = "2"
+			}
 			c.notify(protocol.MethodTextDocumentDidChange, map[string]any{
-				"textDocument": map[string]any{"uri": uri, "version": tt.version}, "contentChanges": tt.changes})
+				"textDocument": map[string]any{"uri": uri, "version": sent}, "contentChanges": tt.changes})
 			var diag protocol.Diagnostic
 			c.waitFor("the out-of-sync diagnostic", func(ns, _ []note) bool {
 				for _, d := range diagsOf(ns, uri) {
