@@ -194,9 +194,14 @@ func (s *server) DidSave(_ context.Context, p *protocol.DidSaveTextDocumentParam
 	}
 	s.mu.Lock()
 	d := s.docs[uri]
-	if d != nil && p.Text != "" {
+	if d != nil && p.Text != "" && (d.outOfSync != "" || p.Text != string(d.text)) {
+		// The parse of the text before is not this text's: requests
+		// parse it themselves until its analysis is in.
 		d.text = []byte(p.Text)
 		d.outOfSync = ""
+		d.parsed = nil
+		s.gen++
+		d.gen = s.gen // a run on the text before publishes nothing more
 		s.textChanged()
 	}
 	s.mu.Unlock()

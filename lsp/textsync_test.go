@@ -338,3 +338,29 @@ func TestDidChangeRefusedOutOfSync(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveTextIsTheText: the text a save carries is the editor's. When it
+// is not the text the server had (an edit the server applied otherwise
+// than the editor did), the requests right after the save answer for the
+// saved text: hover on line 2 of "# comment" + the agent is on name. They
+// answered from the parse of the text before the save until its
+// re-analysis finished: on persona, the key line 2 held before (and a
+// quick fix sliced the new text at the old parse's offsets).
+func TestSaveTextIsTheText(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	// A long file: its re-analysis takes a while, as in a real workspace.
+	text := benchAgent()
+	path := env.write(t, "s.agent.yaml", text)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	td := map[string]any{"uri": uri}
+	c.notify(protocol.MethodTextDocumentDidSave, map[string]any{"textDocument": td, "text": "# comment\n" + text})
+	var hover protocol.Hover
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": map[string]any{"line": 2, "character": 4}}, &hover)
+	if !strings.Contains(hover.Contents.Value, "`/roleTemplate/name`") {
+		t.Fatalf("hover at 2:4 after the save: %q, want /roleTemplate/name", hover.Contents.Value)
+	}
+}
