@@ -122,10 +122,16 @@ func checkID(command, name, v string) error {
 }
 
 // DidChangeWorkspaceFolders takes the client's new workspace folders: an
-// added folder's files are served from now on, and an open document no
-// folder holds any more is dropped as if closed (its diagnostics cleared;
-// its requests are refused as outside the folders).
+// added folder's files are served from now on, the open ones at once from
+// the editor's text; an open document no folder holds any more is not
+// served (its diagnostics cleared, its requests refused as outside the
+// folders), its text still followed.
 func (s *server) DidChangeWorkspaceFolders(_ context.Context, p *protocol.DidChangeWorkspaceFoldersParams) error {
+	served := map[protocol.DocumentURI]bool{}
+	for _, uri := range s.openURIs() {
+		_, err := s.confinedPath(uri)
+		served[uri] = err == nil
+	}
 	removed := map[string]bool{}
 	for _, f := range p.Event.Removed {
 		if path := uriToPath(protocol.DocumentURI(f.URI)); path != "" {
@@ -152,9 +158,36 @@ func (s *server) DidChangeWorkspaceFolders(_ context.Context, p *protocol.DidCha
 		}
 	}
 	for _, uri := range s.openURIs() {
-		if _, err := s.confinedPath(uri); err != nil {
-			_ = s.DidClose(context.Background(), &protocol.DidCloseTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri}})
+		_, err := s.confinedPath(uri)
+		switch {
+		case err == nil && !served[uri]:
+			s.watchDir(uriToPath(uri))
+			s.diagnose(uri)
+		case err != nil && served[uri]:
+			s.unserve(uri)
 		}
 	}
 	return nil
+}
+
+// unserve stops serving an open document a workspace folder no longer
+// holds: its analysis stops and its diagnostics are cleared.
+func (s *server) unserve(uri protocol.DocumentURI) {
+	s.mu.Lock()
+	d := s.docs[uri]
+	if d == nil {
+		s.mu.Unlock()
+		return
+	}
+	if d.cancel != nil {
+		d.cancel()
+	}
+	s.gen++
+	d.gen, d.parsed = s.gen, nil
+	version := d.version
+	s.mu.Unlock()
+	s.pubMu.Lock()
+	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishDiagnosticsParams{URI: uri, Version: version, Diagnostics: []protocol.Diagnostic{}})
+	s.pubMu.Unlock()
+	s.stores.forget(uri)
 }

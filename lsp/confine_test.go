@@ -191,3 +191,62 @@ func TestSecondFolderStore(t *testing.T) {
 		t.Errorf("the first folder got a store directory")
 	}
 }
+
+// TestFolderAddedUnderOpenFile: an agent file opened (and edited) before
+// the folder holding it joins the workspace is served from the editor's
+// text once it does, and again after its folder leaves and comes back:
+// the server follows the text of every open agent file and serves those
+// the folders hold. It did not track a file opened outside the folders,
+// so once its folder was added the server answered for the file on disk
+// at the editor's positions, and published nothing for it.
+func TestFolderAddedUnderOpenFile(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	a, b := filepath.Join(parent, "a"), filepath.Join(parent, "b")
+	(&testEnv{root: a}).write(t, "a.agent.yaml", cleanAgent)
+	path := (&testEnv{root: b}).write(t, "b.agent.yaml", cleanAgent)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(a, nil, false)
+	folders := func(added, removed string) {
+		list := func(p string) []any {
+			if p == "" {
+				return []any{}
+			}
+			return []any{map[string]any{"uri": pathToURI(p), "name": filepath.Base(p)}}
+		}
+		c.notify("workspace/didChangeWorkspaceFolders", map[string]any{"event": map[string]any{"added": list(added), "removed": list(removed)}})
+	}
+	uri := c.open(path, cleanAgent, 1)
+	// Unsaved edits: a comment line above, and a misspelt key.
+	edited := "# edited\n" + strings.Replace(cleanAgent, "    tone: y\n", "    tnoe: y\n", 1)
+	c.change(uri, edited, 2)
+	hover := func() string {
+		var h protocol.Hover
+		c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
+			"position": map[string]any{"line": 2, "character": 4}}, &h)
+		return h.Contents.Value
+	}
+	served := func(when string) {
+		t.Helper()
+		c.waitFor("diagnostics of the edited text "+when, func(ns, _ []note) bool {
+			ds := diagsOf(ns, uri)
+			if len(ds) == 0 {
+				return false
+			}
+			last := ds[len(ds)-1]
+			return last.Version == 2 && len(last.Diagnostics) == 1 && strings.Contains(last.Diagnostics[0].Message, "tnoe")
+		})
+		if h := hover(); !strings.Contains(h, "`/roleTemplate/name`") {
+			t.Fatalf("hover at 2:4 %s: %q, want name (line 2 of the editor's text)", when, h)
+		}
+	}
+	folders(b, "")
+	served("once the folder is added")
+	folders("", b)
+	c.waitFor("the removed folder's diagnostics cleared", func(ns, _ []note) bool {
+		ds := diagsOf(ns, uri)
+		return len(ds[len(ds)-1].Diagnostics) == 0
+	})
+	folders(b, "")
+	served("once the folder is back")
+}

@@ -48,8 +48,12 @@ type LintInput struct {
 	budget *recordBudget
 }
 
-// diagnose starts a new analysis run of uri, cancelling the previous one.
+// diagnose starts a new analysis run of uri, cancelling the previous one;
+// a file outside the workspace folders is not served (DidOpen).
 func (s *server) diagnose(uri protocol.DocumentURI) {
+	if _, err := s.confinedPath(uri); err != nil {
+		return
+	}
 	s.mu.Lock()
 	d := s.docs[uri]
 	if d == nil {

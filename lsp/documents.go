@@ -62,12 +62,6 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	if path == "" || !schema.IsAgentFile(path) && !isWorkspaceConfig(path) {
 		return nil
 	}
-	// A file outside the workspace folders is not served: no diagnostics,
-	// no store, no watch (a notification has no answer: it is logged).
-	if _, err := s.confinedPath(uri); err != nil {
-		s.log.Warn("not serving a file outside the workspace", "err", err)
-		return nil
-	}
 	s.mu.Lock()
 	if old := s.docs[uri]; old != nil && old.cancel != nil {
 		old.cancel()
@@ -75,6 +69,14 @@ func (s *server) DidOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	s.docs[uri] = &document{uri: uri, path: path, version: p.TextDocument.Version, text: []byte(p.TextDocument.Text)}
 	s.textChanged()
 	s.mu.Unlock()
+	// A file outside the workspace folders is not served: no diagnostics,
+	// no store, no watch (a notification has no answer: it is logged). Its
+	// text is followed all the same, for when a folder holding it is
+	// added (DidChangeWorkspaceFolders).
+	if _, err := s.confinedPath(uri); err != nil {
+		s.log.Warn("not serving a file outside the workspace", "err", err)
+		return nil
+	}
 	s.watchDir(path)
 	s.diagnose(uri)
 	return nil
@@ -169,7 +171,7 @@ func (s *server) loseSync(uri protocol.DocumentURI, version int32, why error) {
 	d.version = max(d.version, version)
 	d.parsed = nil
 	s.mu.Unlock()
-	if first {
+	if _, err := s.confinedPath(uri); first && err == nil {
 		s.showMessage(protocol.MessageTypeError, outOfSyncMessage(d.path, why.Error()))
 	}
 	s.diagnose(uri)
@@ -302,11 +304,12 @@ func isWorkspaceConfig(path string) bool {
 	return schema.KindOf(path) == schema.FileWorkspace
 }
 
-// openAgentURIs lists the open agent files (workspace configs left out).
+// openAgentURIs lists the open agent files the server serves (workspace
+// configs and files outside the workspace folders left out).
 func (s *server) openAgentURIs() []protocol.DocumentURI {
 	var out []protocol.DocumentURI
 	for _, u := range s.openURIs() {
-		if !isWorkspaceConfig(uriToPath(u)) {
+		if _, err := s.confinedPath(u); err == nil && !isWorkspaceConfig(uriToPath(u)) {
 			out = append(out, u)
 		}
 	}
