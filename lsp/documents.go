@@ -103,9 +103,10 @@ func (s *server) didChange(p *didChangeParams) error {
 		return nil
 	}
 	if p.TextDocument.Version <= d.version {
-		err := fmt.Errorf("textDocument/didChange %s refused: version %d is not after the document's version %d", uri, p.TextDocument.Version, d.version)
+		cur := d.version
 		s.mu.Unlock()
-		s.loseSync(uri, d.version, err)
+		err := fmt.Errorf("textDocument/didChange %s refused: version %d is not after the document's version %d", uri, p.TextDocument.Version, cur)
+		s.loseSync(uri, cur, err)
 		return err
 	}
 	if d.outOfSync != "" && wholeTextFrom(p.ContentChanges) < 0 {
