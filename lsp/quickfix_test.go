@@ -12,6 +12,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -383,6 +384,63 @@ func TestEditsKeepLineEndings(t *testing.T) {
 					}
 					t.Errorf("with %q line breaks, from byte %d: got %q, want %q", eol, i, got[i:min(i+80, len(got))], w[i:min(i+80, len(w))])
 				}
+			}
+		})
+	}
+}
+
+// TestUnknownDomainQuickFixQuoted: the quick fix of an unknown-domain
+// diagnostic adds the domain the memory targets, whatever characters it
+// holds: lint quotes it Go-style in its message, and the fix read the
+// quoted text back as it was written, so a domain with a backslash was
+// added with two and one with a double quote got no fix.
+func TestUnknownDomainQuickFixQuoted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dom := range []string{`ops\night`, `on"call`, "incidént"} {
+		t.Run(dom, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			authored := strings.Replace(string(data), "    - domain: incident\n", "    - domain: "+schema.YAMLScalar(dom)+"\n", 1)
+			if res := agentSave(t, env, authored, "Page the database owner", "judgment."+dom+".heuristics", "conv-3"); res.Record == nil {
+				t.Fatalf("save: %+v", res)
+			}
+			text := strings.Replace(string(data), "    - domain: incident\n", "    - domain: on-call\n", 1)
+			path := env.write(t, "deploy.agent.yaml", text)
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+			c.initialize(env.root, nil, false)
+			uri := c.open(path, text, 1)
+			var diag *protocol.Diagnostic
+			c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool {
+				for _, d := range diagsOf(ns, uri) {
+					for i := range d.Diagnostics {
+						if d.Diagnostics[i].Code == "unknown-domain" {
+							diag = &d.Diagnostics[i]
+							return true
+						}
+					}
+				}
+				return false
+			})
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
+				"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+			var fix *protocol.CodeAction
+			for i := range actions {
+				if actions[i].Edit != nil {
+					fix = &actions[i]
+				}
+			}
+			if fix == nil {
+				t.Fatalf("no add-judgment quick fix for %q in %+v", diag.Message, actions)
+			}
+			fixed := applyEdits(t, text, fix.Edit.Changes[uri])
+			a := analyze(path, 0, []byte(fixed), nil)
+			if a.agent == nil || a.agent.JudgmentByDomain(dom) < 0 {
+				t.Fatalf("after %q the agent has no judgment %q:\n%s", fix.Title, dom, fixed)
 			}
 		})
 	}
