@@ -23,6 +23,26 @@ type agentFile struct {
 	doc   *schema.Document
 	agent *schema.AgentConfig // nil when the file has schema errors
 	ws    *workspaceInfo
+	// version is the open document's version text is of (nil when the
+	// file is not open: its text is the disk's); versioned is whether the
+	// client takes versioned edits (workspace.workspaceEdit.documentChanges).
+	version   *int32
+	versioned bool
+}
+
+// edit is a workspace edit of f's text: to a client that takes versioned
+// edits, one that names the version it was made for (null for a file not
+// open), so an editor that has moved on refuses it instead of applying it
+// at positions that now mean other text.
+func (f *agentFile) edit(edits ...protocol.TextEdit) *protocol.WorkspaceEdit {
+	if !f.versioned {
+		return &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: edits}}
+	}
+	return &protocol.WorkspaceEdit{DocumentChanges: []protocol.TextDocumentEdit{{
+		TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+			TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: f.uri}, Version: f.version},
+		Edits: edits,
+	}}}
 }
 
 // loadAgentFile resolves uri to its current text, parse and workspace.
@@ -55,8 +75,14 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 	}
 	var text []byte
 	var a *analysis
+	var version *int32
+	if p.d != nil && p.d.outOfSync != "" {
+		return nil, errOutOfSync(p.d)
+	}
 	if d, parsed := p.d, p.parsed; d != nil {
 		text = d.text
+		v := d.version
+		version = &v
 		if parsed != nil && parsed.version == d.version {
 			a = parsed
 		}
@@ -73,7 +99,18 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 	if a.doc == nil {
 		return nil, &unparsedError{jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s does not parse: %v", path, a.parseErr))}
 	}
-	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path)}, nil
+	s.mu.Lock()
+	versioned := s.versionedEdits
+	s.mu.Unlock()
+	return &agentFile{uri: uri, path: path, text: text, doc: a.doc, agent: a.agent, ws: s.workspaceFor(path),
+		version: version, versioned: versioned}, nil
+}
+
+// errOutOfSync is the answer of a request on a document whose text the
+// server lost (loseSync): ContentModified, which editors drop silently;
+// the document's diagnostic says what happened.
+func errOutOfSync(d *document) error {
+	return jsonrpc2.NewError(protocol.CodeContentModified, outOfSyncMessage(d.path, d.outOfSync))
 }
 
 // unparsedError is loadAgentFile's error for a text that does not parse

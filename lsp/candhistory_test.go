@@ -101,8 +101,8 @@ func TestCandidateHistoryOnDemand(t *testing.T) {
 
 	before := passed.Load()
 	r := c.resolve(cand)
-	if r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "**History**") || !strings.Contains(r.Tooltip.Value, " write by agent:bot") ||
-		!strings.Contains(r.Tooltip.Value, " corroborate by agent:bot") || strings.Contains(r.Tooltip.Value, "could not be read") {
+	if r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "**History**") || !strings.Contains(r.Tooltip.Value, " write by `agent:bot`") ||
+		!strings.Contains(r.Tooltip.Value, " corroborate by `agent:bot`") || strings.Contains(r.Tooltip.Value, "could not be read") {
 		t.Errorf("candidate tooltip: %+v", r.Tooltip)
 	}
 	if got := passed.Load() - before; got != 2 {

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -219,15 +220,26 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := s.withStore(ctx, f, true, func(store.Tx) error { return nil }); err != nil {
 		return nil, rpcError(err)
 	}
-	res, err := s.applyEdit(ctx, "Adopt memory "+id, protocol.WorkspaceEdit{
-		Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {edit}},
-	})
+	// Once the edit is sent, whether it lands is the editor's to say: a
+	// cancellation of the command does not stop the wait for its answer
+	// (only the connection's end does), nor the retiring of the record
+	// after the editor applied the line.
+	before := bytes.Count(f.text, []byte(edit.NewText))
+	res, err := s.applyEdit(s.ctx, "Adopt memory "+id, *f.edit(edit))
 	if err != nil {
 		return nil, err
 	}
 	if !res.Applied {
 		return nil, jsonrpc2.NewError(codeRefused, "the editor did not apply the edit: "+orDash(res.FailureReason))
 	}
+	// A versioned edit of an open document may be skipped by an editor
+	// that answers applied all the same (Neovim, for an edit of a version
+	// older than its buffer's): the record is retired only once the
+	// document shows the line.
+	if f.versioned && f.version != nil && !s.awaitEdit(f.uri, *f.version, edit.NewText, before) {
+		return nil, jsonrpc2.NewError(codeRefused, fmt.Sprintf("the editor answered that it applied the edit, but %s never showed the adopted line: the record is kept (adopt again)", f.path))
+	}
+	ctx = context.WithoutCancel(ctx)
 	err = s.withStore(ctx, f, true, func(st store.Tx) error {
 		_, err := s.engine(f, st).Invalidate(ctx, id, "adopted into "+f.path+" as authored text", f.ws.Actor)
 		return err
@@ -291,7 +303,7 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	}
 	indent := strings.Repeat(" ", first.Start.Character)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
-	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: "\n" + indent + line}, nil
+	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: lineBreak(f.text) + indent + line}, nil
 }
 
 // jsonString is s as a JSON string.

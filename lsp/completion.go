@@ -30,7 +30,10 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if _, err := s.confinedPath(p.TextDocument.URI); err != nil {
 		return nil, err // never read a file outside the workspace
 	}
-	text, path := s.currentText(p.TextDocument.URI)
+	text, path, err := s.currentText(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
 	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	if text == nil {
 		return out, nil
@@ -48,20 +51,24 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 }
 
 // currentText is the editor's text of uri (the disk's when not open) and its
-// path; nil text when neither is readable.
-func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string) {
+// path; nil text when neither is readable, and errOutOfSync when the
+// server lost the editor's text.
+func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string, error) {
 	path := uriToPath(uri)
 	if d, _ := s.latest(uri); d != nil {
-		return d.text, path
+		if d.outOfSync != "" {
+			return nil, path, errOutOfSync(d)
+		}
+		return d.text, path, nil
 	}
 	if path == "" {
-		return nil, ""
+		return nil, "", nil
 	}
 	data, err := workspace.ReadFile(path)
 	if err != nil {
-		return nil, path
+		return nil, path, nil
 	}
-	return data, path
+	return data, path, nil
 }
 
 // completionContext is what the cursor is typing.
@@ -83,6 +90,8 @@ type completionContext struct {
 	// sep goes before an inserted JSON key or array item: ", " after a
 	// value whose comma is not written yet.
 	sep string
+	// eol is the text's line break, for an item of several lines.
+	eol string
 }
 
 var (
@@ -93,11 +102,11 @@ var (
 
 // yamlContext finds the completion context at pos from the text's lines.
 func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
-	lines := strings.Split(string(text), "\n")
+	lines := splitLines(string(text))
 	if int(pos.Line) >= len(lines) {
 		return completionContext{}, false
 	}
-	line := strings.TrimRight(lines[pos.Line], "\r")
+	line := lines[pos.Line]
 	prefix := line[:byteOffset(line, int(pos.Character))]
 	var cc completionContext
 	var word string
@@ -115,6 +124,7 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 		End:   pos,
 	}
 	cc.indent = ind
+	cc.eol = lineBreak(text)
 	keyCol := ind
 	if cc.dash {
 		keyCol = len(prefix) - len(strings.TrimLeft(prefix[ind+1:], " ")) // after "- "
@@ -129,7 +139,7 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 		seqCol, idx, cIsDash = ind, 0, true
 	}
 	for j := int(pos.Line) - 1; j >= 0 && c >= 0; j-- {
-		l := strings.TrimRight(lines[j], "\r")
+		l := lines[j]
 		t := strings.TrimLeft(l, " ")
 		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") {
 			continue
@@ -169,12 +179,12 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 func siblingKeys(lines []string, l, col int, dash bool) map[string]bool {
 	out := map[string]bool{}
 	scan := func(j int) (stop bool) {
-		t := strings.TrimLeft(strings.TrimRight(lines[j], "\r"), " ")
+		t := strings.TrimLeft(lines[j], " ")
 		if t == "" || strings.HasPrefix(t, "#") {
 			return false
 		}
 		li := len(lines[j]) - len(t)
-		m := keyLineRE.FindStringSubmatch(strings.TrimRight(lines[j], "\r"))
+		m := keyLineRE.FindStringSubmatch(lines[j])
 		isDash := t == "-" || strings.HasPrefix(t, "- ")
 		kc := li
 		if m != nil {
@@ -344,7 +354,7 @@ func snippetItems(cc completionContext) []protocol.CompletionItem {
 		}
 		body[i] = l
 	}
-	text := strings.Join(body, "\n")
+	text := strings.Join(body, cc.eol)
 	if !cc.dash {
 		text = "- " + text
 	}

@@ -85,9 +85,14 @@ func (s *server) workspaceFor(path string) *workspaceInfo {
 	// never above it, and not at all for a path outside the folders (an
 	// event in a store directory elsewhere, a client's watched-file change):
 	// a .agent-ls.yaml outside the workspace could point the store anywhere.
+	// Without a config, the workspace is the folder holding the file (the
+	// first folder for a path no folder holds).
 	cfgPath := ""
 	if folder, ok := s.folderOf(dir); ok {
 		cfgPath = findConfig(dir, folder)
+		if folder != "" {
+			root = folder
+		}
 	}
 	key := cfgPath
 	if key == "" {

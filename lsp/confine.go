@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -18,9 +19,14 @@ import (
 // workspace folders of initialize (rootUri when the client sends no
 // folders); a client that names neither gets no confinement.
 
-// setFolders records the workspace folders' paths, cleaned.
-func (s *server) setFolders(paths []string) {
+// setFolders records the workspace folders' paths, cleaned. The folders
+// of initialize may be none (no confinement: out is nil); a change that
+// removes every folder leaves an empty list, which serves nothing.
+func (s *server) setFolders(paths []string, confined bool) {
 	var out []string
+	if confined {
+		out = []string{}
+	}
 	for _, p := range paths {
 		if p != "" && filepath.IsAbs(p) {
 			out = append(out, filepath.Clean(p))
@@ -37,7 +43,7 @@ func (s *server) folderOf(path string) (folder string, ok bool) {
 	s.mu.Lock()
 	folders := s.folders
 	s.mu.Unlock()
-	if len(folders) == 0 {
+	if folders == nil {
 		return "", true
 	}
 	// The longest folder holding path (nested folders).
@@ -113,4 +119,75 @@ func checkID(command, name, v string) error {
 		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("%s: argument %v", command, err))
 	}
 	return nil
+}
+
+// DidChangeWorkspaceFolders takes the client's new workspace folders: an
+// added folder's files are served from now on, the open ones at once from
+// the editor's text; an open document no folder holds any more is not
+// served (its diagnostics cleared, its requests refused as outside the
+// folders), its text still followed.
+func (s *server) DidChangeWorkspaceFolders(_ context.Context, p *protocol.DidChangeWorkspaceFoldersParams) error {
+	served := map[protocol.DocumentURI]bool{}
+	for _, uri := range s.openURIs() {
+		_, err := s.confinedPath(uri)
+		served[uri] = err == nil
+	}
+	removed := map[string]bool{}
+	for _, f := range p.Event.Removed {
+		if path := uriToPath(protocol.DocumentURI(f.URI)); path != "" {
+			removed[filepath.Clean(path)] = true
+		}
+	}
+	s.mu.Lock()
+	var folders []string
+	for _, f := range s.folders {
+		if !removed[f] {
+			folders = append(folders, f)
+		}
+	}
+	confined := s.folders != nil
+	s.mu.Unlock()
+	for _, f := range p.Event.Added {
+		folders = append(folders, uriToPath(protocol.DocumentURI(f.URI)))
+	}
+	s.setFolders(folders, confined || len(p.Event.Added) > 0)
+	s.forgetWorkspaces()
+	for _, f := range p.Event.Added {
+		if path := uriToPath(protocol.DocumentURI(f.URI)); path != "" {
+			s.watchDir(path)
+		}
+	}
+	for _, uri := range s.openURIs() {
+		_, err := s.confinedPath(uri)
+		switch {
+		case err == nil && !served[uri]:
+			s.watchDir(uriToPath(uri))
+			s.diagnose(uri)
+		case err != nil && served[uri]:
+			s.unserve(uri)
+		}
+	}
+	return nil
+}
+
+// unserve stops serving an open document a workspace folder no longer
+// holds: its analysis stops and its diagnostics are cleared.
+func (s *server) unserve(uri protocol.DocumentURI) {
+	s.mu.Lock()
+	d := s.docs[uri]
+	if d == nil {
+		s.mu.Unlock()
+		return
+	}
+	if d.cancel != nil {
+		d.cancel()
+	}
+	s.gen++
+	d.gen, d.parsed = s.gen, nil
+	version := d.version
+	s.mu.Unlock()
+	s.pubMu.Lock()
+	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishDiagnosticsParams{URI: uri, Version: version, Diagnostics: []protocol.Diagnostic{}})
+	s.pubMu.Unlock()
+	s.stores.forget(uri)
 }

@@ -48,8 +48,12 @@ type LintInput struct {
 	budget *recordBudget
 }
 
-// diagnose starts a new analysis run of uri, cancelling the previous one.
+// diagnose starts a new analysis run of uri, cancelling the previous one;
+// a file outside the workspace folders is not served (DidOpen).
 func (s *server) diagnose(uri protocol.DocumentURI) {
+	if _, err := s.confinedPath(uri); err != nil {
+		return
+	}
 	s.mu.Lock()
 	d := s.docs[uri]
 	if d == nil {
@@ -63,7 +67,17 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 	s.gen++
 	d.gen, d.cancel = s.gen, cancel
 	snap := snapshot{uri: uri, path: d.path, version: d.version, text: d.text, gen: d.gen, parses: d.parses}
+	outOfSync := d.outOfSync
 	s.mu.Unlock()
+	if outOfSync != "" {
+		// Nothing to analyse: the text is not the editor's (loseSync).
+		defer cancel()
+		s.publish(ctx, snap, []protocol.Diagnostic{{
+			Severity: protocol.DiagnosticSeverityError, Source: "agent-ls", Code: "out-of-sync",
+			Message: outOfSyncMessage(snap.path, outOfSync),
+		}})
+		return
+	}
 	s.goBackground(func(context.Context) {
 		defer cancel()
 		s.runDiagnostics(ctx, snap)

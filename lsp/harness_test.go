@@ -45,7 +45,8 @@ type testClient struct {
 	cond  *sync.Cond
 	notes []note
 	calls []note // server->client requests
-	// applyResult is what the client answers to workspace/applyEdit.
+	// applyResult is what the client answers to workspace/applyEdit; a
+	// func(params json.RawMessage) any answers each request.
 	applyResult any
 	// caps, when set, adds to the capabilities initialize sends.
 	caps func(map[string]any)
@@ -138,6 +139,9 @@ func (c *testClient) handle(ctx context.Context, reply jsonrpc2.Replier, req jso
 	c.mu.Unlock()
 	switch req.Method() {
 	case methodApplyEdit:
+		if answer, ok := res.(func(json.RawMessage) any); ok {
+			res = answer(n.params)
+		}
 		return reply(ctx, res, nil)
 	case methodInlayHintRefresh:
 		return reply(ctx, nil, nil)

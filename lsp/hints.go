@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -500,25 +499,20 @@ func anchorLine(d *schema.Document, container string) int {
 	return r.Start.Line
 }
 
-// lineLengthUTF16 is the length of a 0-based line in UTF-16 units.
+// lineLengthUTF16 is the length of a 0-based line in UTF-16 units (0 past
+// the last line).
 func lineLengthUTF16(src []byte, line int) int {
-	for i := 0; i < line; i++ {
-		j := bytes.IndexByte(src, '\n')
-		if j < 0 {
-			return 0
-		}
-		src = src[j+1:]
+	start, reached := lineStart(src, line)
+	if reached < line {
+		return 0
 	}
-	return utf16Len(src)
+	return utf16Len(src[start:])
 }
 
 // utf16Len is the UTF-16 length of the first line of src (without its
 // line break).
 func utf16Len(src []byte) int {
-	if j := bytes.IndexByte(src, '\n'); j >= 0 {
-		src = src[:j]
-	}
-	src = bytes.TrimSuffix(src, []byte("\r"))
+	src = src[:lineContentEnd(src, 0)]
 	n := 0
 	for len(src) > 0 {
 		r, size := utf8.DecodeRune(src)
@@ -537,10 +531,8 @@ type lineEnds struct {
 
 func newLineEnds(src []byte) *lineEnds {
 	le := &lineEnds{src: src, starts: []int{0}, memo: map[int]int{}}
-	for i, c := range src {
-		if c == '\n' {
-			le.starts = append(le.starts, i+1)
-		}
+	for i := nextBreak(src, 0); i >= 0; i = nextBreak(src, i) {
+		le.starts = append(le.starts, i)
 	}
 	return le
 }
@@ -845,37 +837,41 @@ func shortProvenance(ml memoryLine) string {
 func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	var b strings.Builder
 	r := ml.rec
-	fmt.Fprintf(&b, "**%s memory** `%s`\n\n%s\n\n", title(ml.kind()), r.ID, untrustedMarkdown(r.Content))
+	fmt.Fprintf(&b, "**%s memory** %s\n\n%s\n\n", title(ml.kind()), codeSpan(r.ID), untrustedMarkdown(r.Content))
 	if r.Target != nil {
-		fmt.Fprintf(&b, "- target: `%s` (tier %s)\n", r.Target.String(), schema.TierOf(*r.Target))
+		fmt.Fprintf(&b, "- target: %s (tier %s)\n", codeSpan(r.Target.String()), schema.TierOf(*r.Target))
 	}
 	fmt.Fprintf(&b, "- kind: %s; created %s\n", r.Kind, r.CreatedAt)
 	pv := r.Provenance
 	if pv.ConversationID != "" || pv.RunID != "" || pv.Author != "" {
-		fmt.Fprintf(&b, "- learned from conversation `%s`", orDash(pv.ConversationID))
+		fmt.Fprintf(&b, "- learned from conversation %s", codeSpan(orDash(pv.ConversationID)))
 		if pv.RunID != "" {
-			fmt.Fprintf(&b, ", run `%s`", pv.RunID)
+			fmt.Fprintf(&b, ", run %s", codeSpan(pv.RunID))
 		}
 		if pv.Author != "" {
-			fmt.Fprintf(&b, ", by %s", pv.Author)
+			fmt.Fprintf(&b, ", by %s", codeSpan(pv.Author))
 		}
 		b.WriteString("\n")
 	}
 	for _, sp := range r.Supports {
-		fmt.Fprintf(&b, "- supported by conversation `%s` at %s\n", sp.ConversationID, sp.At)
+		fmt.Fprintf(&b, "- supported by conversation %s at %s\n", codeSpan(sp.ConversationID), sp.At)
 	}
 	if n := r.DistinctConversations(); n > 0 {
 		fmt.Fprintf(&b, "- learned in %s\n", schema.Conversations(n))
 	}
 	if p := ml.promotion; p != nil {
-		fmt.Fprintf(&b, "- promoted %s by %s (tier %s)", p.PromotedAt, p.Actor, p.Tier)
+		fmt.Fprintf(&b, "- promoted %s by %s (tier %s)", p.PromotedAt, codeSpan(p.Actor.String()), p.Tier)
 		if p.Approver != "" {
-			fmt.Fprintf(&b, ", approved by %s", p.Approver)
+			fmt.Fprintf(&b, ", approved by %s", codeSpan(p.Approver))
 		}
 		b.WriteString("\n")
 		ev := p.Evidence
 		if len(ev.Conversations) > 0 {
-			fmt.Fprintf(&b, "- evidence: %s (%s)\n", schema.Conversations(len(ev.Conversations)), strings.Join(ev.Conversations, ", "))
+			convs := make([]string, len(ev.Conversations))
+			for i, c := range ev.Conversations {
+				convs[i] = codeSpan(c)
+			}
+			fmt.Fprintf(&b, "- evidence: %s (%s)\n", schema.Conversations(len(ev.Conversations)), strings.Join(convs, ", "))
 		}
 		if ev.Eval != nil {
 			fmt.Fprintf(&b, "- evidence: eval %d/%d → %d/%d\n", ev.Eval.BasePassed, ev.Eval.BasePassed+ev.Eval.BaseFailed, ev.Eval.Passed, ev.Eval.Passed+ev.Eval.Failed)
@@ -892,7 +888,7 @@ func provenanceMarkdown(ml memoryLine, history []historyEntry) string {
 	if len(history) > 0 {
 		b.WriteString("\n**History**\n\n")
 		for _, e := range history {
-			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, e.Actor)
+			fmt.Fprintf(&b, "- %s %s by %s", e.At, e.Op, codeSpan(e.Actor.String()))
 			if e.Reason != "" {
 				fmt.Fprintf(&b, ": %s", untrustedMarkdown(e.Reason))
 			}

@@ -130,6 +130,35 @@ func untrustedMarkdown(s string) string {
 	return b.String()
 }
 
+// codeSpan is s (an id, a target, an actor, a key: text an agent, a
+// runtime or a file may have chosen) as one Markdown code span, which makes
+// no structure whatever it holds: one line, fenced by more backticks than
+// its longest run of them, and padded with a space when it starts or ends
+// with a backtick. A span between single backticks ended at the first
+// backtick of s, and the rest (an image, a link, HTML) was Markdown.
+func codeSpan(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if schema.IsLineBreak(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 && (strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`")) {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
 // renderHover is the hover of key in f with its view v (nil: none);
 // complete is false when a memory line's history could not be read (the
 // hover says so, and is not kept).
@@ -166,9 +195,9 @@ func renderHover(ctx context.Context, f *agentFile, v *memoryView, key hoverKey)
 	var b strings.Builder
 	if ptr != "" {
 		if isWorkspaceConfig(f.path) {
-			fmt.Fprintf(&b, "`%s` · workspace config (%s)\n", ptr, schema.WorkspaceConfigName)
+			fmt.Fprintf(&b, "%s · workspace config (%s)\n", codeSpan(ptr), schema.WorkspaceConfigName)
 		} else {
-			fmt.Fprintf(&b, "`%s` · authored (%s)\n", ptr, sourceOf(ptr))
+			fmt.Fprintf(&b, "%s · authored (%s)\n", codeSpan(ptr), sourceOf(ptr))
 		}
 		if onKey {
 			b.WriteString(keyDescription(f.path, ptr))
@@ -254,7 +283,7 @@ func composedText(v any, max int) string {
 				continue
 			}
 			data, _ := json.Marshal(item)
-			fmt.Fprintf(&b, "- `%s`\n", data)
+			fmt.Fprintf(&b, "- %s\n", codeSpan(string(data)))
 		}
 		more(len(all) - len(n))
 		return b.String()

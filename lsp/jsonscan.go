@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"strconv"
 
 	"go.lsp.dev/protocol"
@@ -96,7 +95,7 @@ func (sc *jsonScanner) step(i int, onKey func(key string, depth int)) {
 			sc.esc = false
 		case c == '\\':
 			sc.esc = true
-		case c == '"' || c == '\n':
+		case c == '"' || c == '\n' || c == '\r':
 			sc.inStr = false
 			s := sc.strValue(sc.strStart, i)
 			if sc.strKey {
@@ -202,7 +201,7 @@ func jsonScanContext(text []byte, pos protocol.Position) (completionContext, boo
 	replaceFrom := func(start int) {
 		end := off
 		// Over the rest of the string or word after the cursor.
-		for end < len(text) && text[end] != '\n' {
+		for end < len(text) && text[end] != '\n' && text[end] != '\r' {
 			if sc.inStr && text[end] == '"' && text[end-1] != '\\' {
 				end++
 				break
@@ -272,31 +271,22 @@ func jsonScanContext(text []byte, pos protocol.Position) (completionContext, boo
 	return cc, true
 }
 
-// offsetOf is the byte offset of a UTF-16 position in text.
+// offsetOf is the byte offset of a UTF-16 position in text (a character
+// past the end of its line is the line's end).
 func offsetOf(text []byte, pos protocol.Position) (int, bool) {
-	line, off := 0, 0
-	for line < int(pos.Line) {
-		i := bytes.IndexByte(text[off:], '\n')
-		if i < 0 {
-			return 0, false
-		}
-		off += i + 1
-		line++
+	off, reached := lineStart(text, int(pos.Line))
+	if reached < int(pos.Line) {
+		return 0, false
 	}
-	end := bytes.IndexByte(text[off:], '\n')
-	if end < 0 {
-		end = len(text) - off
-	}
-	return off + byteOffset(string(text[off:off+end]), int(pos.Character)), true
+	end := lineContentEnd(text, off)
+	return off + byteOffset(string(text[off:end]), int(pos.Character)), true
 }
 
 // positionOf is the UTF-16 position of a byte offset in text.
 func positionOf(text []byte, off int) protocol.Position {
 	line, start := 0, 0
-	for i := 0; i < off; i++ {
-		if text[i] == '\n' {
-			line, start = line+1, i+1
-		}
+	for i := nextBreak(text, 0); i >= 0 && i <= off; i = nextBreak(text, i) {
+		line, start = line+1, i
 	}
 	return protocol.Position{Line: uint32(line), Character: uint32(utf16Len(text[start:off]))}
 }

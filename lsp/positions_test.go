@@ -3,9 +3,14 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -123,5 +128,73 @@ func TestHoverAnswersItsVersion(t *testing.T) {
 	close(proceed)
 	if h := <-got; !strings.Contains(h, "`/roleTemplate/name`") {
 		t.Fatalf("hover at 1:3 sent at version 1 (\"  name: wire\") answered %s", h)
+	}
+}
+
+// TestPositionsKeepLineEndings: the same agent file written with LF, CRLF
+// or CR-only line breaks gets the same answers at the same positions (LSP
+// counts each of "\n", "\r\n" and "\r" as one line break): its inlay hints
+// and code lenses, its outline and diagnostics, hover past the end of a line,
+// completion in YAML and JSON. On CR-only text the server took the file for
+// one line: hints and lenses sat at the end of the file, hover past a
+// line's end answered the whole file's end, completion offered nothing.
+func TestPositionsKeepLineEndings(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy := string(data)
+	stamp := regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z`)
+	jsonText := "{\"roleTemplate\": {\"name\": \"x\",\n  \"persona\": {\"identity\": \"😀\",\n    \"to\n"
+	sourceLine := strings.Count(deploy[:strings.Index(deploy, "  source: custom")], "\n")
+	answers := func(t *testing.T, eol string) map[string]string {
+		env := newTestEnv(t)
+		text := strings.ReplaceAll(deploy, "\n", eol)
+		path := env.write(t, "deploy.agent.yaml", text)
+		id := agentSave(t, env, text, "Deploys go out Thursdays", "background.projectContext.deploy_window", "conv-1").Record.ID
+		c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+		c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+		uri := c.open(path, text, 1)
+		diags := c.awaitDiagnostics(uri, 1)
+		jtext := strings.ReplaceAll(jsonText, "\n", eol)
+		juri := c.open(env.write(t, "j.agent.json", jtext), jtext, 1)
+		jdiags := c.awaitDiagnostics(juri, 1)
+		out := map[string]string{}
+		call := func(name, method string, params any) {
+			var res json.RawMessage
+			if err := c.callErr(method, params, &res); err != nil {
+				out[name] = err.Error()
+				return
+			}
+			// The same answer but for the record's id, the times and the
+			// workspace's directory.
+			norm := strings.NewReplacer(eol, `\n`, id, "ID", string(pathToURI(env.root)), "ROOT").Replace(string(res))
+			out[name] = stamp.ReplaceAllString(norm, "TIME")
+		}
+		td := map[string]any{"uri": uri}
+		pos := func(l, ch int) map[string]any { return map[string]any{"line": l, "character": ch} }
+		call("hints", methodInlayHint, map[string]any{"textDocument": td, "range": map[string]any{"start": pos(0, 0), "end": pos(999, 0)}})
+		call("lenses", protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": td})
+		call("outline", protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": td})
+		call("hover past the end of name", protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": pos(4, 200)})
+		call("hover on tone", protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": pos(7, 5)})
+		call("complete source", protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": td, "position": pos(sourceLine, len("  source: "))})
+		call("complete json", protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": map[string]any{"uri": juri}, "position": pos(2, 7)})
+		out["diagnostics"] = fmt.Sprint(diags.Diagnostics)
+		out["json diagnostics"] = fmt.Sprint(jdiags.Diagnostics)
+		return out
+	}
+	want := answers(t, "\n")
+	if !strings.Contains(want["hints"], "Thursdays") || !strings.Contains(want["complete json"], `"tone"`) || !strings.Contains(want["complete source"], `"library"`) {
+		t.Fatalf("LF answers lack the memory hint or the JSON completion: %v", want)
+	}
+	for _, eol := range []string{"\r\n", "\r"} {
+		got := answers(t, eol)
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			if got[name] != want[name] {
+				t.Errorf("%q line breaks: %s\n got %.400s\nwant %.400s", eol, name, got[name], want[name])
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -13,12 +14,14 @@ import (
 )
 
 var (
-	unknownPropRE   = regexp.MustCompile(`^unknown property "([^"]+)"$`)
-	missingPropRE   = regexp.MustCompile(`^missing required property "([^"]+)"$`)
-	unknownDomainRE = regexp.MustCompile(`targets judgment domain "([^"]+)", which the agent does not define`)
+	unknownPropRE = regexp.MustCompile(`^unknown property "([^"]+)"$`)
+	missingPropRE = regexp.MustCompile(`^missing required property "([^"]+)"$`)
+	// unknownDomainRE reads the domain of lint's unknown-domain message,
+	// quoted Go-style (%q): strconv.Unquote reads it back.
+	unknownDomainRE = regexp.MustCompile(`targets judgment domain ("(?:[^"\\]|\\.)*"), which the agent does not define`)
 	// unknownDomainRecordRE reads the record id of lint's unknown-domain
 	// message ("memory ID targets judgment domain ..." or "candidate ID ...").
-	unknownDomainRecordRE = regexp.MustCompile(`^(?:memory|candidate) (\S+) targets judgment domain "([^"]+)"`)
+	unknownDomainRecordRE = regexp.MustCompile(`^(?:memory|candidate) (\S+) targets judgment domain ("(?:[^"\\]|\\.)*")`)
 )
 
 // quickFixes answers the schema diagnostics in the request's context with
@@ -30,8 +33,10 @@ func quickFixes(f *agentFile, p *protocol.CodeActionParams) []protocol.CodeActio
 	for _, d := range p.Context.Diagnostics {
 		if fmt.Sprint(d.Code) == "unknown-domain" {
 			if m := unknownDomainRE.FindStringSubmatch(d.Message); m != nil {
-				if a := addJudgmentFix(f, d, m[1]); a != nil {
-					out = append(out, *a)
+				if dom, err := strconv.Unquote(m[1]); err == nil {
+					if a := addJudgmentFix(f, d, dom); a != nil {
+						out = append(out, *a)
+					}
 				}
 			}
 			continue
@@ -114,7 +119,7 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 			return nil // flow mapping: no block line to add
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = "\n" + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
+		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
 	}
 	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
@@ -141,7 +146,7 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 			return nil // flow sequence
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = "\n" + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
+		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
 	}
 	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
@@ -159,7 +164,7 @@ func lineEndBefore(text []byte, end schema.Position) protocol.Position {
 func editAction(f *agentFile, d protocol.Diagnostic, title string, e protocol.TextEdit) *protocol.CodeAction {
 	return &protocol.CodeAction{
 		Title: title, Kind: protocol.QuickFix, Diagnostics: []protocol.Diagnostic{d}, IsPreferred: true,
-		Edit: &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{f.uri: {e}}},
+		Edit: f.edit(e),
 	}
 }
 
@@ -209,7 +214,10 @@ func retargetFixes(f *agentFile, p *protocol.CodeActionParams, get func(id strin
 			continue
 		}
 		domains := judgmentDomains(f.doc, f.path)
-		unknown := m[2]
+		unknown, err := strconv.Unquote(m[2])
+		if err != nil {
+			continue
+		}
 		sort.SliceStable(domains, func(i, j int) bool {
 			return schema.EditDistance(strings.ToLower(unknown), strings.ToLower(domains[i])) < schema.EditDistance(strings.ToLower(unknown), strings.ToLower(domains[j]))
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,24 +12,26 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
-// applyEdits applies one document's text edits (ranges in UTF-16 columns of
-// ASCII text) from last to first.
+// applyEdits applies one document's text edits from last to first, as
+// the protocol reads them (UTF-16 columns; lines ending at "\n", "\r\n"
+// or "\r": refApply).
 func applyEdits(t *testing.T, text string, edits []protocol.TextEdit) string {
 	t.Helper()
-	lines := strings.SplitAfter(text, "\n")
-	off := func(p protocol.Position) int {
-		o := 0
-		for i := 0; i < int(p.Line); i++ {
-			o += len(lines[i])
-		}
-		return o + int(p.Character)
+	edits = slices.Clone(edits)
+	after := func(p, q protocol.Position) bool {
+		return p.Line > q.Line || p.Line == q.Line && p.Character > q.Character
 	}
-	sort.Slice(edits, func(i, j int) bool { return off(edits[i].Range.Start) > off(edits[j].Range.Start) })
+	sort.SliceStable(edits, func(i, j int) bool { return after(edits[i].Range.Start, edits[j].Range.Start) })
 	for _, e := range edits {
-		text = text[:off(e.Range.Start)] + e.NewText + text[off(e.Range.End):]
+		next, ok := refApply(text, e.Range, e.NewText)
+		if !ok {
+			t.Fatalf("edit %+v does not apply to %q", e, text)
+		}
+		text = next
 	}
 	return text
 }
@@ -268,5 +271,177 @@ func TestRetargetQuickFix(t *testing.T) {
 			!strings.Contains(err.Error(), "target") {
 			t.Errorf("retarget %v: %v", args, err)
 		}
+	}
+}
+
+// TestEditsKeepLineEndings: every edit the server produces for a file
+// written with CRLF or CR-only line breaks (the quick fixes that insert a
+// property or a judgment or rename a key, adopting a learned line, a
+// completion snippet) is the edit it produces for the same file written
+// with LF, at the same places, its line breaks the file's own: the result
+// is the LF result with the file's line breaks. They inserted "\n" into a
+// CRLF file and, on CR-only text, counted the whole file as one line.
+func TestEditsKeepLineEndings(t *testing.T) {
+	t.Parallel()
+	deploy, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing, err := os.ReadFile("../testdata/invalid/missing-required.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownKey, err := os.ReadFile("../testdata/invalid/unknown-key.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// quickFixed applies every quick fix of the file's diagnostics, one
+	// at a time, each to the text the one before made.
+	quickFixed := func(t *testing.T, name, text string, extra []protocol.Diagnostic) string {
+		env := newTestEnv(t)
+		c := startServer(t, Options{NoWatch: true})
+		c.initialize(env.root, nil, false)
+		got := openAndAwait(t, c, env.write(t, name, text), text)
+		var edits []protocol.TextEdit
+		for _, d := range append(got.Diagnostics, extra...) {
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{
+				"textDocument": map[string]any{"uri": got.URI}, "range": d.Range,
+				"context": map[string]any{"diagnostics": []protocol.Diagnostic{d}}}, &actions)
+			for _, a := range actions {
+				if a.Edit != nil {
+					edits = append(edits, a.Edit.Changes[got.URI]...)
+				}
+			}
+		}
+		if len(edits) == 0 {
+			t.Fatalf("no quick fix for %+v", got.Diagnostics)
+		}
+		return applyEdits(t, text, edits)
+	}
+	unknownDomain := protocol.Diagnostic{Code: "unknown-domain", Source: "agent-ls",
+		Message: `memory 01ABC targets judgment domain "on-call", which the agent does not define`}
+	completed := func(t *testing.T, name, text string, at protocol.Position, label string) string {
+		env := newTestEnv(t)
+		c := startServer(t, Options{NoWatch: true})
+		c.initialize(env.root, nil, false)
+		uri := c.open(env.write(t, name, text), text, 1)
+		var list protocol.CompletionList
+		c.call(protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": at}, &list)
+		for _, it := range list.Items {
+			if it.Label == label && it.TextEdit != nil {
+				return applyEdits(t, text, []protocol.TextEdit{*it.TextEdit})
+			}
+		}
+		t.Fatalf("no completion %q at %v: %+v", label, at, list.Items)
+		return ""
+	}
+	judgmentsLine := uint32(strings.Count(string(deploy[:strings.Index(string(deploy), "  responsibilities:")]), "\n"))
+	for _, tt := range []struct {
+		name string
+		edit func(t *testing.T, text string) string
+	}{
+		{"insert missing properties", func(t *testing.T, text string) string {
+			return quickFixed(t, "missing.agent.yaml", text, nil)
+		}},
+		{"rename unknown keys", func(t *testing.T, text string) string {
+			return quickFixed(t, "unknown.agent.yaml", text, nil)
+		}},
+		{"add a judgment domain", func(t *testing.T, text string) string {
+			return quickFixed(t, "deploy.agent.yaml", text, []protocol.Diagnostic{unknownDomain})
+		}},
+		{"adopt a heuristic", func(t *testing.T, text string) string {
+			_, adopted := adoptInto(t, "deploy.agent.yaml", text, "Check the rollback plan first", "judgment.incident.heuristics")
+			return adopted
+		}},
+		{"adopt a fact", func(t *testing.T, text string) string {
+			_, adopted := adoptInto(t, "deploy.agent.yaml", text, "Thursdays", "background.projectContext.deploy_window")
+			return adopted
+		}},
+		{"complete a judgment snippet", func(t *testing.T, text string) string {
+			return completed(t, "deploy.agent.yaml", text, protocol.Position{Line: judgmentsLine, Character: 4}, "new judgment")
+		}},
+	} {
+		texts := map[string]string{"insert missing properties": string(missing), "rename unknown keys": string(unknownKey),
+			// A bare line at the judgments' indentation, before responsibilities.
+			"complete a judgment snippet": strings.Replace(string(deploy), "  responsibilities:", "    \n  responsibilities:", 1)}
+		text, ok := texts[tt.name]
+		if !ok {
+			text = string(deploy)
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			want := tt.edit(t, text)
+			if want == text {
+				t.Fatalf("the edit changed nothing")
+			}
+			for _, eol := range []string{"\r\n", "\r"} {
+				got := tt.edit(t, strings.ReplaceAll(text, "\n", eol))
+				if w := strings.ReplaceAll(want, "\n", eol); got != w {
+					i := 0
+					for i < len(got) && i < len(w) && got[i] == w[i] {
+						i++
+					}
+					t.Errorf("with %q line breaks, from byte %d: got %q, want %q", eol, i, got[i:min(i+80, len(got))], w[i:min(i+80, len(w))])
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownDomainQuickFixQuoted: the quick fix of an unknown-domain
+// diagnostic adds the domain the memory targets, whatever characters it
+// holds: lint quotes it Go-style in its message, and the fix read the
+// quoted text back as it was written, so a domain with a backslash was
+// added with two and one with a double quote got no fix.
+func TestUnknownDomainQuickFixQuoted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dom := range []string{`ops\night`, `on"call`, "incidént"} {
+		t.Run(dom, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			authored := strings.Replace(string(data), "    - domain: incident\n", "    - domain: "+schema.YAMLScalar(dom)+"\n", 1)
+			if res := agentSave(t, env, authored, "Page the database owner", "judgment."+dom+".heuristics", "conv-3"); res.Record == nil {
+				t.Fatalf("save: %+v", res)
+			}
+			text := strings.Replace(string(data), "    - domain: incident\n", "    - domain: on-call\n", 1)
+			path := env.write(t, "deploy.agent.yaml", text)
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+			c.initialize(env.root, nil, false)
+			uri := c.open(path, text, 1)
+			var diag *protocol.Diagnostic
+			c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool {
+				for _, d := range diagsOf(ns, uri) {
+					for i := range d.Diagnostics {
+						if d.Diagnostics[i].Code == "unknown-domain" {
+							diag = &d.Diagnostics[i]
+							return true
+						}
+					}
+				}
+				return false
+			})
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
+				"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+			var fix *protocol.CodeAction
+			for i := range actions {
+				if actions[i].Edit != nil {
+					fix = &actions[i]
+				}
+			}
+			if fix == nil {
+				t.Fatalf("no add-judgment quick fix for %q in %+v", diag.Message, actions)
+			}
+			fixed := applyEdits(t, text, fix.Edit.Changes[uri])
+			a := analyze(path, 0, []byte(fixed), nil)
+			if a.agent == nil || a.agent.JudgmentByDomain(dom) < 0 {
+				t.Fatalf("after %q the agent has no judgment %q:\n%s", fix.Title, dom, fixed)
+			}
+		})
 	}
 }

@@ -226,3 +226,43 @@ func TestAgentActorCodeActions(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigSavedInEditor: fixing .agent-ls.yaml in the editor and saving
+// it ends read-only mode without a file watcher (fsnotify off or out of
+// watches): the save is the config's change. It stayed read-only until
+// the server restarted.
+func TestConfigSavedInEditor(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	env := newTestEnv(t)
+	cfgPath := env.write(t, ".agent-ls.yaml", "actor: Agent:alpha\n")
+	path := env.write(t, "deploy.agent.yaml", text)
+	res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9")
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now), NoWatch: true})
+	c.initialize(env.root, nil, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	approve := func() error {
+		var out CommandResult
+		return c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandApprove,
+			"arguments": []any{map[string]any{"uri": uri, "proposalId": res.ProposalID}}}, &out)
+	}
+	var je *jsonrpc2.Error
+	if err := approve(); !errors.As(err, &je) || je.Code != codeReadOnly {
+		t.Fatalf("approve with the broken config: %v, want codeReadOnly", err)
+	}
+	// The user opens the config, fixes the actor and saves.
+	cfgURI := c.open(cfgPath, "actor: Agent:alpha\n", 1)
+	c.change(cfgURI, "actor: human:ana\n", 2)
+	if err := os.WriteFile(cfgPath, []byte("actor: human:ana\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.notify(protocol.MethodTextDocumentDidSave, map[string]any{"textDocument": map[string]any{"uri": cfgURI}, "text": "actor: human:ana\n"})
+	if err := approve(); err != nil {
+		t.Fatalf("approve after the config was fixed and saved: %v", err)
+	}
+}

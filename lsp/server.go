@@ -88,6 +88,8 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 
 		lintTurns: newTurns(), viewTurns: newTurns(), bigTurns: newTurns(), readTurns: newTurns(),
 		idle: newIdleWatch(opts.IdleAfter, opts.Idle),
+
+		editWait: 5 * time.Second, textChange: make(chan struct{}),
 	}
 	st := newStream(rwc, base)
 	s.conn = jsonrpc2.NewConn(st)
@@ -185,6 +187,9 @@ type server struct {
 	// disabledActions: the client shows a code action's disabled reason
 	// (codeAction.disabledSupport).
 	disabledActions bool
+	// versionedEdits: the client takes versioned edits
+	// (workspace.workspaceEdit.documentChanges; agentFile.edit).
+	versionedEdits bool
 	// resolveTooltip: the client resolves inlay hint tooltips
 	// (inlayHint/resolve), so hints are sent without them.
 	resolveTooltip bool
@@ -201,6 +206,11 @@ type server struct {
 	configDiags    map[string]bool // configs with a read-only diagnostic published
 	// loadHook, set by tests, runs when a request reads its agent file.
 	loadHook func(protocol.DocumentURI)
+	// editWait bounds how long adopt waits for the document to show an
+	// edit the client answered applied (awaitEdit); textChange is closed
+	// and replaced whenever an open document's text changes.
+	editWait   time.Duration
+	textChange chan struct{}
 }
 
 // route is the middleware in front of protocol.ServerHandler.
@@ -283,6 +293,8 @@ func (s *server) route(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2
 		err := decodeParams(method, req.Params(), &p)
 		if err == nil {
 			err = s.didChange(&p)
+		} else {
+			s.didChangeUndecodable(req.Params(), err)
 		}
 		if err != nil {
 			s.log.Warn("didChange refused", "err", err)
@@ -339,7 +351,8 @@ func knownNotification(method string) bool {
 	switch method {
 	case protocol.MethodTextDocumentDidOpen, protocol.MethodTextDocumentDidChange,
 		protocol.MethodTextDocumentDidSave, protocol.MethodTextDocumentDidClose,
-		protocol.MethodWorkspaceDidChangeConfiguration, protocol.MethodWorkspaceDidChangeWatchedFiles:
+		protocol.MethodWorkspaceDidChangeConfiguration, protocol.MethodWorkspaceDidChangeWatchedFiles,
+		protocol.MethodWorkspaceDidChangeWorkspaceFolders:
 		return true
 	}
 	return false
@@ -406,7 +419,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	if len(folders) == 0 {
 		folders = []string{root}
 	}
-	s.setFolders(folders)
+	s.setFolders(folders, false)
 	s.mu.Lock()
 	s.initialized = true
 	s.root = root
@@ -416,6 +429,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.hints = extra.Capabilities.TextDocument.InlayHint != nil
 	s.disabledActions = extra.Capabilities.TextDocument.CodeAction.DisabledSupport
 	s.resolveTooltip = extra.Capabilities.TextDocument.InlayHint.resolves("tooltip")
+	s.versionedEdits = extra.Capabilities.Workspace.WorkspaceEdit.DocumentChanges
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()
 
@@ -437,6 +451,9 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 				CodeLensProvider:       &protocol.CodeLensOptions{},
 				CompletionProvider:     &protocol.CompletionOptions{TriggerCharacters: []string{":", " ", "-"}},
 				ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+				Workspace: &protocol.ServerCapabilitiesWorkspace{
+					WorkspaceFolders: &protocol.ServerCapabilitiesWorkspaceFolders{Supported: true, ChangeNotifications: true},
+				},
 			},
 			InlayHintProvider: &inlayHintOptions{ResolveProvider: true},
 		},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,7 +253,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	hs = c.hints(uri)
 	if h := hintWith(hs, trigger); h == nil || !strings.HasPrefix(h.Label, "+ ") {
 		t.Fatalf("after approval: %+v", hs)
-	} else if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "approved by human:ana") || !strings.Contains(r.Tooltip.Value, "tier guarded") {
+	} else if r := c.resolve(h); r.Tooltip == nil || !strings.Contains(r.Tooltip.Value, "approved by `human:ana`") || !strings.Contains(r.Tooltip.Value, "tier guarded") {
 		t.Errorf("approved hint tooltip lacks the approver:\n%+v", r.Tooltip)
 	}
 	// The candidate hint sent before the approval is stale now.
@@ -281,7 +282,7 @@ func TestGuardedApprovalFromEditor(t *testing.T) {
 	var hover protocol.Hover
 	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"position": map[string]any{"line": keyLine, "character": col + 2}}, &hover)
-	for _, want := range []string{trigger, "conv-9", "History", "approve by human:ana", "Composed", "- A rollback fails\n", "- " + trigger + "\n"} {
+	for _, want := range []string{trigger, "conv-9", "History", "approve by `human:ana`", "Composed", "- A rollback fails\n", "- " + trigger + "\n"} {
 		if !strings.Contains(hover.Contents.Value, want) {
 			t.Errorf("hover lacks %q:\n%s", want, hover.Contents.Value)
 		}
@@ -960,5 +961,166 @@ func TestComposedTextBounded(t *testing.T) {
 	got = composedText(map[string]any{"b": "2", "a": "1", "c": "3"}, 2)
 	if got != "- **a**: 1\n- **b**: 2\n- _… and 1 more (the composed view lists them all)_\n" {
 		t.Errorf("bounded map = %q", got)
+	}
+}
+
+// TestEditsAreVersioned: to a client that takes versioned edits
+// (workspace.workspaceEdit.documentChanges), the server's edits name the
+// version of the text they were made for, so an editor that has moved on
+// refuses them instead of applying them at positions that now mean other
+// lines. Adopting while the user typed a line above (the edit was computed
+// on version 1, the editor is at 2) put the adopted line one line off and
+// retired the record; now the editor refuses and the record stays. A quick
+// fix carries its version too.
+func TestEditsAreVersioned(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	env := newTestEnv(t)
+	path := env.write(t, "deploy.agent.yaml", text)
+	fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), testHook: func(s *server) {
+		s.loadHook = func(protocol.DocumentURI) {
+			if armed.CompareAndSwap(true, false) {
+				close(entered)
+				<-proceed
+			}
+		}
+	}})
+	c.caps = func(caps map[string]any) {
+		caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}
+	}
+	var editorVersion atomic.Int32
+	editorVersion.Store(1)
+	// The editor applies an edit of the version it has and refuses any
+	// other; it cannot tell an edit without a version.
+	c.applyResult = func(params json.RawMessage) any {
+		var p applyWorkspaceEditParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return map[string]any{"applied": false, "failureReason": err.Error()}
+		}
+		for _, dc := range p.Edit.DocumentChanges {
+			if dc.TextDocument.Version != nil && *dc.TextDocument.Version != editorVersion.Load() {
+				return map[string]any{"applied": false, "failureReason": "the document changed"}
+			}
+		}
+		return map[string]any{"applied": true}
+	}
+	c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+
+	// A quick fix names the version it was made for.
+	broken := strings.Replace(text, "    tone: calm and factual\n", "    tnoe: calm and factual\n", 1)
+	c.change(uri, broken, 2)
+	editorVersion.Store(2)
+	d := c.awaitDiagnostics(uri, 2)
+	if len(d.Diagnostics) == 0 {
+		t.Fatalf("no diagnostic for the misspelt key")
+	}
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": d.Diagnostics[0].Range,
+		"context": map[string]any{"diagnostics": d.Diagnostics[:1]}}, &actions)
+	var fix *protocol.CodeAction
+	for i := range actions {
+		if actions[i].Edit != nil {
+			fix = &actions[i]
+		}
+	}
+	if fix == nil || len(fix.Edit.DocumentChanges) != 1 || fix.Edit.Changes != nil ||
+		fix.Edit.DocumentChanges[0].TextDocument.Version == nil || *fix.Edit.DocumentChanges[0].TextDocument.Version != 2 {
+		t.Fatalf("quick fix %+v: want one versioned document change at version 2", fix)
+	}
+	c.change(uri, text, 3)
+	editorVersion.Store(3)
+	c.awaitDiagnostics(uri, 3)
+
+	// Adopt, while the user types a line above.
+	armed.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		var out CommandResult
+		done <- c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+			"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+	}()
+	<-entered
+	c.change(uri, "# a line typed meanwhile\n"+text, 4)
+	editorVersion.Store(4)
+	c.awaitDiagnostics(uri, 4)
+	close(proceed)
+	var rpcErr *jsonrpc2.Error
+	if err := <-done; !errors.As(err, &rpcErr) || rpcErr.Code != codeRefused || !strings.Contains(err.Error(), "did not apply") {
+		t.Fatalf("adopt of an edit for version 3 into version 4: %v; want refused, the editor did not apply it", err)
+	}
+	var rec schema.MemoryRecord
+	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), fact.Record.ID) })
+	if rec.InvalidAt != "" {
+		t.Fatalf("the record was retired though the editor refused the edit: %+v", rec)
+	}
+}
+
+// TestAdoptEditMustLand: to a client that takes versioned edits, adopt
+// retires the record only once the document shows the adopted line. Neovim
+// skips an edit of an older version than its buffer's ("Buffer ... newer
+// than edits") and still answers applied: the record was retired and its
+// line written nowhere. An editor that applies the edit (and sends the
+// change, as editors do) gets the record retired.
+func TestAdoptEditMustLand(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, applies := range []bool{false, true} {
+		t.Run(fmt.Sprintf("applies=%v", applies), func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), testHook: func(s *server) {
+				s.editWait = time.Second // the silent skip is found out when it passes
+			}})
+			c.caps = func(caps map[string]any) {
+				caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}
+			}
+			uri := pathToURI(path)
+			c.applyResult = func(params json.RawMessage) any {
+				if applies {
+					var p applyWorkspaceEditParams
+					if err := json.Unmarshal(params, &p); err != nil || len(p.Edit.DocumentChanges) != 1 {
+						return map[string]any{"applied": false, "failureReason": fmt.Sprintf("%v %s", err, params)}
+					}
+					c.change(uri, applyEdits(t, text, p.Edit.DocumentChanges[0].Edits), 2)
+				}
+				return map[string]any{"applied": true}
+			}
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var out CommandResult
+			err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &out)
+			var rec schema.MemoryRecord
+			withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), fact.Record.ID) })
+			if applies {
+				if err != nil || rec.InvalidAt == "" {
+					t.Fatalf("adopt into an editor that applied the edit: %v; record %+v", err, rec)
+				}
+				return
+			}
+			var rpcErr *jsonrpc2.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != codeRefused || !strings.Contains(err.Error(), "never showed") {
+				t.Errorf("adopt into an editor that skipped the edit: %v (%+v); want refused, the document never showed the line", err, out)
+			}
+			if rec.InvalidAt != "" {
+				t.Errorf("the record was retired though its line was written nowhere: %+v", rec)
+			}
+		})
 	}
 }

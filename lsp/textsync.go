@@ -3,6 +3,7 @@ package lsp
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
@@ -25,10 +26,11 @@ type contentChange struct {
 }
 
 // applyChanges returns text with changes applied in order, each range read
-// in the text the changes before it produced (LSP 3.17). text itself is
-// never changed: the result is a new slice whenever a change applies (open
-// documents' texts are shared with analysis runs). On an error nothing is
-// applied.
+// in the text the changes before it produced (LSP 3.17); a change without
+// a range replaces the whole text, so the changes before the last such one
+// change nothing and are not read. text itself is never changed: the
+// result is a new slice whenever a change applies (open documents' texts
+// are shared with analysis runs). On an error nothing is applied.
 //
 // Positions are in UTF-16 code units, the encoding every client supports
 // and the only one the server offers (it advertises no positionEncoding).
@@ -37,7 +39,9 @@ type contentChange struct {
 // a range that ends before it starts, or a character between the two
 // halves of a surrogate pair is refused.
 func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
-	for i, c := range changes {
+	from := max(wholeTextFrom(changes), 0)
+	for i, c := range changes[from:] {
+		i += from
 		if c.Range == nil {
 			text = []byte(c.Text)
 			continue
@@ -65,20 +69,9 @@ func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
 // offsetAt is the byte offset in text of an LSP position (UTF-16 code
 // units, lines ending at "\n", "\r\n" or "\r").
 func offsetAt(text []byte, p protocol.Position) (int, error) {
-	start, line := 0, uint32(0)
-	cr := bytes.IndexByte(text, '\r') >= 0
-	for line < p.Line {
-		i := -1
-		if cr {
-			i = nextBreak(text, start)
-		} else if j := bytes.IndexByte(text[start:], '\n'); j >= 0 {
-			i = start + j + 1
-		}
-		if i < 0 {
-			return 0, fmt.Errorf("line %d is past the last line, %d", p.Line, line)
-		}
-		start = i
-		line++
+	start, last := lineStart(text, int(p.Line))
+	if last < int(p.Line) {
+		return 0, fmt.Errorf("line %d is past the last line, %d", p.Line, last)
 	}
 	units := uint32(0)
 	for off := start; off < len(text); {
@@ -118,4 +111,77 @@ func nextBreak(text []byte, from int) int {
 		}
 	}
 	return -1
+}
+
+// wholeTextFrom is the index of the last change without a range (the
+// whole text), or -1 when every change has one.
+func wholeTextFrom(changes []contentChange) int {
+	for i := len(changes) - 1; i >= 0; i-- {
+		if changes[i].Range == nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// The lines of a text as the protocol counts them: a line ends at "\n",
+// "\r\n" or "\r", each one break. Every position the server reads or
+// writes goes through these.
+
+// lineStart is the offset of the first byte of a 0-based line and line;
+// past the last line, the last line's start and number.
+func lineStart(text []byte, line int) (start, reached int) {
+	cr := bytes.IndexByte(text, '\r') >= 0
+	for reached < line {
+		i := -1
+		if cr {
+			i = nextBreak(text, start)
+		} else if j := bytes.IndexByte(text[start:], '\n'); j >= 0 {
+			i = start + j + 1
+		}
+		if i < 0 {
+			return start, reached
+		}
+		start = i
+		reached++
+	}
+	return start, reached
+}
+
+// lineContentEnd is the offset of the end of the line that holds offset
+// from, before its line break.
+func lineContentEnd(text []byte, from int) int {
+	if i := bytes.IndexAny(text[from:], "\r\n"); i >= 0 {
+		return from + i
+	}
+	return len(text)
+}
+
+// splitLines is text's lines without their line breaks.
+func splitLines(text string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(text, "\r\n")
+		if i < 0 {
+			return append(out, text)
+		}
+		out = append(out, text[:i])
+		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			i++
+		}
+		text = text[i+1:]
+	}
+}
+
+// lineBreak is the line break an edit of text writes: the text's own (its
+// first), "\n" when it has none.
+func lineBreak(text []byte) string {
+	i := bytes.IndexAny(text, "\r\n")
+	switch {
+	case i < 0 || text[i] == '\n':
+		return "\n"
+	case i+1 < len(text) && text[i+1] == '\n':
+		return "\r\n"
+	}
+	return "\r"
 }

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
@@ -51,6 +53,8 @@ func TestApplyChanges(t *testing.T) {
 		{name: "line past the last", text: "x\n", changes: []contentChange{{Range: rng(2, 0, 2, 0), Text: "y"}}, err: "line 2 is past the last line, 1"},
 		{name: "end line past the last", text: "x", changes: []contentChange{{Range: rng(0, 0, 1, 0)}}, err: "change 0: range end: line 1 is past the last line, 0"},
 		{name: "end before start", text: "abc", changes: []contentChange{{Range: rng(0, 2, 0, 1)}}, err: "range end 0:1 is before its start 0:2"},
+		{name: "a bad change before a whole text changes nothing", text: "abc",
+			changes: []contentChange{{Range: rng(9, 0, 9, 0), Text: "bad"}, {Text: "new\n"}, {Range: rng(0, 3, 0, 3), Text: "!"}}, want: "new!\n"},
 		{name: "one bad change refuses all", text: "abc",
 			changes: []contentChange{{Range: rng(0, 0, 0, 0), Text: "ok"}, {Range: rng(5, 0, 5, 0), Text: "bad"}}, err: "change 1: range start: line 5"},
 	} {
@@ -147,9 +151,8 @@ func TestApplyChangesRandom(t *testing.T) {
 
 // TestDidChangeIncrementalWire: over the protocol, the server advertises
 // incremental sync, applies ranged changes (several per notification, in
-// order, UTF-16 positions, CRLF), a change without a range replaces the
-// text, and a change that does not apply or a stale version is refused
-// with a logged error naming it, the document left as it was.
+// order, UTF-16 positions, CRLF), and a change without a range replaces the
+// text (a change that does not apply: TestDidChangeRefusedOutOfSync).
 func TestDidChangeIncrementalWire(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
@@ -179,28 +182,6 @@ func TestDidChangeIncrementalWire(t *testing.T) {
 		return map[string]any{"range": map[string]any{
 			"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}, "text": text}
 	}
-	refused := 0
-	awaitRefusal := func(want string) {
-		t.Helper()
-		refused++
-		c.waitFor("refusal: "+want, func(ns, _ []note) bool {
-			n := 0
-			for _, m := range ns {
-				if m.method == protocol.MethodWindowLogMessage && strings.Contains(string(m.params), "refused") {
-					n++
-					if n == refused {
-						var lm protocol.LogMessageParams
-						if err := json.Unmarshal(m.params, &lm); err != nil || !strings.Contains(lm.Message, want) {
-							t.Fatalf("refusal %q, want %q", lm.Message, want)
-						}
-						return true
-					}
-				}
-			}
-			return false
-		})
-	}
-
 	// Two changes in one notification: after the emoji (identity's value
 	// starts at character 14; the emoji is two units), then a name edit
 	// on the text the first one made.
@@ -209,20 +190,6 @@ func TestDidChangeIncrementalWire(t *testing.T) {
 	want := strings.Replace(strings.Replace(v1, "😀 an", "😀 happy an", 1), "name: sync", "name: synced", 1)
 	if got, v := state(); got != want || v != 2 {
 		t.Fatalf("v2: %q (version %d), want %q", got, v, want)
-	}
-
-	// Refused: a range past the last line, a surrogate half, a stale
-	// version: text and version stay.
-	change(3, ranged(1, 0, 1, 0, "ok"), ranged(40, 0, 40, 0, "x"))
-	awaitRefusal("change 1: range start: line 40 is past the last line, 7")
-	change(3, ranged(3, 15, 3, 15, "x"))
-	awaitRefusal("inside a surrogate pair")
-	change(2, ranged(0, 0, 0, 0, "# stale\r\n"))
-	awaitRefusal("version 2 is not after the document's version 2")
-	change(3, map[string]any{"range": map[string]any{"start": map[string]any{"line": -1, "character": 0}, "end": map[string]any{"line": 0, "character": 0}}, "text": "x"})
-	awaitRefusal("invalid params")
-	if got, v := state(); got != want || v != 2 {
-		t.Fatalf("after refusals: %q (version %d), want %q at 2", got, v, want)
 	}
 
 	// At the end of the file, then a whole-text change.
@@ -237,5 +204,163 @@ func TestDidChangeIncrementalWire(t *testing.T) {
 	}
 	if got, v := state(); got != cleanAgent || v != 4 {
 		t.Fatalf("v4: %q (version %d)", got, v)
+	}
+}
+
+// TestDidChangeRefusedOutOfSync: a didChange the server cannot apply (a
+// range past the last line, a range that ends before it starts, a surrogate
+// half, one bad change in a batch, a stale version, params that do not
+// decode) leaves the editor's text unknown. The server says so, once, with
+// window/showMessage and a diagnostic at the editor's version asking to
+// save or reopen; until it has the whole text again, every feature answers
+// ContentModified (or nothing) instead of answering for a text the user
+// does not see, and later ranged changes are not applied to the old text.
+// A whole-text change, a save with its text, or closing and reopening the
+// file brings it back in sync.
+func TestDidChangeRefusedOutOfSync(t *testing.T) {
+	t.Parallel()
+	const text = "roleTemplate:\n  name: wire\n  persona:\n    identity: 😀 x\n    tone: y\nmission:\n  objective: z\n"
+	ranged := func(l1, c1, l2, c2 int, text string) any {
+		return map[string]any{"range": map[string]any{
+			"start": map[string]any{"line": l1, "character": c1}, "end": map[string]any{"line": l2, "character": c2}}, "text": text}
+	}
+	for _, tt := range []struct {
+		name    string
+		version int
+		changes []any
+		want    string // in the diagnostic and the message
+		resync  string // "change", "save" or "reopen"
+	}{
+		{"range past the last line", 2, []any{ranged(40, 0, 40, 0, "x")}, "line 40 is past the last line, 7", "change"},
+		{"range ending before its start", 2, []any{ranged(1, 8, 1, 2, "")}, "range end 1:2 is before its start 1:8", "save"},
+		{"inside a surrogate pair", 2, []any{ranged(3, 15, 3, 15, "x")}, "inside a surrogate pair", "reopen"},
+		{"one bad change in a batch", 2, []any{ranged(0, 0, 0, 0, "# a\n"), ranged(40, 0, 40, 0, "x")}, "change 1: range start: line 40", "change"},
+		{"a stale version", 1, []any{ranged(0, 0, 0, 0, "# a\n")}, "version 1 is not after the document's version 1", "save"},
+		{"params that do not decode", 2, []any{ranged(-1, 0, 0, 0, "x")}, "invalid params", "change"},
+		{"a version that is not a number", -1, []any{ranged(0, 0, 0, 0, "# a\n")}, "invalid params", "save"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			c := startServer(t, Options{NoWatch: true})
+			c.initialize(env.root, nil, false)
+			path := env.write(t, "sync.agent.yaml", text)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			td := map[string]any{"uri": uri}
+			pos := map[string]any{"line": 1, "character": 4}
+			whole := map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 99, "character": 0}}
+			requests := []struct {
+				method string
+				params any
+			}{
+				{protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": pos}},
+				{protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": td, "position": pos}},
+				{protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": td, "range": whole, "context": map[string]any{"diagnostics": []any{}}}},
+				{methodInlayHint, map[string]any{"textDocument": td, "range": whole}},
+			}
+			outOfSync := func(when string) {
+				t.Helper()
+				for _, r := range requests {
+					var res json.RawMessage
+					err := c.callErr(r.method, r.params, &res)
+					var rpcErr *jsonrpc2.Error
+					if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeContentModified {
+						t.Errorf("%s: %s answered %s, %v; want ContentModified", when, r.method, res, err)
+					}
+				}
+				var syms json.RawMessage
+				c.call(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": td}, &syms)
+				if string(syms) != "[]" {
+					t.Errorf("%s: outline %s, want []", when, syms)
+				}
+			}
+
+			var sent any = tt.version
+			if tt.version < 0 {
+				sent = "2"
+			}
+			c.notify(protocol.MethodTextDocumentDidChange, map[string]any{
+				"textDocument": map[string]any{"uri": uri, "version": sent}, "contentChanges": tt.changes})
+			var diag protocol.Diagnostic
+			c.waitFor("the out-of-sync diagnostic", func(ns, _ []note) bool {
+				for _, d := range diagsOf(ns, uri) {
+					if len(d.Diagnostics) == 1 && d.Diagnostics[0].Code == "out-of-sync" {
+						diag = d.Diagnostics[0]
+						if d.Version != int32(max(tt.version, 1)) {
+							t.Errorf("published at version %d, want %d", d.Version, max(tt.version, 1))
+						}
+						return true
+					}
+				}
+				return false
+			})
+			if !strings.Contains(diag.Message, tt.want) || !strings.Contains(diag.Message, "reopen") || diag.Severity != protocol.DiagnosticSeverityError {
+				t.Errorf("diagnostic %+v, want an error naming %q and asking to reopen", diag, tt.want)
+			}
+			outOfSync("after the refusal")
+
+			// A ranged change is not applied to a text the editor no
+			// longer has: still out of sync, and no second message.
+			c.changeRange(uri, 0, 0, 0, 0, "# later\n", 3)
+			outOfSync("after a later ranged change")
+			var shown []string
+			for _, m := range c.notesOf(protocol.MethodWindowShowMessage) {
+				var sm protocol.ShowMessageParams
+				_ = json.Unmarshal(m, &sm)
+				shown = append(shown, sm.Message)
+			}
+			if len(shown) != 1 || !strings.Contains(shown[0], tt.want) || !strings.Contains(shown[0], "reopen") {
+				t.Errorf("window/showMessage %q, want one naming %q and asking to reopen", shown, tt.want)
+			}
+
+			version := int32(4)
+			switch tt.resync {
+			case "change":
+				c.change(uri, cleanAgent, 4)
+			case "save":
+				version = 3 // a save has no version: the editor's last
+				c.notify(protocol.MethodTextDocumentDidSave, map[string]any{"textDocument": td, "text": cleanAgent})
+			case "reopen":
+				c.notify(protocol.MethodTextDocumentDidClose, map[string]any{"textDocument": td})
+				c.open(path, cleanAgent, 4)
+			}
+			c.waitFor("diagnostics in sync again", func(ns, _ []note) bool {
+				ds := diagsOf(ns, uri)
+				last := ds[len(ds)-1]
+				return last.Version == version && len(last.Diagnostics) == 0
+			})
+			var hover protocol.Hover
+			c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": pos}, &hover)
+			if !strings.Contains(hover.Contents.Value, "name") {
+				t.Errorf("hover after the resync: %+v", hover)
+			}
+		})
+	}
+}
+
+// TestSaveTextIsTheText: the text a save carries is the editor's. When it
+// is not the text the server had (an edit the server applied otherwise
+// than the editor did), the requests right after the save answer for the
+// saved text: hover on line 2 of "# comment" + the agent is on name. They
+// answered from the parse of the text before the save until its
+// re-analysis finished: on persona, the key line 2 held before (and a
+// quick fix sliced the new text at the old parse's offsets).
+func TestSaveTextIsTheText(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	// A long file: its re-analysis takes a while, as in a real workspace.
+	text := benchAgent()
+	path := env.write(t, "s.agent.yaml", text)
+	uri := c.open(path, text, 1)
+	c.awaitDiagnostics(uri, 1)
+	td := map[string]any{"uri": uri}
+	c.notify(protocol.MethodTextDocumentDidSave, map[string]any{"textDocument": td, "text": "# comment\n" + text})
+	var hover protocol.Hover
+	c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": td, "position": map[string]any{"line": 2, "character": 4}}, &hover)
+	if !strings.Contains(hover.Contents.Value, "`/roleTemplate/name`") {
+		t.Fatalf("hover at 2:4 after the save: %q, want /roleTemplate/name", hover.Contents.Value)
 	}
 }

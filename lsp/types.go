@@ -49,6 +49,9 @@ type initializeParams struct {
 			InlayHint struct {
 				RefreshSupport bool `json:"refreshSupport"`
 			} `json:"inlayHint"`
+			WorkspaceEdit struct {
+				DocumentChanges bool `json:"documentChanges"`
+			} `json:"workspaceEdit"`
 		} `json:"workspace"`
 		TextDocument struct {
 			InlayHint  *inlayHintClientCapabilities `json:"inlayHint"`

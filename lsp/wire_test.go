@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
 )
 
@@ -348,4 +350,51 @@ func TestWireInitializeNotification(t *testing.T) {
 		t.Fatalf("request after an initialize notification: %v, want ServerNotInitialized", m)
 	}
 	rawInit(r, env.root)
+}
+
+// TestWireCancelAdoptAfterEdit: adopt sends its edit, the client cancels
+// the command and then applies the edit. The edit is in the file, so the
+// record is retired all the same: the command went on to its end. It
+// stopped at the cancellation, leaving the line both authored and learned
+// (twice in the agent's prompt).
+func TestWireCancelAdoptAfterEdit(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	env := newTestEnv(t)
+	path := env.write(t, "deploy.agent.yaml", text)
+	fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
+	r := startRaw(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":1,"rootUri":"` + string(pathToURI(env.root)) +
+		`","capabilities":{},"initializationOptions":{"actor":"human:ana"}}}`)
+	if m := r.recvResponse(); m["error"] != nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"initialized","params":{}}`)
+	rawOpen(r, path, text)
+	args, _ := json.Marshal(map[string]any{"command": CommandAdopt, "arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": pathToURI(path)}}})
+	r.send(`{"jsonrpc":"2.0","id":5,"method":"workspace/executeCommand","params":` + string(args) + `}`)
+	var applyID json.RawMessage
+	for applyID == nil {
+		m := r.recv()
+		if m["method"] == methodApplyEdit {
+			applyID, _ = json.Marshal(m["id"])
+		}
+	}
+	r.send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}`)
+	r.send(`{"jsonrpc":"2.0","id":` + string(applyID) + `,"result":{"applied":true}}`)
+	for {
+		m := r.recv()
+		if m["id"] == float64(5) {
+			break
+		}
+	}
+	var rec schema.MemoryRecord
+	withBolt(t, env, func(st store.Store) { rec, _ = st.Get(context.Background(), fact.Record.ID) })
+	if rec.InvalidAt == "" || !strings.Contains(rec.InvalidReason, "adopted") {
+		t.Fatalf("the client applied the edit but the record was not retired: %+v", rec)
+	}
 }
