@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +52,10 @@ type Options struct {
 	// MaxStreams caps the live pages' event streams open at once (0:
 	// DefaultMaxStreams); one more is answered 503.
 	MaxStreams int
+	// MaxPages caps the pages and actions computed at once (0:
+	// DefaultMaxPages); more wait their turn. A page over a big store
+	// holds hundreds of MB while it computes.
+	MaxPages int
 }
 
 // Timeouts are the lens's connection bounds: reading a request's headers,
@@ -82,6 +87,11 @@ func (t Timeouts) withDefaults() Timeouts {
 // DefaultMaxStreams is how many live pages may follow the store at once.
 const DefaultMaxStreams = 32
 
+// DefaultMaxPages is how many pages and actions are computed at once by
+// default: the processors, and at least two, so a page is never waiting
+// behind a single slow one (the first landing over a big store).
+func DefaultMaxPages() int { return max(2, runtime.GOMAXPROCS(0)) }
+
 // Server serves the lens.
 type Server struct {
 	b        Backend
@@ -97,6 +107,7 @@ type Server struct {
 	// timeouts and maxStreams bound connections and event streams.
 	timeouts   Timeouts
 	maxStreams int
+	pages      chan struct{}                  // a slot per page or action being computed (MaxPages)
 	health     map[string]engine.HealthReport // the last garden run per agent
 }
 
@@ -120,6 +131,10 @@ func New(o Options) (*Server, error) {
 	if maxStreams <= 0 {
 		maxStreams = DefaultMaxStreams
 	}
+	maxPages := o.MaxPages
+	if maxPages <= 0 {
+		maxPages = DefaultMaxPages()
+	}
 	clock := template.FuncMap{"when": func(s string) whenView { return whenOf(s, now()) }}
 	tmpl, err := template.New("lens").Funcs(funcs).Funcs(clock).ParseFS(assets, "assets/*.html")
 	if err != nil {
@@ -132,7 +147,7 @@ func New(o Options) (*Server, error) {
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
 		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
 		subs: map[chan events.Event]struct{}{}, health: map[string]engine.HealthReport{},
-		timeouts: o.Timeouts.withDefaults(), maxStreams: maxStreams}, nil
+		timeouts: o.Timeouts.withDefaults(), maxStreams: maxStreams, pages: make(chan struct{}, maxPages)}, nil
 }
 
 // Token is the access token every request must carry.
@@ -164,12 +179,20 @@ func (s *Server) Handler() http.Handler {
 // counted from h's first write, not from the request (nor its wait for
 // the store): a page that takes long to compute (the landing over a store
 // of a million records) still reaches its reader, while a reader too slow
-// to take it is cut off as before. Requests run concurrently: the Backend
-// orders them (pages read together, an action runs alone).
+// to take it is cut off as before. Requests run concurrently, at most
+// MaxPages at once (a request whose client leaves while it waits is
+// dropped): the Backend orders them (pages read together, an action runs
+// alone).
 func (s *Server) armed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
+		select {
+		case s.pages <- struct{}{}:
+			defer func() { <-s.pages }()
+		case <-r.Context().Done():
+			return
+		}
 		h(&armedWriter{ResponseWriter: w, rc: rc, d: s.timeouts.Write}, r)
 	}
 }

@@ -246,3 +246,34 @@ func TestLensReadsRunTogether(t *testing.T) {
 		t.Errorf("the second landing: %v", err)
 	}
 }
+
+// TestLensMaxPages: pages are computed at most MaxPages at once; one more
+// waits for a slot (here, for the held landing) and is served once it
+// frees; a request whose client leaves while it waits takes no slot.
+func TestLensMaxPages(t *testing.T) {
+	t.Parallel()
+	b := blockedOverview{fakeBackend: &fakeBackend{actor: human}, entered: make(chan struct{}, 2), release: make(chan struct{})}
+	base := serveLens(t, Options{Backend: b, MaxPages: 1})
+	landing := make(chan error, 1)
+	go func() {
+		_, _, err := getLens(context.Background(), base, "/")
+		landing <- err
+	}()
+	<-b.entered
+	// While the one slot is held, an agent page waits: its client gives up.
+	short, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if code, _, err := getLens(short, base, "/agent?name=deploy-ops"); err == nil {
+		t.Errorf("an agent page beside a held landing with MaxPages 1 was served (%d)", code)
+	}
+	close(b.release)
+	if err := <-landing; err != nil {
+		t.Fatalf("the landing: %v", err)
+	}
+	// The slot is free again, and the abandoned request did not keep one.
+	ctx, cancel2 := context.WithTimeout(context.Background(), 10*time.Second) // a failsafe
+	defer cancel2()
+	if code, body, err := getLens(ctx, base, "/agent?name=deploy-ops"); err != nil || code != http.StatusOK || !strings.Contains(body, "Agent deploy-ops") {
+		t.Errorf("the agent page after the landing: %d, %v", code, err)
+	}
+}
