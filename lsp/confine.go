@@ -17,11 +17,14 @@ import (
 // Workspace confinement (docs/LSP-PROTOCOL.md, "Workspace confinement"):
 // the server reads agent files and resolves workspaces only under the
 // workspace folders of initialize (rootUri when the client sends no
-// folders); a client that names neither gets no confinement.
+// folders); a client that names neither gets no confinement, one that
+// names only folders that are not file:// ones gets nothing served.
 
-// setFolders records the workspace folders' paths, cleaned. The folders
-// of initialize may be none (no confinement: out is nil); a change that
-// removes every folder leaves an empty list, which serves nothing.
+// setFolders records the workspace folders' paths, cleaned (paths that are
+// not absolute, from URIs that are not file://, dropped). Unconfined (a
+// client that named no workspace) is no confinement (nil); confined with
+// no usable folder (all removed, or none on disk) is an empty list, which
+// serves nothing.
 func (s *server) setFolders(paths []string, confined bool) {
 	var out []string
 	if confined {

@@ -250,3 +250,35 @@ func TestFolderAddedUnderOpenFile(t *testing.T) {
 	folders(b, "")
 	served("once the folder is back")
 }
+
+// TestNonFileFoldersServeNothing: a client that names its workspace only
+// with folders that are not file:// (a virtual file system) is confined
+// to them, so no file on disk is served; before, no usable folder meant no
+// confinement at all, and the store of any file it opened was read.
+func TestNonFileFoldersServeNothing(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	path := env.write(t, "deploy.agent.yaml", text)
+	agentSave(t, env, text, "SECRETFACT deploys on Tuesdays", "background.projectContext.deploy_window", "conv-1")
+	c := startServer(t, Options{OpenStore: boltOpener(time.Now)})
+	var res map[string]any
+	c.call(protocol.MethodInitialize, map[string]any{"processId": 1, "capabilities": map[string]any{},
+		"rootUri":          "vscode-vfs://github/acme/agents",
+		"workspaceFolders": []any{map[string]any{"uri": "vscode-vfs://github/acme/agents", "name": "agents"}}}, &res)
+	c.notify(protocol.MethodInitialized, map[string]any{})
+	uri := c.open(path, text, 1)
+	var hs []InlayHint
+	err = c.callErr(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}}}, &hs)
+	if err == nil || !strings.Contains(err.Error(), "outside the workspace folders") {
+		t.Errorf("inlay hints of a file outside the virtual folders: %v, %+v; want refused as outside the workspace folders", err, hs)
+	}
+	if h := hintWith(hs, "SECRETFACT"); h != nil {
+		t.Errorf("the store of a file outside the folders was read: %+v", h)
+	}
+}

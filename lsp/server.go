@@ -419,7 +419,12 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	if len(folders) == 0 {
 		folders = []string{root}
 	}
-	s.setFolders(folders, false)
+	// A client that named its workspace is confined to it, even when no
+	// folder is a file:// one (a virtual file system): then nothing on
+	// disk is served. Only a client that names none is not confined.
+	//lint:ignore SA1019 older clients send only rootUri or rootPath
+	named := len(p.WorkspaceFolders) > 0 || p.RootURI != "" || p.RootPath != ""
+	s.setFolders(folders, named)
 	s.mu.Lock()
 	s.initialized = true
 	s.root = root
