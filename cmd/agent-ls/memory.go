@@ -716,12 +716,18 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
+// memCorroborate counts a conversation as support of a live record through
+// the engine (Engine.Corroborate: the record's tier applies, as when a save
+// corroborates it). Exit 0 counted or already counted, 1 no such record or
+// a retired one (invalidated, superseded, expired: nothing written), 2
+// usage or store error.
 func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
-	var conv, run, actor string
+	var conv, run, actor, agentFile string
 	fs.StringVar(&conv, "conversation", "", "`id` of the conversation that taught the same lesson (required)")
 	fs.StringVar(&run, "run", "", "run `id` within that conversation")
-	fs.StringVar(&actor, "actor", "", "who corroborates, `kind:name`")
+	fs.StringVar(&actor, "actor", "", "who corroborates, `kind:name`; an agent's support of a shared record is evidence, never a promotion by itself")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -743,47 +749,41 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v", err)
 		return exitUsage
 	}
-	_, a, missing, code, ok := m.locate(actor)
-	if !ok {
-		return code
-	}
-	if missing {
-		m.errorf("no record %s", id)
-		return exitFindings
-	}
-	s, loc, code, ok := m.open(false)
+	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	var counted bool
-	_, err = viewOf(a, loc).Get(ctx, s, id)
-	if err == nil {
-		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	res, err := eng.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	if err != nil {
+		return m.storeError(err)
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if res.Status == engine.SaveNotFound {
 		m.errorf("no record %s", id)
 		return exitFindings
 	}
-	if err != nil {
-		return m.storeError(err)
+	if res.Status != engine.SaveSaved || res.Record == nil {
+		m.errorf("refused: %s", res.Guidance)
+		return exitFindings
 	}
-	rec, err := s.Get(ctx, id)
-	if err != nil {
-		return m.storeError(err)
-	}
+	convs := res.Record.DistinctConversations()
 	if m.format == "json" {
 		return m.writeJSON(struct {
-			ID            string `json:"id"`
-			Counted       bool   `json:"counted"`
-			Conversations int    `json:"conversations"`
-		}{id, counted, rec.DistinctConversations()})
+			ID            string             `json:"id"`
+			Counted       bool               `json:"counted"`
+			Conversations int                `json:"conversations"`
+			Tier          schema.Tier        `json:"tier,omitempty"`
+			State         engine.RecordState `json:"state"`
+			ProposalID    string             `json:"proposalId,omitempty"`
+			Guidance      string             `json:"guidance"`
+		}{id, res.Corroborated, convs, res.Tier, res.State, res.ProposalID, res.Guidance})
 	}
-	if counted {
-		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(rec.DistinctConversations()))
+	if res.Corroborated {
+		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(convs))
 	} else {
-		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Conversations(rec.DistinctConversations()))
+		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Conversations(convs))
 	}
+	fmt.Fprintf(m.e.stdout, "%s\n", res.Guidance)
 	return exitOK
 }
 
