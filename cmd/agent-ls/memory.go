@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -442,7 +443,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs := m.flags()
 	var scope, kinds, tags, query, target, actor string
 	var all, targeted bool
-	limit := 50
+	limit := limitFlag(50)
 	if search {
 		limit = store.DefaultLimit
 		fs.StringVar(&query, "query", "", "keywords, OR-matched; records matching more of them rank first")
@@ -452,7 +453,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs.StringVar(&tags, "tags", "", "only records carrying every one of these comma-separated `tags`")
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
-	fs.IntVar(&limit, "limit", limit, "at most `N` records; -1 for all")
+	fs.Var(&limit, "limit", "at most `N` records; "+limitMeaning)
 	fs.BoolVar(&all, "all", false, "include invalidated records")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
@@ -470,7 +471,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		m.errorf("no query: give --query TEXT")
 		return exitUsage
 	}
-	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit)}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
 	if scope != "" {
 		// The one scope rule: --scope adds to the workspace scope. Without
 		// it every record is listed, records saved outside the workspace
@@ -519,8 +520,8 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	}
 	if view.Confined() {
 		res.Records = view.Records(res.Records)
-		if limit >= 0 && len(res.Records) > limit {
-			res.Records = res.Records[:limit]
+		if n := int(limit); n > 0 && len(res.Records) > n {
+			res.Records = res.Records[:n]
 		}
 	}
 	if res.Skipped > 0 {
@@ -533,6 +534,40 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
 	}
 	return printRecords(m.e.stdout, res.Records, schema.FormatTime(m.e.now()))
+}
+
+// limitMeaning is what every --limit flag says of 0 and negative numbers
+// (limitFlag).
+const limitMeaning = "0 for no limit"
+
+// limitFlag is the value of every --limit flag, one rule for all of them:
+// N > 0 is at most N, 0 is no limit (as -1, the older spelling, still
+// is); any other negative number is a usage error. After parsing, the
+// value is N, or 0 for no limit.
+type limitFlag int
+
+func (l *limitFlag) String() string {
+	if l == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*l))
+}
+
+func (l *limitFlag) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < -1 {
+		return fmt.Errorf("want a count, %s", limitMeaning)
+	}
+	*l = limitFlag(max(n, 0))
+	return nil
+}
+
+// query is the limit as a store.Query takes it.
+func (l limitFlag) query() int {
+	if l == 0 {
+		return store.Unlimited
+	}
+	return int(l)
 }
 
 // printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
@@ -1152,11 +1187,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var since, record, ops, actor string
 	var verify bool
-	var limit int
+	var limit limitFlag
 	fs.StringVar(&since, "since", "", "only entries since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
-	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
+	fs.Var(&limit, "limit", "only the newest `N` matching entries (default: all); "+limitMeaning)
 	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
 	var head headFlag
 	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
@@ -1168,7 +1203,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) > 0 {
 		return m.usagef("unexpected arguments %q", pos)
 	}
-	f := store.LedgerFilter{RecordID: record, Limit: limit}
+	f := store.LedgerFilter{RecordID: record, Limit: int(limit)}
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
 		if err != nil {
@@ -1295,8 +1330,8 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if err == nil {
 		entries, err = view.Ledger(ctx, s, entries)
 	}
-	if view.Confined() && limit > 0 && len(entries) > limit {
-		entries = entries[len(entries)-limit:]
+	if n := int(limit); view.Confined() && n > 0 && len(entries) > n {
+		entries = entries[len(entries)-n:]
 	}
 	if err != nil {
 		return m.storeError(err)
