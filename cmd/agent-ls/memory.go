@@ -70,6 +70,12 @@ func memorySubs() []memorySub {
 	}
 }
 
+// memoryHelpMore is the paragraphs a subcommand's --help prints after its
+// summary, where one line does not say enough.
+var memoryHelpMore = map[string]string{
+	"save-batch": saveBatchHelp,
+}
+
 // memCmd carries what every memory subcommand shares: the process env, the
 // store flags and the output format given before the subcommand name.
 type memCmd struct {
@@ -109,7 +115,11 @@ func (m *memCmd) flags() *flag.FlagSet {
 	m.store.register(fs, def)
 	fs.StringVar(&m.format, "format", m.format, "output `format`: "+m.formats())
 	m.usage = func() {
-		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: upperFirst(sub.summary) + "."}, fs)
+		body := upperFirst(sub.summary) + "."
+		if more := memoryHelpMore[sub.name]; more != "" {
+			body += "\n\n" + more
+		}
+		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: body}, fs)
 	}
 	return fs
 }
