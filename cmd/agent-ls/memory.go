@@ -47,7 +47,7 @@ func memorySubs() []memorySub {
 			`agent-ls memory invalidate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --reason "the policy changed"`, memInvalidate},
 		{"corroborate", "ID --conversation C [--run R] [flags]", "add a supporting conversation to a record",
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
-		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
+		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing: exit 1 when a record's id exists, 2 for a malformed or invalid line (FILE:LINE)",
 			"agent-ls memory import records.jsonl", memImport},
 		{"export", "[--format jsonl|text|json] [--git DIR] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store); --git DIR: the agents' evolution as a git repository, a commit per composition change",
 			"agent-ls memory export > records.jsonl", memExport},
@@ -873,10 +873,9 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	defer done()
 	recs, lines, err := readJSONL(name, in)
 	if err != nil {
-		m.errorf("%v", err)
-		if errors.Is(err, store.ErrInvalid) {
-			return exitFindings
-		}
+		// A malformed or invalid line is invalid input (exit 2), as in
+		// save-batch; so is a read error.
+		m.errorf("%v; nothing imported", err)
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(false)

@@ -301,8 +301,8 @@ func TestMemoryImportBadLines(t *testing.T) {
 			}
 			db := filepath.Join(dir, tc.name+".db")
 			r := mem(t, dir, db, "import", file)
-			if r.code != 1 || !strings.Contains(r.stderr, file+tc.want) {
-				t.Errorf("import: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, file+tc.want)
+			if r.code != exitUsage || !strings.Contains(r.stderr, file+tc.want) {
+				t.Errorf("import: exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, file+tc.want)
 			}
 			if got := listJSON(t, dir, db, "list", "--all"); len(got.Records) != 0 {
 				t.Errorf("a failed import stored %d records", len(got.Records))

@@ -37,7 +37,7 @@ func TestFailedArgumentsCreateNoStore(t *testing.T) {
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=nosuch", "plain.jsonl"}, exitFindings, "1 of 1 line(s) not saved"},
 		{[]string{"memory", "save-batch", "--actor", "agent:deploy-ops", "--scope", "agent=code-review", "plain.jsonl"}, exitFindings, "forbidden"},
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "malformed.jsonl"}, exitUsage, "malformed.jsonl:1: invalid request"},
-		{[]string{"memory", "import", "--actor", "human:ana", "records.jsonl"}, exitFindings, "records.jsonl:1"},
+		{[]string{"memory", "import", "--actor", "human:ana", "records.jsonl"}, exitUsage, "records.jsonl:1"},
 		{[]string{"memory", "import", "--actor", "bogus", "records.jsonl"}, exitUsage, "--actor"},
 		{[]string{"memory", "invalidate", "--actor", "bogus", id}, exitUsage, "--actor"},
 		{[]string{"memory", "invalidate", "--actor", "human:ana", id}, exitFindings, "no record " + id},
