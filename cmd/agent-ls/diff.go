@@ -47,11 +47,11 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 	var added, removed []string
 	err = k.consistent(ctx, false, func() error {
 		if *from != "" {
-			r1, err := k.instantiate(ctx, e, *from, false)
+			r1, err := k.instantiate(ctx, e, *from, "--from", false)
 			if err != nil {
 				return err
 			}
-			r2, err := k.instantiate(ctx, e, *to, false)
+			r2, err := k.instantiate(ctx, e, *to, "--to", false)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 			}
 			added, removed = changedIDs(r1.Report, r2.Report)
 		} else {
-			res, err := k.instantiate(ctx, e, "", false)
+			res, err := k.instantiate(ctx, e, "", "", false)
 			if err != nil {
 				return err
 			}
