@@ -28,6 +28,9 @@ func TestToolErrorsNameTheirParams(t *testing.T) {
 		{ToolSave, map[string]any{"content": "x", "target": "judgment.nope"}, nil, "target"},
 		{ToolSave, map[string]any{"content": "x"}, map[string]any{MetaConversationID: "c\u0000"}, MetaConversationID},
 		{ToolInvalidate, map[string]any{"id": "x", "reason": "   "}, nil, "reason"},
+		// A reason is one line of text: an escape sequence is refused, not stored
+		// for a human's terminal.
+		{ToolInvalidate, map[string]any{"id": "01JB0000000000000000000015", "reason": "gone\u001b[2J"}, nil, "reason: control character U+001B"},
 	} {
 		res := f.callMeta(tc.tool, tc.args, tc.meta)
 		got := text(res)
