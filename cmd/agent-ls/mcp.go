@@ -42,7 +42,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	fs.DurationVar(&hf.idleTimeout, "idle-timeout", 2*time.Minute, "with --http: how long an idle keep-alive connection stays open")
 	fs.DurationVar(&hf.writeTimeout, "write-timeout", 2*time.Minute, "with --http: how long a request may take, from its headers to the end of its answer")
 	fs.DurationVar(&hf.shutdownTimeout, "shutdown-timeout", 10*time.Second, "with --http: how long SIGINT/SIGTERM waits for requests in flight")
-	fs.IntVar(&hf.maxServers, "max-agents", 64, "with --http: how many (agent file, scope) servers are kept ready")
+	fs.IntVar(&hf.maxServers, "max-agents", 64, "with --http: how many (agent file, scope) servers are kept ready (at least 1)")
 	sf.register(fs, sf)
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
