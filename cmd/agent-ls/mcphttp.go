@@ -44,24 +44,14 @@ type httpFlags struct {
 }
 
 // check refuses what --http must not do: an address that does not parse,
-// a non-loopback one without TLS, a timeout or --max-agents that is not
-// positive.
+// a non-loopback one without TLS, a --max-agents that is not positive
+// (its timeouts are positive durations: durationVar).
 func (h *httpFlags) check() error {
 	if _, _, err := net.SplitHostPort(h.addr); err != nil {
 		return fmt.Errorf("--http %q: want HOST:PORT (127.0.0.1:0 picks a free port): %v", h.addr, err)
 	}
 	if (h.tlsCert == "") != (h.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
-	}
-	// Zero would switch a protection off (net/http reads a zero timeout as
-	// none), a negative number means nothing: both are mistakes.
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--read-header-timeout", h.readHeaderTimeout}, {"--idle-timeout", h.idleTimeout}, {"--write-timeout", h.writeTimeout}, {"--shutdown-timeout", h.shutdownTimeout}} {
-		if d.v <= 0 {
-			return fmt.Errorf("%s %s: want a positive duration", d.flag, d.v)
-		}
 	}
 	if h.maxServers < 1 {
 		return fmt.Errorf("--max-agents %d: want a positive number of agents", h.maxServers)

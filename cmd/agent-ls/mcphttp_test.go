@@ -311,9 +311,12 @@ func TestMCPHTTPTokenRevokedOnEveryServer(t *testing.T) {
 func TestMCPHTTPRefusesNonPositiveLimits(t *testing.T) {
 	t.Parallel()
 	dir := httpWorkspace(t)
-	for _, tt := range []struct{ flag, value string }{
-		{"--max-agents", "0"}, {"--max-agents", "-5"},
-		{"--read-header-timeout", "0s"}, {"--idle-timeout", "-1s"}, {"--write-timeout", "0s"}, {"--shutdown-timeout", "-3s"},
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--max-agents", "0", "--max-agents 0: want a positive number"}, {"--max-agents", "-5", "--max-agents -5: want a positive number"},
+		{"--read-header-timeout", "0s", `--read-header-timeout: invalid value "0s": want a positive duration`},
+		{"--idle-timeout", "-1s", `--idle-timeout: invalid value "-1s": want a positive duration`},
+		{"--write-timeout", "0s", `--write-timeout: invalid value "0s": want a positive duration`},
+		{"--shutdown-timeout", "-3s", `--shutdown-timeout: invalid value "-3s": want a positive duration`},
 	} {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
 			t.Parallel()
@@ -323,8 +326,8 @@ func TestMCPHTTPRefusesNonPositiveLimits(t *testing.T) {
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), tt.flag+" "+tt.value+": want") || strings.Contains(string(out), "http://") {
-				t.Errorf("%v\n%s\nwant exit 2 naming %s %s, and nothing served", err, out, tt.flag, tt.value)
+			if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "http://") {
+				t.Errorf("%v\n%s\nwant exit 2 and %q, and nothing served", err, out, tt.want)
 			}
 		})
 	}

@@ -547,3 +547,28 @@ func TestMemorySavePastExpiry(t *testing.T) {
 		t.Errorf("save --expires 1h: no expiresAt in %+v", rec)
 	}
 }
+
+// TestLockTimeoutMustBePositive: --lock-timeout 0s (meant as "do not
+// wait") and negative values were silently the default 2s wait (the
+// store's default for an unset timeout). Every command that takes it
+// refuses a value that is not positive (exit 2, naming the flag).
+func TestLockTimeoutMustBePositive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	for _, args := range [][]string{
+		{"memory", "--store", db, "list", "--lock-timeout", "0s"},
+		{"memory", "--store", db, "--lock-timeout", "-1s", "list"},
+		{"render", "x.agent.yaml", "--lock-timeout", "0"},
+		{"serve", "--lock-timeout", "-5s"},
+		{"mcp", "x.agent.yaml", "--lock-timeout", "0s"},
+	} {
+		r := runBin(t, dir, "", memEnv, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--lock-timeout: invalid value") || !strings.Contains(r.stderr, "want a positive duration") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 refusing --lock-timeout", args, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused command created the store (%v)", err)
+	}
+}
