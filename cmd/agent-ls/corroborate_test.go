@@ -46,6 +46,19 @@ func TestCorroborateRefusesRetired(t *testing.T) {
 				if r.code != exitFindings || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 					t.Errorf("%s: exit %d, stderr %q; want exit 1 and one line with %q", format, r.code, r.stderr, tc.want)
 				}
+				if format != "json" {
+					continue
+				}
+				// The answer is on stdout as well, as invalidate and retarget
+				// print theirs when they refuse.
+				got := decodeJSON[struct {
+					Status   string `json:"status"`
+					Counted  bool   `json:"counted"`
+					Guidance string `json:"guidance"`
+				}](t, r)
+				if got.Status != "conflict" || got.Counted || !strings.Contains(got.Guidance, tc.want) {
+					t.Errorf("json answer %+v, want status conflict, not counted, saying %q", got, tc.want)
+				}
 			}
 			sh := decodeJSON[shown](t, mustOK(t, mem(t, dir, db, "--format", "json", "show", tc.id), "show"))
 			if n := sh.Record.DistinctConversations(); n != 1 {
@@ -68,6 +81,7 @@ func TestCorroborateAppliesTier(t *testing.T) {
 	db := filepath.Join(dir, "mem.db")
 	lesson := saveJSON(t, dir, db, "--scope", "agent=bot", "--target", "judgment.code-review.heuristics", "--conversation", "c1", "--content", "Ask for a failing test first")
 	type answer struct {
+		Status        string `json:"status"`
 		Counted       bool   `json:"counted"`
 		Conversations int    `json:"conversations"`
 		State         string `json:"state"`
@@ -75,7 +89,7 @@ func TestCorroborateAppliesTier(t *testing.T) {
 	for _, tc := range []struct {
 		conv string
 		want answer
-	}{{"c1", answer{false, 1, "candidate"}}, {"C2 ", answer{true, 2, "promoted"}}, {"c2", answer{false, 2, "promoted"}}} {
+	}{{"c1", answer{"saved", false, 1, "candidate"}}, {"C2 ", answer{"saved", true, 2, "promoted"}}, {"c2", answer{"saved", false, 2, "promoted"}}} {
 		got := decodeJSON[answer](t, mustOK(t, mem(t, dir, db, "--format", "json", "corroborate", lesson.ID, "--conversation", tc.conv), "corroborate"))
 		if got != tc.want {
 			t.Errorf("corroborate --conversation %q = %+v, want %+v", tc.conv, got, tc.want)

@@ -807,21 +807,35 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("no record %s", id)
 		return exitFindings
 	}
+	rec := res.Record
+	if rec == nil {
+		rec = res.Existing
+	}
+	convs := 0
+	if rec != nil {
+		convs = rec.DistinctConversations()
+	}
+	if m.format == "json" {
+		// The answer, refused or not, as invalidate and retarget print theirs.
+		if c := m.writeJSON(struct {
+			ID            string             `json:"id"`
+			Status        engine.SaveStatus  `json:"status"`
+			Counted       bool               `json:"counted"`
+			Conversations int                `json:"conversations"`
+			Tier          schema.Tier        `json:"tier,omitempty"`
+			State         engine.RecordState `json:"state,omitempty"`
+			ProposalID    string             `json:"proposalId,omitempty"`
+			Guidance      string             `json:"guidance"`
+		}{id, res.Status, res.Corroborated, convs, res.Tier, res.State, res.ProposalID, res.Guidance}); c != exitOK {
+			return c
+		}
+	}
 	if res.Status != engine.SaveSaved || res.Record == nil {
 		m.errorf("refused: %s", res.Guidance)
 		return exitFindings
 	}
-	convs := res.Record.DistinctConversations()
 	if m.format == "json" {
-		return m.writeJSON(struct {
-			ID            string             `json:"id"`
-			Counted       bool               `json:"counted"`
-			Conversations int                `json:"conversations"`
-			Tier          schema.Tier        `json:"tier,omitempty"`
-			State         engine.RecordState `json:"state"`
-			ProposalID    string             `json:"proposalId,omitempty"`
-			Guidance      string             `json:"guidance"`
-		}{id, res.Corroborated, convs, res.Tier, res.State, res.ProposalID, res.Guidance})
+		return exitOK
 	}
 	if res.Corroborated {
 		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(convs))
