@@ -36,6 +36,15 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 		c.errorf("want exactly one of --with ID, --without ID or --from T1 [--to T2]")
 		return exitUsage
 	}
+	for _, f := range []struct{ name, id string }{{"--with", *with}, {"--without", *without}} {
+		if f.id == "" {
+			continue
+		}
+		if err := schema.CheckIDArg(f.name, f.id); err != nil {
+			c.errorf("%v", err) // the id rule's message never carries the raw id
+			return exitUsage
+		}
+	}
 	k, err := c.open(file, false)
 	if err != nil {
 		return c.fail(err)

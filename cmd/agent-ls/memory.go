@@ -1226,6 +1226,12 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) > 0 {
 		return m.usagef("unexpected arguments %q", pos)
 	}
+	if record != "" {
+		if err := schema.CheckIDArg("--record", record); err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+	}
 	f := store.LedgerFilter{RecordID: record, Limit: int(limit)}
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
