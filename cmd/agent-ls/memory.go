@@ -464,7 +464,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
 	fs.Var(&limit, "limit", "at most `N` records; "+limitMeaning)
-	fs.BoolVar(&all, "all", false, "include invalidated records")
+	fs.BoolVar(&all, "all", false, "include invalidated records (expired records are not listed: memory show ID or memory export has them)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
@@ -608,8 +608,11 @@ func recordLine(r schema.MemoryRecord, now string) string {
 		scope = "{" + engine.FormatScope(r.Scope) + "}"
 	}
 	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, textkernel.Clip(r.Content, 100))
-	if r.InvalidAt != "" && r.InvalidAt <= now {
+	switch {
+	case r.InvalidAt != "" && r.InvalidAt <= now:
 		line += "  [invalid]"
+	case r.ExpiresAt != "" && r.ExpiresAt <= now:
+		line += "  [expired]"
 	}
 	return line
 }

@@ -572,3 +572,28 @@ func TestLockTimeoutMustBePositive(t *testing.T) {
 		t.Errorf("a refused command created the store (%v)", err)
 	}
 }
+
+// TestExpiredRecordMarked: the text listing marks an expired record
+// `[expired]` as it marks an invalidated one `[invalid]`: `memory export
+// --format text` showed an expired record like a live one. `list --all`
+// says that expired records are not listed (the store never matches them).
+func TestExpiredRecordMarked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	const id = "01JB0000000000000000000099"
+	line := `{"id":"` + id + `","scope":{},"kind":"fact","content":"the freeze lasts a week","provenance":{"conversationId":"c1"},` +
+		`"createdAt":"2026-01-01T10:00:00.000Z","updatedAt":"2026-01-01T10:00:00.000Z","expiresAt":"2026-01-02T10:00:00.000Z"}`
+	file := filepath.Join(dir, "expired.jsonl")
+	if err := os.WriteFile(file, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, mem(t, dir, db, "import", file, "--actor", "human:ana"), "import")
+	out := mustOK(t, mem(t, dir, db, "export", "--format", "text"), "export").stdout
+	if !strings.Contains(out, "the freeze lasts a week  [expired]") {
+		t.Errorf("export --format text does not mark the expired record:\n%s", out)
+	}
+	if help := mustOK(t, mem(t, dir, db, "list", "--help"), "list --help").stdout; !strings.Contains(help, "expired records are not listed") {
+		t.Errorf("list --help does not say what --all leaves out:\n%s", help)
+	}
+}
