@@ -69,6 +69,9 @@ func TestCorroborateRefusesRetired(t *testing.T) {
 	if after := ledger(); after != before {
 		t.Errorf("refused corroborations wrote %d ledger entries", after-before)
 	}
+	if help := mustOK(t, mem(t, dir, db, "corroborate", "--help"), "--help").stdout; !strings.Contains(help, "A retired record (invalidated, superseded or expired) gathers no support") || !strings.Contains(help, "Exit 0 ") {
+		t.Errorf("corroborate --help does not say what it refuses and its exit codes:\n%s", help)
+	}
 }
 
 // TestCorroborateAppliesTier: a corroboration through the CLI is counted

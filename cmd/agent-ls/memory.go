@@ -74,6 +74,12 @@ func memorySubs() []memorySub {
 // summary, where one line does not say enough.
 var memoryHelpMore = map[string]string{
 	"save-batch": saveBatchHelp,
+	"corroborate": `It counts as a save of the same lesson from that conversation would: the record's tier applies (an
+earned lesson that reaches its recurrence is promoted; an agent's support of a shared record opens a proposal
+for a human). A retired record (invalidated, superseded or expired) gathers no support.
+
+Exit 0 counted (or the conversation already supported it); 1 no such record, or a retired one (nothing is
+written); 2 a usage or store error.`,
 }
 
 // memCmd carries what every memory subcommand shares: the process env, the
