@@ -27,6 +27,7 @@ func TestToolErrorsNameTheirParams(t *testing.T) {
 		{ToolSave, map[string]any{"content": "x", "expires": "soon"}, nil, "expires"},
 		{ToolSave, map[string]any{"content": "x", "target": "judgment.nope"}, nil, "target"},
 		{ToolSave, map[string]any{"content": "x"}, map[string]any{MetaConversationID: "c\u0000"}, MetaConversationID},
+		{ToolSave, map[string]any{"content": "x"}, map[string]any{MetaConversationID: "c1", MetaRunID: "r\u001b[2J"}, `_meta "` + MetaRunID + `": run id: control character U+001B`},
 		{ToolInvalidate, map[string]any{"id": "x", "reason": "   "}, nil, "reason"},
 		// A reason is one line of text: an escape sequence is refused, not stored
 		// for a human's terminal.
