@@ -17,8 +17,8 @@ import (
 // view, or another agent's) and conflict (the record is retired:
 // invalidated, superseded or expired; Guidance says which) are answers
 // that write nothing; Corroborated is false when the conversation already
-// supported the record. A missing or malformed conversation is an error
-// wrapping store.ErrInvalid. One store transaction, like Save.
+// supported the record. A missing or malformed conversation, or a run id
+// with a control character, is an error wrapping store.ErrInvalid. One store transaction, like Save.
 func (e *Engine) Corroborate(ctx context.Context, id string, sp schema.Support, actor store.Actor) (SaveResult, error) {
 	conv, err := schema.NormalizeConversationID(sp.ConversationID)
 	if err != nil {
@@ -28,6 +28,9 @@ func (e *Engine) Corroborate(ctx context.Context, id string, sp schema.Support, 
 		return SaveResult{}, fmt.Errorf("corroborate %s: %w: a corroboration names its conversation", id, store.ErrInvalid)
 	}
 	sp.ConversationID = conv
+	if err := e.ws.Limits.CheckID("run id", sp.RunID); err != nil {
+		return SaveResult{}, fmt.Errorf("corroborate %s: %w: %v", id, store.ErrInvalid, err)
+	}
 	if _, inBatch := store.StampOf(e.st); inBatch || e.lc != nil {
 		return e.corroborateID(ctx, id, sp, actor)
 	}
