@@ -78,6 +78,19 @@ type Result struct {
 	pastSt   *pastState
 }
 
+// AtError is Instantiate's error for a Request.At that is not a time. It
+// names no parameter: each surface words it with its own (the CLI's --at,
+// --from or --to, MCP's and the lens's at). It wraps store.ErrInvalid.
+type AtError struct {
+	At  string // the value given
+	Err error  // why it is not a time (schema.ParseTime)
+}
+
+func (e *AtError) Error() string { return "point in time: " + e.Err.Error() }
+
+// Unwrap is store.ErrInvalid and the parse error.
+func (e *AtError) Unwrap() []error { return []error{store.ErrInvalid, e.Err} }
+
 // Instantiate composes the agent of req.AgentFile. A missing or malformed
 // file, a bad At and store failures are errors; memories that cannot apply
 // are not (they are in the report).
@@ -86,7 +99,7 @@ func Instantiate(ctx context.Context, req Request) (*Result, error) {
 	if req.At != "" {
 		t, err := schema.ParseTime(req.At)
 		if err != nil {
-			atErr = fmt.Errorf("--at: %w", err)
+			atErr = &AtError{At: req.At, Err: err}
 		} else {
 			at = schema.FormatTime(t)
 		}

@@ -39,6 +39,9 @@ type (
 	ComposeRequest = compose.Request
 	// ComposeResult is a composed agent.
 	ComposeResult = compose.Result
+	// AtError is Compose's error for a point in time that is not one; a
+	// surface words it with the name of its own parameter (AtError.Err).
+	AtError = compose.AtError
 
 	// Policy holds the overlay's budgets and ceiling.
 	Policy = overlay.Policy

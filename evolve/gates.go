@@ -400,6 +400,9 @@ func (e *Engine) unlearn(ctx context.Context, id, reason string, actor store.Act
 	if strings.TrimSpace(reason) == "" {
 		return refused(o, "a reason is required")
 	}
+	if err := e.ws.Limits.CheckReason("reason", reason); err != nil {
+		return o, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
 	rec, err := e.get(ctx, id)
 	if err != nil {
 		return o, err
@@ -633,6 +636,9 @@ func (e *Engine) decideWith(ctx context.Context, id string, actor store.Actor, r
 	}
 	if !isHuman(actor) {
 		return refused(o, "%s cannot %s: only a human (actor human:NAME) approves or rejects proposals", actor, verb)
+	}
+	if err := e.ws.Limits.CheckReason("reason", reason); err != nil {
+		return o, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
 	if _, err := e.st.ExpireProposals(ctx); err != nil {
 		return o, fmt.Errorf("expire proposals: %w", err)

@@ -98,6 +98,9 @@ func New(c Config) (*Server, error) {
 		return nil, fmt.Errorf("--conversation: %w", err)
 	}
 	c.Provenance.ConversationID = conv
+	if err := checkRunID(c.Workspace.Limits, c.Provenance.RunID); err != nil {
+		return nil, fmt.Errorf("--run: %w", err)
+	}
 	s := &Server{cfg: c, base: maps.Clone(c.Scope)}
 	cfg, err := s.loadAgent()
 	if err != nil {
@@ -212,6 +215,11 @@ const (
 	MetaRunID          = "agent-ls/runId"
 )
 
+// checkRunID is the rule of a run id (schema.Limits.CheckID, as the store
+// checks provenance.runId), applied where the runtime gives it: the
+// server's run at start, a request's _meta.
+func checkRunID(l schema.Limits, run string) error { return l.CheckID("run id", run) }
+
 // provenance is the conversation and run of one tool call: the request's
 // _meta when it names a conversation (its run then comes from _meta too),
 // else the server's. The conversation id is normalized
@@ -246,6 +254,9 @@ func (s *Server) provenance(call *mcp.CallToolRequest) (schema.Provenance, error
 		p.ConversationID, p.RunID = conv, ""
 	}
 	if hasRun {
+		if err := checkRunID(s.cfg.Workspace.Limits, run); err != nil {
+			return p, fmt.Errorf("_meta %q: %w", MetaRunID, err)
+		}
 		p.RunID = run
 	}
 	if p.ConversationID, err = schema.NormalizeConversationID(p.ConversationID); err != nil {

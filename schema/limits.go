@@ -121,6 +121,15 @@ func controlError(field string, r rune, at int, multiline bool) error {
 	return &LimitError{Field: field, Reason: fmt.Sprintf("control character %U at byte %d%s", r, at, why)}
 }
 
+// CheckReason checks the reason an actor gives for a change (an
+// invalidation, a demotion, a decision on a proposal): untrusted text that
+// surfaces print on one line, so it is one line of at most l.Content bytes
+// with no control character (not even newline or tab) and no bidi control.
+func (l Limits) CheckReason(field, s string) error {
+	l = l.WithDefaults()
+	return CheckText(field, s, l.Content, "content", false)
+}
+
 // CheckID checks an id-like field (record, conversation and run ids,
 // supersedes, authors): at most l.ID bytes, no control characters.
 func (l Limits) CheckID(field, s string) error {
@@ -129,7 +138,8 @@ func (l Limits) CheckID(field, s string) error {
 }
 
 // CheckRecord checks every bounded field of a memory about to be stored:
-// content, payload, scope, tags, id, supersededBy, provenance and supports.
+// content, payload, scope, tags, id, supersededBy, provenance, invalidReason
+// and supports.
 // The first field out of bounds is a *LimitError.
 func (l Limits) CheckRecord(r *MemoryRecord) error {
 	l = l.WithDefaults()
@@ -176,6 +186,9 @@ func (l Limits) CheckRecord(r *MemoryRecord) error {
 		if err := CheckText(f.name, f.v, l.ID, "id", false); err != nil {
 			return err
 		}
+	}
+	if err := l.CheckReason("invalidReason", r.InvalidReason); err != nil {
+		return err
 	}
 	for i, s := range r.Supports {
 		if CheckText("", s.ConversationID, l.ID, "id", false) != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 )
@@ -191,4 +192,30 @@ func didYouMean(s string, names []string) string {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
+}
+
+// durationVar defines a duration flag that must be positive: the one rule
+// of --lock-timeout and the --http timeouts, where zero would mean "the
+// default" or "no limit" to the layer below, never what a user typing 0
+// means. A value that is not positive is a usage error naming the flag.
+func durationVar(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	if !strings.Contains(usage, "`") {
+		usage += " (a positive `duration`)"
+	}
+	fs.Var((*positiveDuration)(p), name, usage)
+}
+
+// positiveDuration is the flag.Value of durationVar.
+type positiveDuration time.Duration
+
+func (d *positiveDuration) String() string { return time.Duration(*d).String() }
+
+func (d *positiveDuration) Set(v string) error {
+	x, err := time.ParseDuration(v)
+	if err != nil || x <= 0 {
+		return errors.New("want a positive duration such as 500ms, 2s or 1m")
+	}
+	*d = positiveDuration(x)
+	return nil
 }

@@ -36,6 +36,15 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 		c.errorf("want exactly one of --with ID, --without ID or --from T1 [--to T2]")
 		return exitUsage
 	}
+	for _, f := range []struct{ name, id string }{{"--with", *with}, {"--without", *without}} {
+		if f.id == "" {
+			continue
+		}
+		if err := schema.CheckIDArg(f.name, f.id); err != nil {
+			c.errorf("%v", err) // the id rule's message never carries the raw id
+			return exitUsage
+		}
+	}
 	k, err := c.open(file, false)
 	if err != nil {
 		return c.fail(err)
@@ -47,11 +56,11 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 	var added, removed []string
 	err = k.consistent(ctx, false, func() error {
 		if *from != "" {
-			r1, err := k.instantiate(ctx, e, *from, false)
+			r1, err := k.instantiate(ctx, e, *from, "--from", false)
 			if err != nil {
 				return err
 			}
-			r2, err := k.instantiate(ctx, e, *to, false)
+			r2, err := k.instantiate(ctx, e, *to, "--to", false)
 			if err != nil {
 				return err
 			}
@@ -62,7 +71,7 @@ func runDiff(ctx context.Context, e *env, args []string) int {
 			}
 			added, removed = changedIDs(r1.Report, r2.Report)
 		} else {
-			res, err := k.instantiate(ctx, e, "", false)
+			res, err := k.instantiate(ctx, e, "", "", false)
 			if err != nil {
 				return err
 			}

@@ -23,10 +23,26 @@ func TestIDArgumentsOneRule(t *testing.T) {
 			{"demote", "--reason", "r", id},
 			{"approve", id},
 			{"reject", "--reason", "r", id},
+			{"memory", "restore", id},
 		} {
 			r := w.cli(args...)
 			if r.code != exitUsage || !strings.Contains(r.stderr, "ID: ") || strings.Contains(r.stderr, "\x1b") || strings.Contains(r.stderr, "\u202e") {
 				t.Errorf("%v: exit %d, stderr %q; want exit 2 naming ID, without the raw id", args[:2], r.code, r.stderr)
+			}
+		}
+		// Ids given to a flag: diff answered "no record <raw id>" (exit 1)
+		// and ledger --record listed nothing (exit 0).
+		for _, tc := range []struct {
+			flag string
+			args []string
+		}{
+			{"--with", []string{"diff", "deploy.agent.yaml", "--with", id}},
+			{"--without", []string{"diff", "deploy.agent.yaml", "--without", id}},
+			{"--record", []string{"memory", "ledger", "--record", id}},
+		} {
+			r := w.cli(tc.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, tc.flag+": ") || strings.Contains(r.stderr, "\x1b") || strings.Contains(r.stderr, "\u202e") {
+				t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %s, without the raw id", tc.args, r.code, r.stderr, tc.flag)
 			}
 		}
 	}

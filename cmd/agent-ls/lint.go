@@ -96,6 +96,9 @@ func runLint(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return usageFail(e.stderr, "lint", err)
 	}
+	if *maxWarnings < -1 {
+		return usageFail(e.stderr, "lint", fmt.Errorf("--max-warnings %d: want a number of warnings, or -1 for no limit", *maxWarnings))
+	}
 	switch *format {
 	case "text", "json", "sarif":
 	default:

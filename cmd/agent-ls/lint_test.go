@@ -107,6 +107,10 @@ func TestLintExitCodes(t *testing.T) {
 			stdout: []string{"support.agent.yaml:14:3: warning: memories m2 and m1 collide on background.projectContext.release_day: m2 renders (newer), m1 is shadowed [memory-conflict]"}},
 		{name: "warnings over max", rule: "memory-conflict", kind: "positive", args: []string{"--max-warnings", "0", "support.agent.yaml"}, code: exitFindings},
 		{name: "warnings at max", rule: "memory-conflict", kind: "positive", args: []string{"--max-warnings=1", "support.agent.yaml"}, code: exitOK},
+		{name: "warnings without max", rule: "memory-conflict", kind: "positive", args: []string{"--max-warnings=-1", "support.agent.yaml"}, code: exitOK},
+		// -7 meant no limit, as -1 does, silently.
+		{name: "max below -1", rule: "memory-conflict", kind: "positive", args: []string{"--max-warnings", "-7", "support.agent.yaml"}, code: exitUsage,
+			stderr: `agent-ls lint: --max-warnings -7: want a number of warnings, or -1 for no limit`},
 		{name: "info only", rule: "authored-wins", kind: "positive", code: exitOK, stdout: []string{"support.agent.yaml:15:5: info: the authored key"}},
 		{name: "pending review", rule: "pending-review", kind: "positive", code: exitOK,
 			stdout: []string{"support.agent.yaml:9:7: info: pending promote of memory c1", "[pending-review]", "9:7: hint: candidate c1"}},

@@ -43,14 +43,18 @@ type httpFlags struct {
 	maxServers        int
 }
 
-// checkHTTPAddr refuses what --http must not do: an address that does not
-// parse, or a non-loopback one without TLS.
+// check refuses what --http must not do: an address that does not parse,
+// a non-loopback one without TLS, a --max-agents that is not positive
+// (its timeouts are positive durations: durationVar).
 func (h *httpFlags) check() error {
 	if _, _, err := net.SplitHostPort(h.addr); err != nil {
 		return fmt.Errorf("--http %q: want HOST:PORT (127.0.0.1:0 picks a free port): %v", h.addr, err)
 	}
 	if (h.tlsCert == "") != (h.tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if h.maxServers < 1 {
+		return fmt.Errorf("--max-agents %d: want a positive number of agents", h.maxServers)
 	}
 	if !mcpserver.IsLoopbackAddr(h.addr) && h.tlsCert == "" {
 		return fmt.Errorf("--http %s is not a loopback address: serving tokens and memories in clear text beyond this machine is refused; give --tls-cert and --tls-key (or listen on 127.0.0.1 behind a TLS-terminating reverse proxy)", h.addr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -298,5 +299,36 @@ func TestMCPHTTPTokenRevokedOnEveryServer(t *testing.T) {
 		if !strings.Contains(log, "outcome=invalid_token") || !strings.Contains(log, "revoked") || !strings.Contains(log, "token=tok_") {
 			t.Errorf("server %d's log lacks the refusal's token id or reason:\n%s", i, log)
 		}
+	}
+}
+
+// TestMCPHTTPRefusesNonPositiveLimits: --max-agents and the timeouts of
+// --http must be positive: `--read-header-timeout 0` served with no header
+// timeout at all (a slow client holds a connection forever), a negative
+// duration or --max-agents -5 was taken silently (-5 meant the default 64).
+// Each is exit 2 naming the flag, before anything listens. The guard
+// timeout only ends a server that wrongly started.
+func TestMCPHTTPRefusesNonPositiveLimits(t *testing.T) {
+	t.Parallel()
+	dir := httpWorkspace(t)
+	for _, tt := range []struct{ flag, value, want string }{
+		{"--max-agents", "0", "--max-agents 0: want a positive number"}, {"--max-agents", "-5", "--max-agents -5: want a positive number"},
+		{"--read-header-timeout", "0s", `--read-header-timeout: invalid value "0s": want a positive duration`},
+		{"--idle-timeout", "-1s", `--idle-timeout: invalid value "-1s": want a positive duration`},
+		{"--write-timeout", "0s", `--write-timeout: invalid value "0s": want a positive duration`},
+		{"--shutdown-timeout", "-3s", `--shutdown-timeout: invalid value "-3s": want a positive duration`},
+	} {
+		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, agentLSBin, "mcp", "--http", "127.0.0.1:0", tt.flag, tt.value)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitUsage || !strings.Contains(string(out), tt.want) || strings.Contains(string(out), "http://") {
+				t.Errorf("%v\n%s\nwant exit 2 and %q, and nothing served", err, out, tt.want)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,7 +47,7 @@ func memorySubs() []memorySub {
 			`agent-ls memory invalidate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --reason "the policy changed"`, memInvalidate},
 		{"corroborate", "ID --conversation C [--run R] [flags]", "add a supporting conversation to a record",
 			"agent-ls memory corroborate 01J9Z8K3V4M5N6P7Q8R9S0T1U2 --conversation conv-43", memCorroborate},
-		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing",
+		{"import", "FILE.jsonl [flags]", "import records (one JSON record per line), all or nothing: exit 1 when a record's id exists, 2 for a malformed or invalid line (FILE:LINE)",
 			"agent-ls memory import records.jsonl", memImport},
 		{"export", "[--format jsonl|text|json] [--git DIR] [flags]", "write every readable record to stdout, as JSON lines by default (records only, without promotions, proposals or the ledger: backup copies the whole store); --git DIR: the agents' evolution as a git repository, a commit per composition change",
 			"agent-ls memory export > records.jsonl", memExport},
@@ -67,6 +68,18 @@ func memorySubs() []memorySub {
 		{"migrate", "--from SRC --to DST [flags]", "copy a whole store (records, promotions, proposals, ledger) into an empty one: file or postgres:// URL, either way",
 			"agent-ls memory migrate --from .agent-memory/memory.db --to postgres://agentls@db.internal/agentls", memMigrate},
 	}
+}
+
+// memoryHelpMore is the paragraphs a subcommand's --help prints after its
+// summary, where one line does not say enough.
+var memoryHelpMore = map[string]string{
+	"save-batch": saveBatchHelp,
+	"corroborate": `It counts as a save of the same lesson from that conversation would: the record's tier applies (an
+earned lesson that reaches its recurrence is promoted; an agent's support of a shared record opens a proposal
+for a human). A retired record (invalidated, superseded or expired) gathers no support.
+
+Exit 0 counted (or the conversation already supported it); 1 no such record, or a retired one (nothing is
+written); 2 a usage or store error.`,
 }
 
 // memCmd carries what every memory subcommand shares: the process env, the
@@ -108,7 +121,11 @@ func (m *memCmd) flags() *flag.FlagSet {
 	m.store.register(fs, def)
 	fs.StringVar(&m.format, "format", m.format, "output `format`: "+m.formats())
 	m.usage = func() {
-		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: upperFirst(sub.summary) + "."}, fs)
+		body := upperFirst(sub.summary) + "."
+		if more := memoryHelpMore[sub.name]; more != "" {
+			body += "\n\n" + more
+		}
+		printHelp(m.e.stdout, help{path: "memory " + sub.name, usage: sub.args, body: body}, fs)
 	}
 	return fs
 }
@@ -442,7 +459,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs := m.flags()
 	var scope, kinds, tags, query, target, actor string
 	var all, targeted bool
-	limit := 50
+	limit := limitFlag(50)
 	if search {
 		limit = store.DefaultLimit
 		fs.StringVar(&query, "query", "", "keywords, OR-matched; records matching more of them rank first")
@@ -452,8 +469,8 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs.StringVar(&tags, "tags", "", "only records carrying every one of these comma-separated `tags`")
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
-	fs.IntVar(&limit, "limit", limit, "at most `N` records; -1 for all")
-	fs.BoolVar(&all, "all", false, "include invalidated records")
+	fs.Var(&limit, "limit", "at most `N` records; "+limitMeaning)
+	fs.BoolVar(&all, "all", false, "include invalidated records (expired records are not listed: memory show ID or memory export has them)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
@@ -470,7 +487,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		m.errorf("no query: give --query TEXT")
 		return exitUsage
 	}
-	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit)}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
 	if scope != "" {
 		// The one scope rule: --scope adds to the workspace scope. Without
 		// it every record is listed, records saved outside the workspace
@@ -519,8 +536,8 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	}
 	if view.Confined() {
 		res.Records = view.Records(res.Records)
-		if limit >= 0 && len(res.Records) > limit {
-			res.Records = res.Records[:limit]
+		if n := int(limit); n > 0 && len(res.Records) > n {
+			res.Records = res.Records[:n]
 		}
 	}
 	if res.Skipped > 0 {
@@ -533,6 +550,40 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		return m.writeJSON(listing{Records: res.Records, Skipped: res.Skipped})
 	}
 	return printRecords(m.e.stdout, res.Records, schema.FormatTime(m.e.now()))
+}
+
+// limitMeaning is what every --limit flag says of 0 and negative numbers
+// (limitFlag).
+const limitMeaning = "0 for no limit"
+
+// limitFlag is the value of every --limit flag, one rule for all of them:
+// N > 0 is at most N, 0 is no limit (as -1, the older spelling, still
+// is); any other negative number is a usage error. After parsing, the
+// value is N, or 0 for no limit.
+type limitFlag int
+
+func (l *limitFlag) String() string {
+	if l == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*l))
+}
+
+func (l *limitFlag) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < -1 {
+		return fmt.Errorf("want a count, %s", limitMeaning)
+	}
+	*l = limitFlag(max(n, 0))
+	return nil
+}
+
+// query is the limit as a store.Query takes it.
+func (l limitFlag) query() int {
+	if l == 0 {
+		return store.Unlimited
+	}
+	return int(l)
 }
 
 // printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
@@ -563,8 +614,11 @@ func recordLine(r schema.MemoryRecord, now string) string {
 		scope = "{" + engine.FormatScope(r.Scope) + "}"
 	}
 	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.ID, r.Kind, target, scope, textkernel.Clip(r.Content, 100))
-	if r.InvalidAt != "" && r.InvalidAt <= now {
+	switch {
+	case r.InvalidAt != "" && r.InvalidAt <= now:
 		line += "  [invalid]"
+	case r.ExpiresAt != "" && r.ExpiresAt <= now:
+		line += "  [expired]"
 	}
 	return line
 }
@@ -716,12 +770,18 @@ func memInvalidate(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
+// memCorroborate counts a conversation as support of a live record through
+// the engine (Engine.Corroborate: the record's tier applies, as when a save
+// corroborates it). Exit 0 counted or already counted, 1 no such record or
+// a retired one (invalidated, superseded, expired: nothing written), 2
+// usage or store error.
 func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
-	var conv, run, actor string
+	var conv, run, actor, agentFile string
 	fs.StringVar(&conv, "conversation", "", "`id` of the conversation that taught the same lesson (required)")
 	fs.StringVar(&run, "run", "", "run `id` within that conversation")
-	fs.StringVar(&actor, "actor", "", "who corroborates, `kind:name`")
+	fs.StringVar(&actor, "actor", "", "who corroborates, `kind:name`; an agent's support of a shared record is evidence, never a promotion by itself")
+	fs.StringVar(&agentFile, "agent", "", "the agent `file` (default: found in the workspace by the record's agent name)")
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
 		return code
@@ -743,47 +803,55 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v", err)
 		return exitUsage
 	}
-	_, a, missing, code, ok := m.locate(actor)
-	if !ok {
-		return code
-	}
-	if missing {
-		m.errorf("no record %s", id)
-		return exitFindings
-	}
-	s, loc, code, ok := m.open(false)
+	s, eng, a, code, ok := m.recordEngine(ctx, id, actor, agentFile)
 	if !ok {
 		return code
 	}
 	defer s.Close()
-	var counted bool
-	_, err = viewOf(a, loc).Get(ctx, s, id)
-	if err == nil {
-		counted, err = s.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	res, err := eng.Corroborate(ctx, id, schema.Support{ConversationID: conv, RunID: run}, a)
+	if err != nil {
+		return m.storeError(err)
 	}
-	if errors.Is(err, store.ErrNotFound) {
+	if res.Status == engine.SaveNotFound {
 		m.errorf("no record %s", id)
 		return exitFindings
 	}
-	if err != nil {
-		return m.storeError(err)
+	rec := res.Record
+	if rec == nil {
+		rec = res.Existing
 	}
-	rec, err := s.Get(ctx, id)
-	if err != nil {
-		return m.storeError(err)
+	convs := 0
+	if rec != nil {
+		convs = rec.DistinctConversations()
 	}
 	if m.format == "json" {
-		return m.writeJSON(struct {
-			ID            string `json:"id"`
-			Counted       bool   `json:"counted"`
-			Conversations int    `json:"conversations"`
-		}{id, counted, rec.DistinctConversations()})
+		// The answer, refused or not, as invalidate and retarget print theirs.
+		if c := m.writeJSON(struct {
+			ID            string             `json:"id"`
+			Status        engine.SaveStatus  `json:"status"`
+			Counted       bool               `json:"counted"`
+			Conversations int                `json:"conversations"`
+			Tier          schema.Tier        `json:"tier,omitempty"`
+			State         engine.RecordState `json:"state,omitempty"`
+			ProposalID    string             `json:"proposalId,omitempty"`
+			Guidance      string             `json:"guidance"`
+		}{id, res.Status, res.Corroborated, convs, res.Tier, res.State, res.ProposalID, res.Guidance}); c != exitOK {
+			return c
+		}
 	}
-	if counted {
-		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(rec.DistinctConversations()))
+	if res.Status != engine.SaveSaved || res.Record == nil {
+		m.errorf("refused: %s", res.Guidance)
+		return exitFindings
+	}
+	if m.format == "json" {
+		return exitOK
+	}
+	if res.Corroborated {
+		fmt.Fprintf(m.e.stdout, "counted: %s now has %s\n", id, schema.Conversations(convs))
 	} else {
-		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Conversations(rec.DistinctConversations()))
+		fmt.Fprintf(m.e.stdout, "not counted: conversation %s already supports %s (%s)\n", conv, id, schema.Conversations(convs))
 	}
+	fmt.Fprintf(m.e.stdout, "%s\n", res.Guidance)
 	return exitOK
 }
 
@@ -828,10 +896,9 @@ func memImport(ctx context.Context, m *memCmd, args []string) int {
 	defer done()
 	recs, lines, err := readJSONL(name, in)
 	if err != nil {
-		m.errorf("%v", err)
-		if errors.Is(err, store.ErrInvalid) {
-			return exitFindings
-		}
+		// A malformed or invalid line is invalid input (exit 2), as in
+		// save-batch; so is a read error.
+		m.errorf("%v; nothing imported", err)
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(false)
@@ -1152,11 +1219,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var since, record, ops, actor string
 	var verify bool
-	var limit int
+	var limit limitFlag
 	fs.StringVar(&since, "since", "", "only entries since a `time`: a duration back from now (7d, 36h) or an RFC 3339 time")
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
-	fs.IntVar(&limit, "limit", 0, "only the newest `N` matching entries (0 = all)")
+	fs.Var(&limit, "limit", "only the newest `N` matching entries (default: all); "+limitMeaning)
 	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
 	var head headFlag
 	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
@@ -1168,7 +1235,13 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) > 0 {
 		return m.usagef("unexpected arguments %q", pos)
 	}
-	f := store.LedgerFilter{RecordID: record, Limit: limit}
+	if record != "" {
+		if err := schema.CheckIDArg("--record", record); err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+	}
+	f := store.LedgerFilter{RecordID: record, Limit: int(limit)}
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
 		if err != nil {
@@ -1295,8 +1368,8 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if err == nil {
 		entries, err = view.Ledger(ctx, s, entries)
 	}
-	if view.Confined() && limit > 0 && len(entries) > limit {
-		entries = entries[len(entries)-limit:]
+	if n := int(limit); view.Confined() && n > 0 && len(entries) > n {
+		entries = entries[len(entries)-n:]
 	}
 	if err != nil {
 		return m.storeError(err)

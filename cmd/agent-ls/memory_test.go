@@ -301,8 +301,8 @@ func TestMemoryImportBadLines(t *testing.T) {
 			}
 			db := filepath.Join(dir, tc.name+".db")
 			r := mem(t, dir, db, "import", file)
-			if r.code != 1 || !strings.Contains(r.stderr, file+tc.want) {
-				t.Errorf("import: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, file+tc.want)
+			if r.code != exitUsage || !strings.Contains(r.stderr, file+tc.want) {
+				t.Errorf("import: exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, file+tc.want)
 			}
 			if got := listJSON(t, dir, db, "list", "--all"); len(got.Records) != 0 {
 				t.Errorf("a failed import stored %d records", len(got.Records))
@@ -545,5 +545,55 @@ func TestMemorySavePastExpiry(t *testing.T) {
 	}
 	if rec := saveJSON(t, dir, db, "--expires", "1h", "--content", "kept an hour"); rec.ExpiresAt == "" {
 		t.Errorf("save --expires 1h: no expiresAt in %+v", rec)
+	}
+}
+
+// TestLockTimeoutMustBePositive: --lock-timeout 0s (meant as "do not
+// wait") and negative values were silently the default 2s wait (the
+// store's default for an unset timeout). Every command that takes it
+// refuses a value that is not positive (exit 2, naming the flag).
+func TestLockTimeoutMustBePositive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	for _, args := range [][]string{
+		{"memory", "--store", db, "list", "--lock-timeout", "0s"},
+		{"memory", "--store", db, "--lock-timeout", "-1s", "list"},
+		{"render", "x.agent.yaml", "--lock-timeout", "0"},
+		{"serve", "--lock-timeout", "-5s"},
+		{"mcp", "x.agent.yaml", "--lock-timeout", "0s"},
+	} {
+		r := runBin(t, dir, "", memEnv, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--lock-timeout: invalid value") || !strings.Contains(r.stderr, "want a positive duration") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 refusing --lock-timeout", args, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused command created the store (%v)", err)
+	}
+}
+
+// TestExpiredRecordMarked: the text listing marks an expired record
+// `[expired]` as it marks an invalidated one `[invalid]`: `memory export
+// --format text` showed an expired record like a live one. `list --all`
+// says that expired records are not listed (the store never matches them).
+func TestExpiredRecordMarked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	const id = "01JB0000000000000000000099"
+	line := `{"id":"` + id + `","scope":{},"kind":"fact","content":"the freeze lasts a week","provenance":{"conversationId":"c1"},` +
+		`"createdAt":"2026-01-01T10:00:00.000Z","updatedAt":"2026-01-01T10:00:00.000Z","expiresAt":"2026-01-02T10:00:00.000Z"}`
+	file := filepath.Join(dir, "expired.jsonl")
+	if err := os.WriteFile(file, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, mem(t, dir, db, "import", file, "--actor", "human:ana"), "import")
+	out := mustOK(t, mem(t, dir, db, "export", "--format", "text"), "export").stdout
+	if !strings.Contains(out, "the freeze lasts a week  [expired]") {
+		t.Errorf("export --format text does not mark the expired record:\n%s", out)
+	}
+	if help := mustOK(t, mem(t, dir, db, "list", "--help"), "list --help").stdout; !strings.Contains(help, "expired records are not listed") {
+		t.Errorf("list --help does not say what --all leaves out:\n%s", help)
 	}
 }

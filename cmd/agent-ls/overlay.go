@@ -34,7 +34,7 @@ func runOverlay(ctx context.Context, e *env, args []string) int {
 	var res *engine.ComposeResult
 	err = k.consistent(ctx, false, func() error {
 		var err error
-		res, err = k.instantiate(ctx, e, c.at, false)
+		res, err = k.instantiate(ctx, e, c.at, "--at", false)
 		return err
 	})
 	if err != nil {

@@ -157,12 +157,17 @@ func (c *compCmd) open(file string, write bool) (*composer, error) {
 	return &composer{file: file, ws: ws, st: st, scope: scope, policy: engine.PolicyFrom(ws.Config), view: view, noStore: noStore}, nil
 }
 
-// instantiate composes the agent now, or at at.
-func (k *composer) instantiate(ctx context.Context, e *env, at string, summarize bool) (*engine.ComposeResult, error) {
-	return engine.Compose(ctx, engine.ComposeRequest{
+// instantiate composes the agent now, or at at, which the flag named
+// atFlag gave (a bad time is an error naming it).
+func (k *composer) instantiate(ctx context.Context, e *env, at, atFlag string, summarize bool) (*engine.ComposeResult, error) {
+	res, err := engine.Compose(ctx, engine.ComposeRequest{
 		AgentFile: k.file, Store: k.reads(), Scope: k.scope, At: at,
 		Policy: k.policy, Now: e.now, Summarize: summarize,
 	})
+	if ae, ok := errors.AsType[*engine.AtError](err); ok {
+		return nil, fmt.Errorf("%s: %w", atFlag, ae.Err)
+	}
+	return res, err
 }
 
 // fail reports err and returns its exit code: unknown records are refusals,
@@ -202,7 +207,7 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	var block *engine.RecallBlock
 	err = k.consistent(ctx, *summarize, func() error {
 		var err error
-		if res, err = k.instantiate(ctx, e, c.at, *summarize); err != nil {
+		if res, err = k.instantiate(ctx, e, c.at, "--at", *summarize); err != nil {
 			return err
 		}
 		if *recall {

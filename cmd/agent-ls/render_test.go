@@ -283,7 +283,11 @@ func TestCompositionCommandErrors(t *testing.T) {
 		{[]string{"render", "deploy.agent.yaml", "--query", "x"}, exitUsage, "agent-ls render: --query needs --recall"},
 		{[]string{"render", "deploy.agent.yaml", "--bogus"}, exitUsage, "agent-ls render: unknown flag --bogus (run 'agent-ls render --help')"},
 		{[]string{"render", "missing.agent.yaml"}, exitUsage, "agent-ls render: agent file:"},
-		{[]string{"render", "deploy.agent.yaml", "--at", "yesterday"}, exitUsage, "agent-ls render: --at:"},
+		{[]string{"render", "deploy.agent.yaml", "--at", "yesterday"}, exitUsage, `agent-ls render: --at: time "yesterday": want RFC 3339`},
+		{[]string{"overlay", "deploy.agent.yaml", "--at", "yesterday"}, exitUsage, `agent-ls overlay: --at: time "yesterday": want RFC 3339`},
+		// diff's times are --from and --to: it named --at, a flag diff has not.
+		{[]string{"diff", "deploy.agent.yaml", "--from", "yesterday"}, exitUsage, `agent-ls diff: --from: time "yesterday": want RFC 3339`},
+		{[]string{"diff", "deploy.agent.yaml", "--from", "2026-11-01T00:00:00Z", "--to", "soon"}, exitUsage, `agent-ls diff: --to: time "soon": want RFC 3339`},
 		{[]string{"render", "deploy.agent.yaml", "--scope", "novalue"}, exitUsage, "agent-ls render: --scope"},
 		{[]string{"diff", "deploy.agent.yaml"}, exitUsage, "agent-ls diff: want exactly one of"},
 		{[]string{"diff", "deploy.agent.yaml", "--with", "A", "--without", "B"}, exitUsage, "agent-ls diff: want exactly one of"},

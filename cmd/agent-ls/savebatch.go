@@ -35,11 +35,21 @@ type batchAnswer struct {
 	engine.SaveResult
 }
 
+// saveBatchHelp is what `memory save-batch --help` adds to its summary:
+// what the file is and what each exit code means.
+const saveBatchHelp = `Each line is one save request, memory save's flags as JSON fields ({"content", "kind", "tags", "target",
+"payload", "supersedes", "conversation", "run", "expires"}), reconciled like memory save against the store and
+the lines before it; the whole file is one transaction. Each line's answer is printed (FILE:LINE: ...).
+
+Exit 0 every line saved; 1 some line answered refused, conflict or not_found (the file's other lines are
+saved); 2 a malformed or invalid line (named FILE:LINE:COL), a usage or a store error:
+nothing of the file is saved.`
+
 // memSaveBatch saves every line of a JSONL file with evolve.SaveBatch: each
 // line is reconciled like `memory save` (against the store and the earlier
 // lines), and the whole file is one store transaction. A malformed line or
-// an invalid request saves nothing; refusals, conflicts and unknown
-// supersedes are answers (exit 1 when any line was not saved).
+// an invalid request saves nothing (exit 2); refusals, conflicts and
+// unknown supersedes are answers (exit 1 when any line was not saved).
 func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	fs := m.flags()
 	var scope, actor, agentFile, conv, run string
@@ -64,8 +74,10 @@ func memSaveBatch(ctx context.Context, m *memCmd, args []string) int {
 	defer done()
 	reqs, lines, named, err := readSaveLines(name, in, m.e)
 	if err != nil {
+		// A malformed or invalid line is invalid input, as the engine's
+		// checks below answer an invalid request (saveBatchHelp).
 		m.errorf("%v; nothing saved", err)
-		return exitFindings
+		return exitUsage
 	}
 	ws, err := workspace.Find(m.e.cwd)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 
 // TestMemorySaveBatch: save-batch reconciles each line like `memory save`
 // (later lines against earlier ones), answers per line, exits 1 when a
-// line was not saved, and a file with a bad line saves nothing. A human's
+// line was not saved, and a file with a bad line saves nothing (exit 2). A human's
 // lines name their own conversations (an agent's may not:
 // TestSaveBatchProvenance).
 func TestMemorySaveBatch(t *testing.T) {
@@ -65,10 +66,51 @@ func TestMemorySaveBatch(t *testing.T) {
 	// A bad line anywhere: nothing of the file is saved.
 	bad := `{"content":"fine","target":"judgment.code-review.heuristics"}` + "\n" + `{"content":"x","colour":"red"}`
 	r = runBin(t, dir, bad, memEnv, "memory", "--store", db, "save-batch", "--scope", "project=web", "--actor", "agent:bot", "-")
-	if r.code != exitFindings || !strings.Contains(r.stderr, "-:2:") || !strings.Contains(r.stderr, "nothing saved") {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "-:2:") || !strings.Contains(r.stderr, "nothing saved") {
 		t.Errorf("save-batch with a bad line: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if l2 := listJSON(t, dir, db, "list", "--all", "--scope", "project=web"); len(l2.Records) != 3 {
 		t.Errorf("a rejected file saved records: %d stored, want 3", len(l2.Records))
+	}
+}
+
+// TestSaveBatchBadLinesExit2: every kind of bad line is invalid input:
+// exit 2 naming FILE:LINE, nothing of the file saved (the store is not even
+// created), whatever the kind of fault. A malformed JSON line exited 1 and
+// a line with a control character 2. --help says what each exit code means.
+func TestSaveBatchBadLinesExit2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := `{"content":"Deploys go out on Thursdays","target":"background.projectContext.deploy_window","conversation":"c1"}`
+	for _, tc := range []struct{ name, line string }{
+		{"malformed JSON", `{"content": "x",, }`},
+		{"unknown field", `{"content":"x","colour":"red"}`},
+		{"two values", `{"content":"x"} {}`},
+		{"control character", `{"content":"ring the bell \u0007 now"}`},
+		{"escape sequence", `{"content":"\u001b[31mred\u001b[0m"}`},
+		{"no content", `{"content":"  "}`},
+		{"bad kind", `{"kind":"rumour","content":"x"}`},
+		{"bad target", `{"content":"x","target":"judgment.refunds.nope"}`},
+		{"bad payload", `{"content":"x","target":"example","payload":"not an object"}`},
+		{"past expiry", `{"content":"x","expires":"2000-01-01T00:00:00Z"}`},
+		{"bad conversation", `{"content":"x","conversation":"c\u0000"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".db")
+			r := runBin(t, dir, good+"\n"+tc.line+"\n", memEnv, "memory", "--store", db, "save-batch", "--actor", "human:ana", "-")
+			if r.code != exitUsage || !strings.Contains(r.stderr, "-:2:") || !strings.Contains(r.stderr, "nothing saved") || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 naming -:2: and nothing saved", r.code, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(db); !os.IsNotExist(err) {
+				t.Errorf("a refused batch created the store (stat: %v)", err)
+			}
+		})
+	}
+	help := runBin(t, dir, "", nil, "memory", "save-batch", "--help").stdout
+	for _, want := range []string{"Exit 0", "1 ", "2 ", "nothing of the file is saved"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("save-batch --help lacks %q:\n%s", want, help)
+		}
 	}
 }

@@ -35,7 +35,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	fs.SetOutput(e.stderr)
 	fs.Bool("stdio", true, "speak LSP over stdin/stdout (the only transport; accepted for editors that pass it)")
 	logLevel := fs.String("log-level", "info", "stderr log level: debug, info, warn or error")
-	lockTimeout := fs.Duration("lock-timeout", time.Second, "how long one store operation waits for another process's lock")
+	var lockTimeout time.Duration
+	durationVar(fs, &lockTimeout, "lock-timeout", time.Second, "how long one store operation waits for another process's lock")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
 	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to `FILE` when the server exits")
@@ -76,7 +77,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	defer done()
 	open := func(readOnly bool) func(ctx context.Context, path string) (store.Store, error) {
 		return func(ctx context.Context, path string) (store.Store, error) {
-			return engine.OpenStore(ctx, opener, path, store.Options{Now: e.now, LockTimeout: *lockTimeout, ReadOnly: readOnly, Logger: logger})
+			return engine.OpenStore(ctx, opener, path, store.Options{Now: e.now, LockTimeout: lockTimeout, ReadOnly: readOnly, Logger: logger})
 		}
 	}
 	err = lsp.Serve(ctx, stdio{pollableStdin(e.stdin), e.stdout}, lsp.Options{

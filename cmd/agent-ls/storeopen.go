@@ -21,7 +21,7 @@ type storeFlags struct {
 // values given before a subcommand name).
 func (sf *storeFlags) register(fs *flag.FlagSet, def storeFlags) {
 	fs.StringVar(&sf.path, "store", def.path, "memory store `file` (default: the workspace's store, "+schema.DefaultStorePath+" under its root)")
-	fs.DurationVar(&sf.lockTimeout, "lock-timeout", def.lockTimeout, "how long to wait for another process holding the store")
+	durationVar(fs, &sf.lockTimeout, "lock-timeout", def.lockTimeout, "how long to wait for another process holding the store")
 }
 
 // storeLocation is where a command's store is and the workspace it belongs

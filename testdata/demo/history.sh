@@ -29,7 +29,6 @@ LESSON=$(save conv-103 judgment.deploy.heuristics "Pause the rollout when the wo
 
 step "conv-104: the same lesson again — corroborated by a second conversation, now it earns promotion"
 "$AGENT_LS" memory corroborate "$LESSON" "${AGENT[@]}" --conversation conv-104
-"$AGENT_LS" promote "$LESSON" "${AGENT[@]}" --agent deploy.agent.yaml
 
 step "conv-105: a new escalation trigger (guarded tier: the agent can only propose it)"
 TRIGGER=$(save conv-105 judgment.deploy.escalationTriggers "Ask before deleting any resource in prod")
