@@ -302,7 +302,7 @@ func (v *Verbs) Agent(ctx context.Context, name, at string, since time.Time) (Ag
 		scope := maps.Clone(v.S.Workspace.Config.Scope)
 		res, err := Compose(ctx, ComposeRequest{AgentFile: p.File, Store: st, Scope: scope, At: at, Policy: p.Policy, Now: v.Options.Now})
 		if err != nil {
-			return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+			return fmt.Errorf("%w: %w", store.ErrInvalid, err)
 		}
 		p.Composed = res
 		return nil

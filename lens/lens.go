@@ -413,6 +413,10 @@ func (s *Server) agent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := s.b.Agent(r.Context(), name, q.Get("at"), from)
+	if ae, ok := errors.AsType[*engine.AtError](err); ok {
+		http.Error(w, "at: "+ae.Err.Error(), http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		s.fail(w, err)
 		return

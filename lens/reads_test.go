@@ -3,6 +3,7 @@ package lens
 import (
 	"cmp"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -637,5 +638,36 @@ func TestLensPageAfterActionSeesIt(t *testing.T) {
 	}
 	if body := getPage(t, ts, c, "/agent?name=deploy-ops"); !strings.Contains(body, composed) {
 		t.Errorf("agent page after the approve does not compose the approved line:\n%s", section(body, "composition"))
+	}
+}
+
+// TestAgentPageBadAt: an agent page with an at that is not a time is a
+// bad request naming the page's own parameter (at), as MCP's compose and
+// the command line's flags each name theirs; the composition layer's
+// wording ("point in time: ...") is not the page's.
+func TestAgentPageBadAt(t *testing.T) {
+	t.Parallel()
+	v := workspaceVerbs(t, func(store.Store) {})
+	srv, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c := cookieFor(t, ts)
+	req, err := http.NewRequest("GET", ts.URL+"/agent?name=deploy-ops&at=yesterday", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(c)
+	res, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), `at: time "yesterday"`) {
+		t.Errorf("agent page at=yesterday: %d %q; want 400 starting with at: time \"yesterday\"", res.StatusCode, body)
 	}
 }
