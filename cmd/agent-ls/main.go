@@ -104,6 +104,15 @@ func main() {
 // run dispatches args to a subcommand and returns the exit code.
 func run(ctx context.Context, e *env, args []string) int {
 	e.ctx = ctx
+	// What a command writes for a person is terminal-safe (termSafe): its
+	// errors always, its output when it goes to a terminal. The servers'
+	// streams carry protocols and structured logs, left as they are.
+	if !longRunning(args) {
+		e.stderr = &termSafe{w: e.stderr}
+		if terminal(e.stdout) {
+			e.stdout = &termSafe{w: e.stdout}
+		}
+	}
 	if len(args) == 0 {
 		printUsage(e.stderr)
 		return exitUsage
