@@ -126,7 +126,7 @@ func TestReleaseFreeHeap(t *testing.T) {
 func TestFollowLiveHeap(t *testing.T) {
 	prev := debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
-	const base = 8 << 20
+	const base = 16 << 20 // the package's other live heap stays well under base/1.5
 	debug.SetMemoryLimit(base)
 	limits := make(chan int64, 64)
 	stop := followLiveHeap(base, func(l int64) {
@@ -152,13 +152,15 @@ func TestFollowLiveHeap(t *testing.T) {
 			}
 		}
 	}
-	live := make([][]byte, 32)
+	live := make([][]byte, 48)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
 	}
-	l := await("of 1.5x a 32 MiB live heap", func(l int64) bool { return l >= 48<<20 })
-	if _, got := gcSettings(); got != l {
-		t.Errorf("memory limit %d, want the %d set", got, l)
+	await("of 1.5x a 48 MiB live heap", func(l int64) bool { return l >= 72<<20 })
+	// Later collections (await's own) may have re-set it since, each for
+	// the heap then live, which still holds the 48 MiB.
+	if _, got := gcSettings(); got < 72<<20 {
+		t.Errorf("memory limit %d, want at least 1.5x the 48 MiB live", got)
 	}
 	runtime.KeepAlive(live)
 	live = nil
