@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,7 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 		readOnly = "agent-ls is read-only here until this is fixed: " + strings.Join(reasons, "; ")
 	}
 	s.mu.Lock()
-	disabled := s.disabledActions
+	disabled, applies := s.disabledActions, s.applyEdits
 	s.mu.Unlock()
 	out := actions[:0]
 	for _, a := range actions {
@@ -62,6 +63,9 @@ func (s *server) offerable(ctx context.Context, f *agentFile, actions []protocol
 			why = readOnly
 			if why == "" {
 				why = refusedCommand(f.ws.Actor, a.Command.Command)
+			}
+			if why == "" && a.Command.Command == CommandAdopt && !applies {
+				why = errNoApplyEdit.Error()
 			}
 		}
 		if why != "" {
@@ -195,6 +199,12 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	if err := mayAdopt(f.ws.Actor); err != nil {
 		return nil, jsonrpc2.NewError(codeRefused, err.Error())
 	}
+	s.mu.Lock()
+	applies := s.applyEdits
+	s.mu.Unlock()
+	if !applies {
+		return nil, jsonrpc2.NewError(codeRefused, errNoApplyEdit.Error())
+	}
 	var rec schema.MemoryRecord
 	err := s.withStore(ctx, f, false, func(st store.Tx) error {
 		var err error
@@ -250,6 +260,11 @@ func (s *server) adopt(ctx context.Context, f *agentFile, id string) (*CommandRe
 	s.rerunAll()
 	return &CommandResult{OK: true, Message: fmt.Sprintf("adopted %s into %s and retired the record", id, f.path)}, nil
 }
+
+// errNoApplyEdit is why a client that does not apply the server's edits
+// (no workspace.applyEdit capability) cannot adopt: the record would be
+// kept, its line written nowhere.
+var errNoApplyEdit = errors.New("adopt edits the file through workspace/applyEdit, which this editor does not support: copy the line into the file by hand, then invalidate the record")
 
 // mayAdopt refuses an agent actor adopting a memory: adopting edits the
 // authored file, which no gate guards, so a learned line would reach the

@@ -152,9 +152,9 @@ func (c *testClient) handle(ctx context.Context, reply jsonrpc2.Replier, req jso
 // initialize sends initialize and initialized.
 func (c *testClient) initialize(root string, initOpts any, refresh bool) map[string]any {
 	c.t.Helper()
-	caps := map[string]any{"textDocument": map[string]any{"inlayHint": map[string]any{}}}
+	caps := map[string]any{"textDocument": map[string]any{"inlayHint": map[string]any{}}, "workspace": map[string]any{"applyEdit": true}}
 	if refresh {
-		caps["workspace"] = map[string]any{"inlayHint": map[string]any{"refreshSupport": true}}
+		caps["workspace"] = map[string]any{"applyEdit": true, "inlayHint": map[string]any{"refreshSupport": true}}
 	}
 	if c.caps != nil {
 		c.caps(caps)

@@ -190,6 +190,9 @@ type server struct {
 	// versionedEdits: the client takes versioned edits
 	// (workspace.workspaceEdit.documentChanges; agentFile.edit).
 	versionedEdits bool
+	// applyEdits: the client applies edits the server sends
+	// (workspace.applyEdit), which adopt needs.
+	applyEdits bool
 	// resolveTooltip: the client resolves inlay hint tooltips
 	// (inlayHint/resolve), so hints are sent without them.
 	resolveTooltip bool
@@ -435,6 +438,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (*initiali
 	s.disabledActions = extra.Capabilities.TextDocument.CodeAction.DisabledSupport
 	s.resolveTooltip = extra.Capabilities.TextDocument.InlayHint.resolves("tooltip")
 	s.versionedEdits = extra.Capabilities.Workspace.WorkspaceEdit.DocumentChanges
+	s.applyEdits = extra.Capabilities.Workspace.ApplyEdit
 	s.workspaces = map[string]*workspaceInfo{}
 	s.mu.Unlock()
 

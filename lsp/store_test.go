@@ -80,9 +80,9 @@ func (c *testClient) initializeResolving(root string, initOpts any, refresh bool
 // initializeCaps initializes with hintCaps as textDocument.inlayHint.
 func (c *testClient) initializeCaps(root string, initOpts any, refresh bool, hintCaps map[string]any) map[string]any {
 	c.t.Helper()
-	caps := map[string]any{"textDocument": map[string]any{"inlayHint": hintCaps}}
+	caps := map[string]any{"textDocument": map[string]any{"inlayHint": hintCaps}, "workspace": map[string]any{"applyEdit": true}}
 	if refresh {
-		caps["workspace"] = map[string]any{"inlayHint": map[string]any{"refreshSupport": true}}
+		caps["workspace"] = map[string]any{"applyEdit": true, "inlayHint": map[string]any{"refreshSupport": true}}
 	}
 	params := map[string]any{
 		"processId": 1, "rootUri": string(pathToURI(root)), "capabilities": caps,
@@ -993,7 +993,7 @@ func TestEditsAreVersioned(t *testing.T) {
 		}
 	}})
 	c.caps = func(caps map[string]any) {
-		caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}
+		caps["workspace"] = map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}
 	}
 	var editorVersion atomic.Int32
 	editorVersion.Store(1)
@@ -1087,7 +1087,7 @@ func TestAdoptEditMustLand(t *testing.T) {
 				s.editWait = time.Second // the silent skip is found out when it passes
 			}})
 			c.caps = func(caps map[string]any) {
-				caps["workspace"] = map[string]any{"workspaceEdit": map[string]any{"documentChanges": true}}
+				caps["workspace"] = map[string]any{"applyEdit": true, "workspaceEdit": map[string]any{"documentChanges": true}}
 			}
 			uri := pathToURI(path)
 			c.applyResult = func(params json.RawMessage) any {
@@ -1121,6 +1121,66 @@ func TestAdoptEditMustLand(t *testing.T) {
 			if rec.InvalidAt != "" {
 				t.Errorf("the record was retired though its line was written nowhere: %+v", rec)
 			}
+		})
+	}
+}
+
+// TestAdoptNeedsApplyEdit: to a client without workspace.applyEdit, adopt
+// is not offered (disabled with the reason where the client shows
+// disabled actions) and, run anyway, is refused with the reason and keeps
+// the record; before, it was offered and failed with MethodNotFound.
+func TestAdoptNeedsApplyEdit(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, disabled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("disabledSupport=%v", disabled), func(t *testing.T) {
+			t.Parallel()
+			env := newTestEnv(t)
+			path := env.write(t, "deploy.agent.yaml", text)
+			fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
+			c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
+			c.caps = func(caps map[string]any) {
+				caps["workspace"] = map[string]any{}
+				caps["textDocument"].(map[string]any)["codeAction"] = map[string]any{"disabledSupport": disabled}
+			}
+			c.initialize(env.root, map[string]any{"actor": "human:ana"}, false)
+			uri := c.open(path, text, 1)
+			c.awaitDiagnostics(uri, 1)
+			var actions []protocol.CodeAction
+			c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri},
+				"range":   map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}},
+				"context": map[string]any{"diagnostics": []any{}}}, &actions)
+			found := false
+			for _, a := range actions {
+				if a.Command == nil || a.Command.Command != CommandAdopt {
+					continue
+				}
+				found = true
+				if a.Disabled == nil || !strings.Contains(a.Disabled.Reason, "workspace/applyEdit") {
+					t.Errorf("adopt offered to a client without applyEdit: %+v", a)
+				}
+			}
+			if found != disabled {
+				t.Errorf("adopt action listed: %v, want %v (disabled support %v)", found, disabled, disabled)
+			}
+			err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+				"arguments": []any{map[string]any{"recordId": fact.Record.ID, "uri": uri}}}, &CommandResult{})
+			if err == nil || !strings.Contains(err.Error(), "workspace/applyEdit") {
+				t.Errorf("adopt run by a client without applyEdit: %v", err)
+			}
+			if n := len(callsOf(c, methodApplyEdit)); n != 0 {
+				t.Errorf("%d applyEdit requests sent", n)
+			}
+			withBolt(t, env, func(st store.Store) {
+				rec, err := st.Get(context.Background(), fact.Record.ID)
+				if err != nil || rec.InvalidAt != "" {
+					t.Errorf("the record after a refused adopt: %+v, %v", rec, err)
+				}
+			})
 		})
 	}
 }

@@ -52,6 +52,7 @@ type initializeParams struct {
 			WorkspaceEdit struct {
 				DocumentChanges bool `json:"documentChanges"`
 			} `json:"workspaceEdit"`
+			ApplyEdit bool `json:"applyEdit"`
 		} `json:"workspace"`
 		TextDocument struct {
 			InlayHint  *inlayHintClientCapabilities `json:"inlayHint"`

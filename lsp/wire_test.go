@@ -369,7 +369,7 @@ func TestWireCancelAdoptAfterEdit(t *testing.T) {
 	fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
 	r := startRaw(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":1,"rootUri":"` + string(pathToURI(env.root)) +
-		`","capabilities":{},"initializationOptions":{"actor":"human:ana"}}}`)
+		`","capabilities":{"workspace":{"applyEdit":true}},"initializationOptions":{"actor":"human:ana"}}}`)
 	if m := r.recvResponse(); m["error"] != nil {
 		t.Fatalf("initialize: %v", m)
 	}
