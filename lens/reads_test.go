@@ -114,14 +114,7 @@ func TestLandingListsEveryAgentFile(t *testing.T) {
 				t.Fatalf("Overview.Files %v", ov.Files)
 			}
 
-			srv, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv.Handler())
-			t.Cleanup(ts.Close)
-			ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-			c := cookieFor(t, ts)
+			ts, c := engineLens(t, v)
 			body := getPage(t, ts, c, "/")
 			for _, want := range []string{`<a href="/agent?name=deploy-ops">deploy-ops</a> · agent file <code>deploy.agent.yaml</code>`,
 				`<a href="/agent?name=code-reviewer">code-reviewer</a>`} {
@@ -448,14 +441,7 @@ func TestRestoreThroughVerbs(t *testing.T) {
 	if h, err := v.Record(ctx, newID); err != nil || h.Restore != nil {
 		t.Fatalf("a live record offers a restore: %+v %v", h.Restore, err)
 	}
-	s, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c := cookieFor(t, ts)
+	ts, c := engineLens(t, v)
 	if body := getPage(t, ts, c, "/record/"+oldID); !strings.Contains(body, `action="/restore"`) || !strings.Contains(body, "after restoring "+oldID) {
 		t.Fatalf("record page of the superseded version: no restore form or diff")
 	}
@@ -614,14 +600,7 @@ func TestLensPageAfterActionSeesIt(t *testing.T) {
 		}
 		proposal = p.ID
 	})
-	s, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(ts.Close)
-	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c := cookieFor(t, ts)
+	ts, c := engineLens(t, v)
 	if body := getPage(t, ts, c, "/"); !strings.Contains(body, proposal) {
 		t.Fatalf("landing before the approve lacks proposal %s", proposal)
 	}
@@ -648,14 +627,7 @@ func TestLensPageAfterActionSeesIt(t *testing.T) {
 func TestAgentPageBadAt(t *testing.T) {
 	t.Parallel()
 	v := workspaceVerbs(t, func(store.Store) {})
-	srv, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	c := cookieFor(t, ts)
+	ts, c := engineLens(t, v)
 	req, err := http.NewRequest("GET", ts.URL+"/agent?name=deploy-ops&at=yesterday", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -670,4 +642,19 @@ func TestAgentPageBadAt(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), `at: time "yesterday"`) {
 		t.Errorf("agent page at=yesterday: %d %q; want 400 starting with at: time \"yesterday\"", res.StatusCode, body)
 	}
+}
+
+// engineLens serves the lens over the engine's verbs v (the real backend)
+// on a test server that does not follow redirects; it returns the server
+// and the cookie its token gives.
+func engineLens(t *testing.T, v *engine.Verbs) (*httptest.Server, *http.Cookie) {
+	t.Helper()
+	s, err := New(Options{Backend: EngineBackend(v), Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return ts, cookieFor(t, ts)
 }
