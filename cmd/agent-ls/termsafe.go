@@ -20,23 +20,47 @@ type termSafe struct {
 }
 
 // Write writes p with its unsafe characters escaped; it reports len(p)
-// when everything was written.
+// when everything was written. Safe runs are copied whole, and only the
+// lead bytes of C1 characters and bidi controls (0xc2, 0xe2) are decoded:
+// a rendered prompt goes through at about the speed of a copy.
 func (t *termSafe) Write(p []byte) (int, error) {
-	buf := append(t.pending, p...)
-	t.pending = nil
-	out := make([]byte, 0, len(buf))
-	for i := 0; i < len(buf); {
-		r, n := utf8.DecodeRune(buf[i:])
-		if r == utf8.RuneError && n <= 1 && !utf8.FullRune(buf[i:]) {
-			t.pending = append([]byte(nil), buf[i:]...)
-			break
+	buf := p
+	if len(t.pending) > 0 {
+		buf = append(t.pending, p...)
+		t.pending = nil
+	}
+	var out []byte // nil while nothing was escaped
+	from, end := 0, len(buf)
+	escape := func(i, n int, r rune) {
+		out = append(out, buf[from:i]...)
+		out = append(out, escapeRune(r)...)
+		from = i + n
+	}
+scan:
+	for i := 0; i < end; {
+		switch c := buf[i]; {
+		case c < 0x20 && c != '\n' && c != '\t' || c == 0x7f:
+			escape(i, 1, rune(c))
+			i++
+		case c == 0xc2 || c == 0xe2:
+			if !utf8.FullRune(buf[i:]) {
+				t.pending = append([]byte(nil), buf[i:]...)
+				end = i
+				break scan
+			}
+			r, n := utf8.DecodeRune(buf[i:])
+			if n > 1 && unsafeRune(r) {
+				escape(i, n, r)
+			}
+			i += n
+		default:
+			i++
 		}
-		if unsafeRune(r) && n == utf8.RuneLen(r) {
-			out = fmt.Appendf(out, "%s", escapeRune(r))
-		} else {
-			out = append(out, buf[i:i+n]...)
-		}
-		i += n
+	}
+	if out == nil {
+		out = buf[:end]
+	} else {
+		out = append(out, buf[from:end]...)
 	}
 	if _, err := t.w.Write(out); err != nil {
 		return 0, err
