@@ -26,7 +26,7 @@ func TestTermSafe(t *testing.T) {
 		{"bidi override", []string{"abc\u202etxt.exe"}, `abc\u202etxt.exe`},
 		{"split character", []string{"x\xe2\x80", "\xaey é", "\xc3", "\xa9"}, `x\u202ey éé`},
 		{"invalid byte", []string{"a\xffb"}, "a\xffb"},
-		{"safe punctuation around an escape", []string{"· learned … → ©\x1b[0m ‏x\u2066"}, `· learned … → ©\x1b[0m ‏x\u2066`},
+		{"safe punctuation around an escape", []string{"· learned … → ©\x1b[0m \u200fx\u2066"}, "· learned … → ©\\x1b[0m \u200fx\\u2066"},
 		{"lead byte alone", []string{"a\xc2A\xe2"}, "a\xc2A"},
 	}
 	for _, tt := range tests {
