@@ -805,10 +805,14 @@ func (v *memoryView) provenanceOf(ctx context.Context, ml memoryLine, lines ...m
 	return text, true
 }
 
-// hintLabel is "+ text · tier · learned DATE · conv C · N conversations".
+// hintLabel is "+ “text” · tier · learned DATE · conv C · N conversations".
+// The content, an agent's text, is quoted (its own curly quotes made
+// straight), so it cannot pass for the provenance after it: a content of
+// "x · guarded · approved by human:ana" stays inside its quotes.
 func hintLabel(ml memoryLine) string {
 	prefix := map[string]string{"promoted": "+ ", "spilled": "(spilled to recall) ", "candidate": "(candidate) ", "shadowed": "(shadowed by a newer memory) "}[ml.kind()]
-	return prefix + textkernel.Clip(ml.rec.Content, 80) + " · " + shortProvenance(ml)
+	text := strings.NewReplacer("“", `"`, "”", `"`).Replace(textkernel.Clip(ml.rec.Content, 80))
+	return prefix + "“" + text + "” · " + shortProvenance(ml)
 }
 
 func shortProvenance(ml memoryLine) string {

@@ -182,7 +182,7 @@ async function main() {
   let hs = await hints();
   const cand = hs.find((h) => labelOf(h).includes(TRIGGER));
   check(cand && labelOf(cand).startsWith('(candidate) '), 'pending trigger shown as a candidate hint');
-  const fact = hs.find((h) => labelOf(h).startsWith('+ Deploys go out Tuesdays'));
+  const fact = hs.find((h) => labelOf(h).startsWith('+ “Deploys go out Tuesdays'));
   check(fact, 'promoted fact shown as a memory hint');
   check(fact.tooltip === undefined && fact.data && fact.data.uri === uri && fact.data.kind === 'promoted', 'hint carries data, its tooltip is left to resolve');
   const resolved = await conn.sendRequest(lsp.InlayHintResolveRequest.type, fact);
@@ -201,7 +201,7 @@ async function main() {
   await until('inlay hint refresh', () => refreshes > before);
   check(true, 'server asked for workspace/inlayHint/refresh');
   hs = await hints();
-  check(hs.some((h) => labelOf(h).startsWith('+ ' + TRIGGER)), 'the approved trigger is now a memory-derived hint');
+  check(hs.some((h) => labelOf(h).startsWith('+ “' + TRIGGER + '”')), 'the approved trigger is now a memory-derived hint');
 
   const prompt = await conn.sendRequest('agent-ls/composedPrompt', { uri });
   check(prompt.text.includes('- ' + TRIGGER), 'agent-ls/composedPrompt renders the approved trigger');

@@ -199,9 +199,9 @@ end
 
 local hints, err = request('textDocument/inlayHint', { textDocument = { uri = uri }, range = full })
 check(err == nil, 'inlay hints answered')
-local cand = hint_with(hints, '(candidate) ' .. TRIGGER)
+local cand = hint_with(hints, '(candidate) “' .. TRIGGER .. '”')
 check(cand ~= nil, 'pending trigger shown as a candidate hint')
-check(hint_with(hints, '+ Deploys go out Tuesdays') ~= nil, 'promoted fact shown as a memory hint')
+check(hint_with(hints, '+ “Deploys go out Tuesdays') ~= nil, 'promoted fact shown as a memory hint')
 
 local hover = request('textDocument/hover', { textDocument = { uri = uri }, position = { line = cand.position.line, character = 10 } })
 check(hover and hover.contents and hover.contents.value:find(TRIGGER, 1, true) ~= nil, 'hover shows the learned line')
@@ -217,7 +217,7 @@ local res, cerr = request('workspace/executeCommand', { command = approve.comman
 check(cerr == nil and res and res.ok and res.status == 'approved', 'approve ran: ' .. vim.inspect(res or cerr))
 check(vim.wait(TIMEOUT, function() return refreshes > refreshed end, 20), 'server asked for workspace/inlayHint/refresh')
 hints = request('textDocument/inlayHint', { textDocument = { uri = uri }, range = full })
-check(hint_with(hints, '+ ' .. TRIGGER) ~= nil, 'the approved trigger is now a memory-derived hint')
+check(hint_with(hints, '+ “' .. TRIGGER .. '”') ~= nil, 'the approved trigger is now a memory-derived hint')
 
 local prompt = request('agent-ls/composedPrompt', { uri = uri })
 check(prompt and prompt.text:find('- ' .. TRIGGER, 1, true) ~= nil, 'agent-ls/composedPrompt renders it')

@@ -229,7 +229,7 @@ async function main() {
     // The lesson (earned tier: corroborated by a second conversation, then
     // promoted) under judgments[deploy].heuristics.
     await hintAndLens("the promoted lesson", "heuristics:",
-      ["+ Pause the rollout when the worker queue depth doubles", "earned", "conv conv-103", "2 conversations"]);
+      ["+ “Pause the rollout when the worker queue depth doubles”", "earned", "conv conv-103", "2 conversations"]);
     // The extension's status bar item: the server runs and its store is connected.
     const status = await poll("the Agent LS status bar item with the store connected", async () =>
       (await page.$$eval(".statusbar-item", (els) => els
@@ -245,7 +245,7 @@ async function main() {
     await page.locator(".quick-input-widget input").first().fill(`:${line + 6}`);
     await page.keyboard.press("Enter");
     await hintAndLens("the learned fact", "projectContext:",
-      ["+ Thursdays after 14:00 ET", "auto", "conv conv-101"]);
+      ["+ “Thursdays after 14:00 ET”", "auto", "conv conv-101"]);
     await shot("fact-hint-and-code-lens.png");
   });
 }
