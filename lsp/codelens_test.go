@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,11 +17,7 @@ import (
 func TestCodeLenses(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	if res := agentSave(t, env, text, trigger, "judgment.deploy.escalationTriggers", "conv-9"); res.State != engine.StatePending {
 		t.Fatalf("save trigger: %+v", res)

@@ -258,11 +258,7 @@ func TestFolderAddedUnderOpenFile(t *testing.T) {
 func TestNonFileFoldersServeNothing(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	agentSave(t, env, text, "SECRETFACT deploys on Tuesdays", "background.projectContext.deploy_window", "conv-1")
 	c := startServer(t, Options{OpenStore: boltOpener(time.Now)})
@@ -273,7 +269,7 @@ func TestNonFileFoldersServeNothing(t *testing.T) {
 	c.notify(protocol.MethodInitialized, map[string]any{})
 	uri := c.open(path, text, 1)
 	var hs []InlayHint
-	err = c.callErr(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+	err := c.callErr(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
 		"range": map[string]any{"start": map[string]any{"line": 0, "character": 0}, "end": map[string]any{"line": 9999, "character": 0}}}, &hs)
 	if err == nil || !strings.Contains(err.Error(), "outside the workspace folders") {
 		t.Errorf("inlay hints of a file outside the virtual folders: %v, %+v; want refused as outside the workspace folders", err, hs)

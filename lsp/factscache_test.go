@@ -129,11 +129,7 @@ func TestFactsCache(t *testing.T) {
 func TestLintSkipsUnchangedStore(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	storeAt(t, env.storePath, text, "Deploys go out Mondays", "deploy_window", "conv-1")
 	old := time.Now().Add(-time.Minute)

@@ -67,11 +67,7 @@ func warningsWith(c *testClient, text string) int {
 func TestStoreGoneAndReplaced(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	storeAt(t, env.storePath, text, "Deploys go out Mondays", "deploy_window", "conv-1")
 	spare := t.TempDir() // fresh stores and files are made here, then moved in
@@ -566,11 +562,7 @@ func stateOf(t *testing.T, env *testEnv, agents ...string) storeState {
 func TestAgentActorThroughLSP(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	spyText := strings.Replace(text, "name: deploy-ops", "name: spy-ops", 1)
 	env.write(t, ".agent-ls.yaml", "actor: agent:deploy-ops\n")
 	path := env.write(t, "deploy.agent.yaml", text)
@@ -839,11 +831,7 @@ func callsOf(c *testClient, method string) []json.RawMessage {
 func TestAdoptAnotherAgentsRecord(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	spy := agentSave(t, env, strings.Replace(text, "name: deploy-ops", "name: spy-ops", 1), "SPYSECRET fact", "background.projectContext.spy_window", "conv-1")
 	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
@@ -851,7 +839,7 @@ func TestAdoptAnotherAgentsRecord(t *testing.T) {
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
 	var out CommandResult
-	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
+	err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandAdopt,
 		"arguments": []any{map[string]any{"recordId": spy.Record.ID, "uri": uri}}}, &out)
 	var je *jsonrpc2.Error
 	if !errors.As(err, &je) || je.Code != jsonrpc2.InvalidParams || !strings.Contains(je.Message, "not found") {
@@ -886,11 +874,7 @@ func TestWorkspaceConfinement(t *testing.T) {
 	env.storePath = filepath.Join(env.root, ".agent-memory", "memory.db")
 	outside := &testEnv{root: filepath.Join(parent, "outside")}
 	outside.storePath = filepath.Join(outside.root, ".agent-memory", "memory.db")
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	if err := os.WriteFile(filepath.Join(parent, ".agent-ls.yaml"), []byte("store: "+filepath.Join(parent, "above.db")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -456,3 +456,14 @@ func (r *rawConn) recvResponse() map[string]any {
 		}
 	}
 }
+
+// deployText is the text of testdata/agents/deploy.agent.yaml, the agent
+// file most tests serve.
+func deployText(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -98,11 +98,7 @@ func TestSIGKILLServer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	_, cfg, _, err := schema.LoadAgent(path, []byte(text))
 	if err != nil {
@@ -375,11 +371,7 @@ func TestLockChild(t *testing.T) {
 func TestLockedStoreCommands(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	fact := agentSave(t, env, text, "Deploys go out Tuesdays", "background.projectContext.deploy_window", "conv-1")
 	other := agentSave(t, env, text, "Deploys go out Thursdays", "background.projectContext.release_day", "conv-2")

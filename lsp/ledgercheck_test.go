@@ -39,11 +39,7 @@ func TestLedgerBrokenReadOnly(t *testing.T) {
 // names the limit.
 func TestLimitsThroughLSP(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	env := newTestEnv(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	res := agentSave(t, env, text, "deploys happen on tuesdays after the freeze", "background.projectContext.deploy_window", "conv-1")
@@ -56,7 +52,7 @@ func TestLimitsThroughLSP(t *testing.T) {
 	uri := c.open(path, text, 1)
 	c.awaitDiagnostics(uri, 1)
 	var out CommandResult
-	err = c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRetarget,
+	err := c.callErr(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRetarget,
 		"arguments": []any{map[string]any{"uri": uri, "recordId": res.Record.ID, "target": "background.projectContext.release_day"}}}, &out)
 	if err == nil || !strings.Contains(err.Error(), "limits.content") {
 		t.Fatalf("retarget of a record over limits.content: %v (%+v); want refused naming the limit", err, out)

@@ -3,7 +3,6 @@ package lsp
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,11 +21,7 @@ import (
 func TestUnparsedTextDegrades(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
 	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now)})
@@ -62,7 +57,7 @@ func TestUnparsedTextDegrades(t *testing.T) {
 		}
 	}
 	var out InlayHint
-	err = c.callErr(methodInlayHintResolve, hint, &out)
+	err := c.callErr(methodInlayHintResolve, hint, &out)
 	var rpcErr *jsonrpc2.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeContentModified {
 		t.Errorf("resolving a hint of the text before the edit: %v, want ContentModified", err)

@@ -21,11 +21,7 @@ import (
 // human:unknown or human:$USER (issue 19, item 5).
 func TestConfigReadOnly(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	for _, tt := range []struct {
 		name, config string
 		line         uint32 // 0-based line of the diagnostic
@@ -102,11 +98,7 @@ func TestConfigReadOnly(t *testing.T) {
 // get them; the quick fixes that only edit the file stay.
 func TestReadOnlyCodeActions(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	for _, tt := range []struct {
 		name            string
 		config          string
@@ -170,11 +162,7 @@ func TestReadOnlyCodeActions(t *testing.T) {
 // "refused" when chosen. The actions it may run stay enabled.
 func TestAgentActorCodeActions(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	for _, disabledSupport := range []bool{true, false} {
 		t.Run(fmt.Sprintf("disabledSupport=%v", disabledSupport), func(t *testing.T) {
 			t.Parallel()
@@ -233,11 +221,7 @@ func TestAgentActorCodeActions(t *testing.T) {
 // the server restarted.
 func TestConfigSavedInEditor(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	env := newTestEnv(t)
 	cfgPath := env.write(t, ".agent-ls.yaml", "actor: Agent:alpha\n")
 	path := env.write(t, "deploy.agent.yaml", text)

@@ -20,11 +20,7 @@ import (
 func TestViewCache(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t)
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	agentSave(t, env, text, "Deploys go out Tuesdays after 14:00 ET", "background.projectContext.deploy_window", "conv-1")
 	age := func(d time.Duration) {

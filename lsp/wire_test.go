@@ -359,11 +359,7 @@ func TestWireInitializeNotification(t *testing.T) {
 // (twice in the agent's prompt).
 func TestWireCancelAdoptAfterEdit(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile("../testdata/agents/deploy.agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
+	text := deployText(t)
 	env := newTestEnv(t)
 	path := env.write(t, "deploy.agent.yaml", text)
 	fact := agentSave(t, env, text, "Thursdays", "background.projectContext.deploy_window", "conv-1")
