@@ -112,6 +112,17 @@ func AwaitsExpiry(p Proposal) bool {
 	return p.State == ProposalExpired && p.DecidedAt == ""
 }
 
+// MayDecide is the rule every backend's Approve and Reject check first:
+// only a human decides a proposal (an agent proposes, system:garden opens
+// proposals and never decides). op is OpApprove or OpReject; any other
+// actor is ErrForbidden.
+func MayDecide(op Op, id string, actor Actor) error {
+	if actor.Kind == ActorHuman {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w: only a human (actor human:NAME) decides a proposal, not %s", op, id, ErrForbidden, actor)
+}
+
 // DecideProposal returns p closed with state by actor at now.
 func DecideProposal(p Proposal, state ProposalState, actor Actor, reason, now string) Proposal {
 	p = CloneProposal(p)

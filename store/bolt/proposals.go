@@ -124,16 +124,16 @@ func (s *Store) Proposals(ctx context.Context, f store.ProposalFilter) ([]store.
 // promote proposal; for a demote proposal the row is removed and the record
 // maybe invalidated (store.ApplyApproval). Agents get store.ErrForbidden.
 func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	if actor.Kind == store.ActorAgent {
-		return store.Proposal{}, fmt.Errorf("approve %s: %w: only a human can approve a proposal", id, store.ErrForbidden)
+	if err := store.MayDecide(store.OpApprove, id, actor); err != nil {
+		return store.Proposal{}, err
 	}
 	return s.decide(ctx, id, actor, reason, store.ProposalApproved, store.OpApprove)
 }
 
 // Reject closes a pending proposal without effect.
 func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	if actor.Kind == store.ActorAgent {
-		return store.Proposal{}, fmt.Errorf("reject %s: %w: only a human can reject a proposal", id, store.ErrForbidden)
+	if err := store.MayDecide(store.OpReject, id, actor); err != nil {
+		return store.Proposal{}, err
 	}
 	return s.decide(ctx, id, actor, reason, store.ProposalRejected, store.OpReject)
 }

@@ -190,8 +190,8 @@ func (s *Store) Proposals(ctx context.Context, f store.ProposalFilter) ([]store.
 
 // Approve implements store.Store.
 func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	if actor.Kind == store.ActorAgent {
-		return store.Proposal{}, fmt.Errorf("approve %s: %w: proposals wait for a human", id, store.ErrForbidden)
+	if err := store.MayDecide(store.OpApprove, id, actor); err != nil {
+		return store.Proposal{}, err
 	}
 	_, now := s.nowTime()
 	var out store.Proposal
@@ -249,8 +249,8 @@ func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reaso
 
 // Reject implements store.Store.
 func (s *Store) Reject(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
-	if actor.Kind == store.ActorAgent {
-		return store.Proposal{}, fmt.Errorf("reject %s: %w: proposals wait for a human", id, store.ErrForbidden)
+	if err := store.MayDecide(store.OpReject, id, actor); err != nil {
+		return store.Proposal{}, err
 	}
 	_, now := s.nowTime()
 	var out store.Proposal

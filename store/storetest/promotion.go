@@ -395,7 +395,7 @@ func (k kit) proposalTests() []test {
 			r := guarded(e)
 			e.promote(r.ID, schema.TierGuarded)
 			p := propose(e, store.ProposalRequest{Kind: store.ProposeDemote, RecordID: r.ID, RequestedBy: Agent})
-			if _, err := e.s.Approve(e.ctx, p.ID, System, "ok"); err != nil {
+			if _, err := e.s.Approve(e.ctx, p.ID, Human, "ok"); err != nil {
 				t.Fatal(err)
 			}
 			if g := e.get(r.ID); g.InvalidAt != "" {
@@ -470,14 +470,21 @@ func (k kit) proposalTests() []test {
 				t.Errorf("expiry changed the composition")
 			}
 		}},
-		{"AgentCannotDecide", func(t *testing.T) {
+		// Only a human decides (trust model: an agent writes its own and
+		// proposes the rest; system:garden opens proposals, never decides).
+		{"OnlyHumansDecide", func(t *testing.T) {
 			e := k.open(t)
 			r := guarded(e)
 			p := propose(e, store.ProposalRequest{Kind: store.ProposePromote, RecordID: r.ID, RequestedBy: Agent})
-			_, err := e.s.Approve(e.ctx, p.ID, Agent, "self-approve")
-			wantErr(t, "agent approving", err, store.ErrForbidden)
-			_, err = e.s.Reject(e.ctx, p.ID, Agent, "x")
-			wantErr(t, "agent rejecting", err, store.ErrForbidden)
+			for _, a := range []store.Actor{Agent, System, {Kind: store.ActorSystem, Name: "garden"}} {
+				_, err := e.s.Approve(e.ctx, p.ID, a, "self-approve")
+				wantErr(t, a.String()+" approving", err, store.ErrForbidden)
+				_, err = e.s.Reject(e.ctx, p.ID, a, "x")
+				wantErr(t, a.String()+" rejecting", err, store.ErrForbidden)
+			}
+			if n := len(e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpApprove, store.OpReject}})); n != 0 {
+				t.Errorf("forbidden decisions left %d ledger entries", n)
+			}
 			if g, _ := e.s.GetProposal(e.ctx, p.ID); g.State != store.ProposalPending {
 				t.Errorf("proposal %s after forbidden decisions, want pending", g.State)
 			}
