@@ -123,6 +123,16 @@ func MayDecide(op Op, id string, actor Actor) error {
 	return fmt.Errorf("%s %s: %w: only a human (actor human:NAME) decides a proposal, not %s", op, id, ErrForbidden, actor)
 }
 
+// MayDelete is the rule every backend's Delete checks first: deleting a
+// record is for a human at the host (rollback is invalidation); an agent or
+// a system actor is ErrForbidden.
+func MayDelete(id string, actor Actor) error {
+	if actor.Kind == ActorHuman {
+		return nil
+	}
+	return fmt.Errorf("delete %s: %w: only a human (actor human:NAME) deletes a record, not %s; invalidate instead", id, ErrForbidden, actor)
+}
+
 // DecideProposal returns p closed with state by actor at now.
 func DecideProposal(p Proposal, state ProposalState, actor Actor, reason, now string) Proposal {
 	p = CloneProposal(p)

@@ -460,7 +460,7 @@ type Writer interface {
 	// Invalidate marks a record invalid with a reason. Unknown ids are
 	// ErrNotFound; invalidating twice is a no-op.
 	Invalidate(ctx context.Context, id, reason string, actor Actor) error
-	// Delete removes a record. Host-only: agents get ErrForbidden.
+	// Delete removes a record. Humans only (MayDelete): other actors get ErrForbidden.
 	Delete(ctx context.Context, id string, actor Actor) error
 	// Corroborate appends a support; the same conversation twice counts
 	// once (counted reports whether it was new).

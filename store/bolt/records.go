@@ -230,11 +230,11 @@ func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.A
 	})
 }
 
-// Delete removes a record, its indexes and its promotion row. Agents get
-// store.ErrForbidden.
+// Delete removes a record, its indexes and its promotion row. Actors other
+// than humans get store.ErrForbidden (store.MayDelete).
 func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error {
-	if actor.Kind == store.ActorAgent {
-		return fmt.Errorf("delete %s: %w: agents cannot delete records; invalidate instead", id, store.ErrForbidden)
+	if err := store.MayDelete(id, actor); err != nil {
+		return err
 	}
 	now := s.nowString()
 	return s.update(ctx, func(tx *bbolt.Tx) error {

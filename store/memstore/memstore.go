@@ -224,8 +224,8 @@ func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.A
 
 // Delete implements store.Store.
 func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error {
-	if actor.Kind == store.ActorAgent {
-		return fmt.Errorf("delete %s: %w: deleting is host-only; agents invalidate", id, store.ErrForbidden)
+	if err := store.MayDelete(id, actor); err != nil {
+		return err
 	}
 	_, now, err := s.wlock(ctx)
 	if err != nil {

@@ -425,8 +425,8 @@ func (s *Store) Invalidate(ctx context.Context, id, reason string, actor store.A
 // Delete implements store.Store: host-only; the record's promotion row goes
 // with it.
 func (s *Store) Delete(ctx context.Context, id string, actor store.Actor) error {
-	if actor.Kind == store.ActorAgent {
-		return fmt.Errorf("delete %s: %w: agents cannot delete records; invalidate instead", id, store.ErrForbidden)
+	if err := store.MayDelete(id, actor); err != nil {
+		return err
 	}
 	_, now := s.nowTime()
 	return s.mutate(ctx, func(ts *txState) error {

@@ -574,10 +574,11 @@ func (k kit) invalidateTests() []test {
 
 func (k kit) deleteTests() []test {
 	return []test{
-		{"AgentForbidden", func(t *testing.T) {
+		{"OnlyHumans", func(t *testing.T) {
 			e := k.open(t)
 			r := e.write1(fact("x"))
 			wantErr(t, "Delete by an agent", e.s.Delete(e.ctx, r.ID, Agent), store.ErrForbidden)
+			wantErr(t, "Delete by a system actor", e.s.Delete(e.ctx, r.ID, System), store.ErrForbidden)
 			e.get(r.ID)
 			if l := e.ledger(store.LedgerFilter{Ops: []store.Op{store.OpDelete}}); len(l) != 0 {
 				t.Errorf("forbidden delete ledgered")
