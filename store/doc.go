@@ -20,8 +20,8 @@
 //
 // Get returns invalidated and expired records. Invalidate of an unknown id
 // is ErrNotFound; invalidating an invalid record is a no-op (no ledger
-// entry). Delete is host-only: an agent actor gets ErrForbidden; it removes
-// the record and its promotion row.
+// entry). Delete is for humans only (MayDelete): any other actor gets
+// ErrForbidden; it removes the record and its promotion row.
 //
 // # Search
 //
@@ -71,8 +71,8 @@
 // proposal whose expiresAt has passed reads as expired everywhere
 // (ProposalStateAt) and cannot be approved (ErrConflict), even before
 // ExpireProposals ledgers it with SystemActor. At most one pending proposal
-// per record and kind (ErrConflict). Approve and Reject by an agent are
-// ErrForbidden; deciding a non-pending proposal is ErrConflict. An approved
+// per record and kind (ErrConflict). Approve and Reject by any actor but a
+// human are ErrForbidden (MayDecide); deciding a non-pending proposal is ErrConflict. An approved
 // promote writes ApprovedPromotion; an approved demote removes the row and,
 // with Invalidate or SupersededBy, invalidates the record (ApplyApproval).
 //

@@ -472,7 +472,7 @@ type Writer interface {
 	// Propose opens a pending proposal.
 	Propose(ctx context.Context, req ProposalRequest) (Proposal, error)
 	// Approve carries out a pending proposal (promote, or demote and maybe
-	// invalidate) atomically. Agents get ErrForbidden; an expired or
+	// invalidate) atomically. Actors but humans get ErrForbidden (MayDecide); an expired or
 	// decided proposal is ErrConflict.
 	Approve(ctx context.Context, id string, actor Actor, reason string) (Proposal, error)
 	// Reject closes a pending proposal without effect.

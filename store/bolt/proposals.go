@@ -122,7 +122,8 @@ func (s *Store) Proposals(ctx context.Context, f store.ProposalFilter) ([]store.
 
 // Approve carries out a pending proposal atomically: a promotion row for a
 // promote proposal; for a demote proposal the row is removed and the record
-// maybe invalidated (store.ApplyApproval). Agents get store.ErrForbidden.
+// maybe invalidated (store.ApplyApproval). Actors but humans get
+// store.ErrForbidden (store.MayDecide).
 func (s *Store) Approve(ctx context.Context, id string, actor store.Actor, reason string) (store.Proposal, error) {
 	if err := store.MayDecide(store.OpApprove, id, actor); err != nil {
 		return store.Proposal{}, err
