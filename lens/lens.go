@@ -36,6 +36,9 @@ import (
 //go:embed assets
 var assets embed.FS
 
+// staticFiles are the files of assets/ the lens serves under /assets/.
+var staticFiles = []string{"lens.css", "lens.js"}
+
 // Options configure a Server.
 type Options struct {
 	Backend Backend
@@ -100,7 +103,7 @@ type Server struct {
 	token    string
 	now      func() time.Time
 	tmpl     *template.Template
-	static   http.Handler
+	static   fs.FS // assets/, of which staticFiles are served
 
 	mu   sync.Mutex
 	subs map[chan events.Event]struct{}
@@ -145,7 +148,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	return &Server{b: o.Backend, events: o.Events, readOnly: o.ReadOnly || o.Backend.Actor().Kind != store.ActorHuman,
-		token: tok, now: now, tmpl: tmpl, static: http.FileServerFS(sub),
+		token: tok, now: now, tmpl: tmpl, static: sub,
 		subs: map[chan events.Event]struct{}{}, health: map[string]engine.HealthReport{},
 		timeouts: o.Timeouts.withDefaults(), maxStreams: maxStreams, pages: make(chan struct{}, maxPages)}, nil
 }
@@ -166,7 +169,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /timeline", s.armed(s.timeline))
 	mux.HandleFunc("GET /record/{id}", s.armed(s.record))
 	mux.HandleFunc("GET /events", s.sse)
-	mux.Handle("GET /assets/", http.StripPrefix("/assets/", s.static))
+	// The stylesheet and the script only: not the page templates beside
+	// them, nor a listing of the directory.
+	for _, name := range staticFiles {
+		mux.HandleFunc("GET /assets/"+name, func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, s.static, name) })
+	}
 	mux.HandleFunc("POST /approve", s.armed(s.act(s.approve)))
 	mux.HandleFunc("POST /reject", s.armed(s.act(s.reject)))
 	mux.HandleFunc("POST /supersede", s.armed(s.act(s.supersede)))

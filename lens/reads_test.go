@@ -658,3 +658,38 @@ func engineLens(t *testing.T, v *engine.Verbs) (*httptest.Server, *http.Cookie) 
 	ts.Client().CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return ts, cookieFor(t, ts)
 }
+
+// TestAssetsServeOnlyStaticFiles: /assets/ serves the page's stylesheet and
+// script; the page templates and a listing of the directory are not
+// served (404), with or without the token.
+func TestAssetsServeOnlyStaticFiles(t *testing.T) {
+	t.Parallel()
+	ts, _, _ := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	for path, want := range map[string]int{
+		"/assets/lens.css": http.StatusOK, "/assets/lens.js": http.StatusOK,
+		"/assets/": http.StatusNotFound, "/assets/agent.html": http.StatusNotFound, "/assets/base.html": http.StatusNotFound,
+		"/assets/index.html": http.StatusNotFound, "/assets/lens.css/": http.StatusNotFound, "/assets/LENS.CSS": http.StatusNotFound,
+	} {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.AddCookie(c)
+		if code, body, _ := do(t, ts, req); code != want {
+			t.Errorf("GET %s: %d, want %d (%.80q)", path, code, want, body)
+		}
+	}
+}
+
+// TestAgentPageAtHeading: a composition at a point in time is headed "as it
+// was" and the time as the pages say it ("on DATE", "3 d ago"), which read
+// "at on 2020-01-01" before.
+func TestAgentPageAtHeading(t *testing.T) {
+	t.Parallel()
+	ts, _, _ := lensServer(t, human, nil)
+	c := cookieFor(t, ts)
+	body := getPage(t, ts, c, "/agent?name=deploy-ops&at=2020-01-01T00:00:00.000Z")
+	h := regexp.MustCompile(`<h2>Composed prompt[^\n]*</h2>`).FindString(body)
+	text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(h, "")
+	if !strings.HasPrefix(text, "Composed prompt as it was on 2020-01-01 (2020-01-01T00:00:00.000Z)") {
+		t.Errorf("heading %q", text)
+	}
+}

@@ -181,7 +181,7 @@ async function step(name, fn) {
       // The first entry (oldest, at the end): the composition before anything was learned.
       const oldest = page.locator("ol.timeline li").last().locator(".when a");
       await Promise.all([page.waitForURL(/at=/), oldest.click()]);
-      assert.match(await page.locator("#composition h2").textContent(), /Composed prompt at /);
+      assert.match(await page.locator("#composition h2").textContent(), /Composed prompt as it was /);
       assert.equal(await page.locator(".frag.learned", { hasText: "Never deploy during an open incident" }).count(), 0);
     });
 
