@@ -29,8 +29,8 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	sf := storeFlags{lockTimeout: bolt.DefaultLockTimeout}
 	fs.StringVar(&agentFile, "agent", "", "the agent `file` the server is bound to (the same as the AGENT_FILE argument); its roleTemplate.name is the agent key")
 	fs.StringVar(&scopeFlag, "scope", "", "base scope: "+scopeUsage)
-	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a tool's conversationId wins)")
-	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a tool's runId wins)")
+	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a request's _meta \"agent-ls/conversationId\" wins; never a tool argument)")
+	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a request's _meta \"agent-ls/runId\" wins; never a tool argument)")
 	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
 	hf := httpFlags{}
 	fs.StringVar(&hf.addr, "http", "", "serve MCP over streamable HTTP at `addr` (HOST:PORT; 127.0.0.1:0 picks a free port) instead of stdio: every agent file of the workspace, a request's bearer token deciding the agent")
