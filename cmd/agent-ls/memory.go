@@ -470,7 +470,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
 	fs.Var(&limit, "limit", "at most `N` records; "+limitMeaning)
-	fs.BoolVar(&all, "all", false, "include invalidated records (expired records are not listed: memory show ID or memory export has them)")
+	fs.BoolVar(&all, "all", false, "include invalidated and expired records (marked [invalid] and [expired]; in JSON, their invalidAt and expiresAt)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
@@ -487,7 +487,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		m.errorf("no query: give --query TEXT")
 		return exitUsage
 	}
-	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, IncludeExpired: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
 	if scope != "" {
 		// The one scope rule: --scope adds to the workspace scope. Without
 		// it every record is listed, records saved outside the workspace

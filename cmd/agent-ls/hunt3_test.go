@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestListAllShowsExpired: memory list --all (and search --all) lists an
+// expired record with its state ([expired] in text, its expiresAt in
+// JSON), as show and export have it; without --all it is left out. Before,
+// the store's search never matched an expired record, so --all, which
+// says it lists every record, did not list it.
+func TestListAllShowsExpired(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	const expired = "01JB0000000000000000000099"
+	line := `{"id":"` + expired + `","scope":{},"kind":"fact","content":"the freeze lasts a week","provenance":{"conversationId":"c1"},` +
+		`"createdAt":"2026-01-01T10:00:00.000Z","updatedAt":"2026-01-01T10:00:00.000Z","expiresAt":"2026-01-02T10:00:00.000Z"}`
+	file := filepath.Join(dir, "expired.jsonl")
+	if err := os.WriteFile(file, []byte(line+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, mem(t, dir, db, "import", file, "--actor", "human:ana"), "import")
+	live := saveJSON(t, dir, db, "--content", "the freeze is over")
+	gone := saveJSON(t, dir, db, "--content", "the freeze starts on Friday")
+	mustOK(t, mem(t, dir, db, "invalidate", gone.ID, "--reason", "moved"), "invalidate")
+
+	ids := func(l listing) []string {
+		var out []string
+		for _, r := range l.Records {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got := ids(listJSON(t, dir, db, "list")); strings.Join(got, " ") != live.ID {
+		t.Errorf("list = %v, want only the live record %s", got, live.ID)
+	}
+	all := listJSON(t, dir, db, "list", "--all")
+	if got, want := ids(all), []string{gone.ID, live.ID, expired}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("list --all = %v, want %v (the expired record included)", got, want)
+	}
+	for _, r := range all.Records {
+		if r.ID == expired && r.ExpiresAt != "2026-01-02T10:00:00.000Z" {
+			t.Errorf("list --all --format json: the expired record has expiresAt %q", r.ExpiresAt)
+		}
+	}
+	if got := ids(listJSON(t, dir, db, "search", "--all", "freeze week")); len(got) == 0 || got[0] != expired {
+		t.Errorf("search --all 'freeze week' = %v, want the expired record first", got)
+	}
+	text := mustOK(t, mem(t, dir, db, "list", "--all"), "list --all").stdout
+	for _, want := range []string{"the freeze lasts a week  [expired]", "the freeze starts on Friday  [invalid]", "the freeze is over"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("list --all does not show %q:\n%s", want, text)
+		}
+	}
+	if help := mustOK(t, mem(t, dir, db, "list", "--help"), "list --help").stdout; !strings.Contains(help, "include invalidated and expired records") {
+		t.Errorf("list --help does not say --all lists expired records:\n%s", help)
+	}
+}
