@@ -60,3 +60,32 @@ func TestListAllShowsExpired(t *testing.T) {
 		t.Errorf("list --help does not say --all lists expired records:\n%s", help)
 	}
 }
+
+// TestSubcommandHelpStoreDefault: `memory --store X list --help` shows the
+// --store default once, the store given before the subcommand, and a
+// database URL's password redacted. Before, the flag's usage named the
+// workspace default and then the given store (two defaults), the password
+// in clear.
+func TestSubcommandHelpStoreDefault(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct{ store, want, never string }{
+		{"X", `(default "X")`, ""},
+		{"postgres://ana:hunter2@db.example/mem", `(default "postgres://ana:xxxxx@db.example/mem")`, "hunter2"},
+	} {
+		help := mustOK(t, runBin(t, dir, "", memEnv, "memory", "--store", tc.store, "list", "--help"), "list --help").stdout
+		_, line, _ := strings.Cut(help, "  --store file\n")
+		line, _, _ = strings.Cut(line, "\n")
+		if strings.Count(line, "default") != 1 || !strings.Contains(line, tc.want) {
+			t.Errorf("--store %s: list --help shows --store as %q, want one default %s", tc.store, line, tc.want)
+		}
+		if tc.never != "" && strings.Contains(help, tc.never) {
+			t.Errorf("--store %s: list --help shows the password", tc.store)
+		}
+	}
+	// Without --store the one default is the workspace's store.
+	help := mustOK(t, runBin(t, dir, "", memEnv, "memory", "list", "--help"), "list --help").stdout
+	if _, line, _ := strings.Cut(help, "  --store file\n"); !strings.Contains(line, "(default: the workspace's store") || strings.Count(strings.SplitN(line, "\n", 2)[0], "default") != 1 {
+		t.Errorf("list --help without --store shows --store as %q", line)
+	}
+}
