@@ -89,3 +89,35 @@ func TestSubcommandHelpStoreDefault(t *testing.T) {
 		t.Errorf("list --help without --store shows --store as %q", line)
 	}
 }
+
+// TestServeProfileRefusesExisting: `serve --memprofile FILE` and
+// `--cpuprofile FILE` refuse a FILE that exists and is not empty (exit 2,
+// before serving, the file untouched), and a FILE that cannot be created.
+// Before, the CPU profile truncated it at start and the heap profile
+// overwrote it at exit: a mistyped path destroyed a file.
+func TestServeProfileRefusesExisting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "notes.txt")
+	const text = "three weeks of notes\n"
+	if err := os.WriteFile(precious, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, flagName := range []string{"--memprofile", "--cpuprofile"} {
+		for _, tc := range []struct{ path, want string }{
+			{precious, "exists and is not empty"},
+			{filepath.Join(dir, "missing", "p.pprof"), "no such file or directory"},
+		} {
+			r := runBin(t, dir, "", nil, "serve", "--no-watch", flagName, tc.path)
+			if r.code != exitUsage || !strings.Contains(r.stderr, flagName[2:]) || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("serve %s %s: exit %d, stderr %q; want exit 2 saying %q", flagName, tc.path, r.code, r.stderr, tc.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("serve %s %s served: %q", flagName, tc.path, r.stdout)
+			}
+		}
+		if got, err := os.ReadFile(precious); err != nil || string(got) != text {
+			t.Fatalf("serve %s changed %s: %q, %v", flagName, precious, got, err)
+		}
+	}
+}
