@@ -115,14 +115,14 @@ type SearchInput struct {
 	Query string   `json:"query" jsonschema:"keywords; records matching more of them rank first"`
 	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags  []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
-	Limit int      `json:"limit,omitempty" jsonschema:"at most this many records (default 10, at most 200)"`
+	Limit *int     `json:"limit,omitempty" jsonschema:"at most this many records: omitted, 10; 0 or -1 for no limit (every match, up to 200 an answer, the bound of any larger number); another negative number is an error"`
 }
 
 // ListInput is memory_list's arguments.
 type ListInput struct {
 	Kinds              []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags               []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
-	Limit              int      `json:"limit,omitempty" jsonschema:"at most this many records (default 50, at most 200)"`
+	Limit              *int     `json:"limit,omitempty" jsonschema:"at most this many records: omitted, 50; 0 or -1 for no limit (every match, up to 200 an answer, the bound of any larger number); another negative number is an error"`
 	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records"`
 }
 
@@ -522,15 +522,19 @@ func (s *Server) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput)
 	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
 }
 
-// query runs q over the base scope and keeps this agent's view, at most
-// limit records (def when 0).
-func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit, def int) (*mcp.CallToolResult, RecordsOutput, error) {
-	switch {
-	case limit < 0:
-		return nil, RecordsOutput{}, fmt.Errorf("limit %d: want a positive number", limit)
-	case limit == 0:
-		limit = def
-	case limit > maxLimit:
+// query runs q over the base scope and keeps this agent's view: at most
+// the requested records (engine.Limit's rule; def when the limit is
+// omitted) and never more than maxLimit.
+func (s *Server) query(ctx context.Context, q store.Query, kinds []string, requested *int, def int) (*mcp.CallToolResult, RecordsOutput, error) {
+	limit := def
+	if requested != nil {
+		n, err := engine.Limit(*requested)
+		if err != nil {
+			return nil, RecordsOutput{}, err
+		}
+		limit = n
+	}
+	if limit == 0 || limit > maxLimit {
 		limit = maxLimit
 	}
 	for _, k := range kinds {

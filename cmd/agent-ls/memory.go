@@ -487,7 +487,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		m.errorf("no query: give --query TEXT")
 		return exitUsage
 	}
-	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, IncludeExpired: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, IncludeExpired: all, TargetedOnly: targeted, Limit: limit.query()}
 	if scope != "" {
 		// The one scope rule: --scope adds to the workspace scope. Without
 		// it every record is listed, records saved outside the workspace
@@ -556,10 +556,10 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 // (limitFlag).
 const limitMeaning = "0 for no limit"
 
-// limitFlag is the value of every --limit flag, one rule for all of them:
-// N > 0 is at most N, 0 is no limit (as -1, the older spelling, still
-// is); any other negative number is a usage error. After parsing, the
-// value is N, or 0 for no limit.
+// limitFlag is the value of every --limit flag: engine.Limit's rule, N > 0
+// is at most N, 0 (and -1, the older spelling) no limit, any other
+// negative number a usage error. After parsing, the value is N, or 0 for
+// no limit.
 type limitFlag int
 
 func (l *limitFlag) String() string {
@@ -571,20 +571,18 @@ func (l *limitFlag) String() string {
 
 func (l *limitFlag) Set(v string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < -1 {
-		return fmt.Errorf("want a count, %s", limitMeaning)
+	if err == nil {
+		n, err = engine.Limit(n)
 	}
-	*l = limitFlag(max(n, 0))
+	if err != nil {
+		return errors.New(engine.LimitWant)
+	}
+	*l = limitFlag(n)
 	return nil
 }
 
 // query is the limit as a store.Query takes it.
-func (l limitFlag) query() int {
-	if l == 0 {
-		return store.Unlimited
-	}
-	return int(l)
-}
+func (l limitFlag) query() *int { return engine.QueryLimit(int(l)) }
 
 // printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
 // CONTENT) under a header; nothing for none. It is the text form of list,
