@@ -205,11 +205,11 @@ func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 		return nil, fmt.Errorf("bisect: the ledger is empty: nothing to bisect")
 	}
 	last := entries[len(entries)-1].Seq
-	goodSeq, err := ledgerPoint(entries, req.Good, "--good", 1)
+	goodSeq, err := ledgerPoint(entries, req.Good, "good", 1)
 	if err != nil {
 		return nil, err
 	}
-	badSeq, err := ledgerPoint(entries, req.Bad, "--bad", last)
+	badSeq, err := ledgerPoint(entries, req.Bad, "bad", last)
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +254,10 @@ func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 	return res, nil
 }
 
-// ledgerPoint resolves a --good or --bad value to a sequence number.
-func ledgerPoint(entries []store.LedgerEntry, v, flag string, def uint64) (uint64, error) {
+// ledgerPoint resolves a good or bad value to a sequence number. An error
+// is a *schema.ValueError named name ("good" or "bad"); a surface words it
+// with its own parameter (schema.Named: the CLI's --good and --bad).
+func ledgerPoint(entries []store.LedgerEntry, v, name string, def uint64) (uint64, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return def, nil
@@ -263,13 +265,13 @@ func ledgerPoint(entries []store.LedgerEntry, v, flag string, def uint64) (uint6
 	last := entries[len(entries)-1].Seq
 	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
 		if n > last {
-			return 0, fmt.Errorf("%s %d: the ledger ends at entry %d", flag, n, last)
+			return 0, &schema.ValueError{Name: name, Value: v, Why: fmt.Sprintf("the ledger ends at entry %d", last)}
 		}
 		return n, nil
 	}
 	t, err := schema.ParseTime(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s %q: want a ledger sequence number or an RFC 3339 time", flag, v)
+		return 0, &schema.ValueError{Name: name, Value: v, Why: "want a ledger sequence number or an RFC 3339 time"}
 	}
 	at := schema.FormatTime(t)
 	var seq uint64

@@ -19,8 +19,8 @@ func TestToolErrorsNameTheirParams(t *testing.T) {
 		meta map[string]any
 		want string
 	}{
-		{ToolCompose, map[string]any{"at": "yesterday"}, nil, `at: time "yesterday": want RFC 3339`},
-		{ToolCompose, map[string]any{"at": "2026-13-01T00:00:00Z"}, nil, `at: time "2026-13-01T00:00:00Z"`},
+		{ToolCompose, map[string]any{"at": "yesterday"}, nil, `at "yesterday": want RFC 3339`},
+		{ToolCompose, map[string]any{"at": "2026-13-01T00:00:00Z"}, nil, `at "2026-13-01T00:00:00Z"`},
 		{ToolLearnings, map[string]any{"since": "last tuesday"}, nil, "since"},
 		{ToolList, map[string]any{"limit": -2}, nil, "limit -2"},
 		{ToolSearch, map[string]any{"query": "x", "limit": -3}, nil, "limit"},

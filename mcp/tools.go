@@ -645,7 +645,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 func (s *Server) compose(ctx context.Context, _ *mcp.CallToolRequest, in ComposeInput) (*mcp.CallToolResult, ComposeOutput, error) {
 	res, block, err := s.instantiate(ctx, in.At, in.Query)
 	if ae, ok := errors.AsType[*engine.AtError](err); ok {
-		return nil, ComposeOutput{}, fmt.Errorf("at: %w", ae.Err)
+		return nil, ComposeOutput{}, schema.Named("at", ae.Err)
 	}
 	if err != nil {
 		return nil, ComposeOutput{}, err

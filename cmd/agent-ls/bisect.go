@@ -52,6 +52,9 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 	// transaction open.
 	res, err := engine.Bisect(ctx, engine.BisectRequest{Agent: authored, Store: k.st, Scope: k.scope, Policy: k.policy,
 		Good: *good, Bad: *bad, Suite: suite})
+	if ve, ok := err.(*schema.ValueError); ok && (ve.Name == "good" || ve.Name == "bad") {
+		err = schema.Named("--"+ve.Name, ve) // the engine names the points good and bad
+	}
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage

@@ -121,3 +121,89 @@ func TestServeProfileRefusesExisting(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagErrorsNameTheFlagOnce: a bad flag value is worded once, by the
+// flag, its value shortened: `--since "x": want ...`. Before, the flag
+// prefixed the parser's own wording (`--since: since "x": ...`,
+// `--poll: storePoll "1ms"`, `--target: target ...`, `--at: time ...`),
+// a save's bad --conversation or --run was worded as the store's field
+// (`save: invalid request: provenance.runId: ...`), and a 100 KB value
+// came back whole.
+func TestFlagErrorsNameTheFlagOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	agent := filepath.Join(dir, "my-agent.agent.yaml")
+	db := filepath.Join(dir, "m.db")
+	rec := saveJSON(t, dir, db, "--content", "the freeze lasts a week")
+	huge := strings.Repeat("x", 100<<10)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "--store", db, "events", "--since", "x"}, `--since "x": want a duration such as 7d or 1h, or an RFC 3339 time`},
+		{[]string{"memory", "--store", db, "ledger", "--since", "x"}, `--since "x": want a duration`},
+		{[]string{"memory", "--store", db, "ledger", "--since", huge}, `--since "xxxx`},
+		{[]string{"learnings", "--since", "x"}, `--since "x": want a duration`},
+		{[]string{"memory", "--store", db, "events", "--poll", "1ms"}, `--poll "1ms": at least 100ms, or off`},
+		{[]string{"memory", "--store", db, "save", "--target", "judgment.x", "c"}, `--target "judgment.x": want judgment.DOMAIN.SLOT`},
+		{[]string{"memory", "--store", db, "list", "--target", "bad"}, `--target "bad": unknown primitive "bad"`},
+		{[]string{"memory", "--store", db, "save", "--conversation", "c\x01", "c"}, `--conversation "c\x01": contains a control character (U+0001) at rune 2`},
+		{[]string{"memory", "--store", db, "save", "--run", "r\x01", "c"}, `--run: control character U+0001 at byte 1`},
+		{[]string{"memory", "--store", db, "save", "--expires", "0s", "c"}, `--expires "0s": not after now`},
+		{[]string{"memory", "--store", db, "save", "--expires", "2020-01-01T00:00:00Z", "c"}, `--expires "2020-01-01T00:00:00Z": not after now`},
+		{[]string{"memory", "--store", db, "corroborate", rec.ID, "--conversation", "c\x01"}, `--conversation "c\x01": contains a control character`},
+		{[]string{"memory", "--store", db, "corroborate", rec.ID, "--conversation", "c", "--run", "r\x01"}, `--run: control character U+0001 at byte 1`},
+		{[]string{"render", "--at", "x", agent}, `--at "x": want RFC 3339`},
+		{[]string{"diff", "--from", "2026-01-01T00:00:00Z", "--to", "x", agent}, `--to "x": want RFC 3339`},
+		{[]string{"mcp", "--conversation", "c\x01", agent}, `--conversation "c\x01": contains a control character`},
+		{[]string{"mcp", "--run", "r\x01", agent}, `--run: control character U+0001 at byte 1`},
+	} {
+		r := runBin(t, dir, "", memEnv, tc.args...)
+		name := strings.Join(tc.args, " ")
+		if len(name) > 120 {
+			name = name[:120] + "..."
+		}
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", name, r.code, r.stderr, tc.want)
+		}
+		if len(r.stderr) > 400 {
+			t.Errorf("%s: %d bytes of stderr (the value echoed whole?)", name, len(r.stderr))
+		}
+		for _, stutter := range []string{": since ", "storePoll", ": target ", "conversation id", "run id", ": time ", "provenance", "save: save:"} {
+			if strings.Contains(r.stderr, stutter) {
+				t.Errorf("%s: %q words the value twice (%q)", name, r.stderr, stutter)
+			}
+		}
+	}
+}
+
+// TestTokenCreateNamesItsFlags: token create words the engine's refusal of
+// a spec field with its own flag (--agent, --scope, --name), once, exit 2.
+// The engine now words them neutrally (engine.TokenSpecError): it said
+// "--name: ..." to every surface, and the CLI's wording depended on it.
+func TestTokenCreateNamesItsFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	if err := os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", "notes.yaml"}, "agent-ls token create: --agent: " + filepath.Join(dir, "notes.yaml") + " is not an agent file"},
+		{[]string{"--agent", "nope.agent.yaml"}, "agent-ls token create: --agent: open "},
+		{[]string{"--agent", "my-agent.agent.yaml", "--name", "a\x01"}, "agent-ls token create: --name: contains a control character (U+0001) at rune 2"},
+		{[]string{"--agent", "my-agent.agent.yaml", "--scope", "agent=x"}, "agent-ls token create: --scope: the key agent is the token's agent file's"},
+	} {
+		r := runBin(t, dir, "", memEnv, append([]string{"token", "create"}, tc.args...)...)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("token create %q: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+		if strings.Count(r.stderr, "--") != 1 {
+			t.Errorf("token create %q: %q names a flag more than once", tc.args, r.stderr)
+		}
+	}
+}

@@ -337,6 +337,10 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("%v", err)
 		return exitUsage
 	}
+	if err := checkProvenanceFlags(ws, conv, run); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
 	recScope, err := withScopeFlag(ws.Config.Scope, scope)
 	if err != nil {
 		m.errorf("%v", err)
@@ -357,7 +361,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 			return exitFindings
 		}
 		if err != nil {
-			m.errorf("--target: %v", err)
+			m.errorf("%v", schema.Named("--target", err))
 			return exitUsage
 		}
 		req.Target = &t
@@ -374,7 +378,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if expires != "" {
 		t, err := parseExpiry(expires, m.e.now())
 		if err != nil {
-			m.errorf("--expires: %v", err)
+			m.errorf("%v", schema.Named("--expires", err))
 			return exitUsage
 		}
 		req.ExpiresAt = schema.FormatTime(t)
@@ -512,7 +516,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	if target != "" {
 		t, err := schema.ParseTarget(target)
 		if err != nil {
-			m.errorf("--target: %v", err)
+			m.errorf("%v", schema.Named("--target", err))
 			return exitUsage
 		}
 		q.Target = &t
@@ -787,11 +791,16 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) != 1 {
 		return m.usagef("want one record ID")
 	}
-	conv, err := schema.NormalizeConversationID(conv)
+	ws, err := workspace.Find(m.e.cwd)
 	if err != nil {
-		m.errorf("--conversation: %v", err)
+		m.errorf("%v", err)
 		return exitUsage
 	}
+	if err := checkProvenanceFlags(ws, conv, run); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
+	conv, _ = schema.NormalizeConversationID(conv)
 	if conv == "" {
 		m.errorf("--conversation is required")
 		return exitUsage
@@ -1243,7 +1252,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
 		if err != nil {
-			m.errorf("--since: %v", err)
+			m.errorf("%v", schema.Named("--since", err))
 			return exitUsage
 		}
 		f.Since = schema.FormatTime(t)
@@ -1448,14 +1457,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseExpiry accepts a duration from now or an RFC 3339 time.
+// parseExpiry accepts a duration from now or an RFC 3339 time, after now
+// (a *schema.ValueError named expires otherwise).
 func parseExpiry(s string, now time.Time) (time.Time, error) {
+	var t time.Time
 	if d, err := schema.ParseDuration(s); err == nil {
-		return now.Add(d), nil
+		t = now.Add(d)
+	} else if t, err = schema.ParseTime(s); err != nil {
+		return time.Time{}, &schema.ValueError{Name: "expires", Value: s, Why: "want a duration such as 7d or 36h, or an RFC 3339 time"}
 	}
-	t, err := schema.ParseTime(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want a duration such as 7d or 36h, or an RFC 3339 time", s)
+	if !t.After(now) {
+		return time.Time{}, &schema.ValueError{Name: "expires", Value: s, Why: "not after now: a record must expire in the future"}
 	}
 	return t, nil
 }

@@ -536,7 +536,7 @@ func TestMemorySavePastExpiry(t *testing.T) {
 		{"save", "--expires", "0d", "--target", "judgment.code-review.heuristics", "a lesson"},
 	} {
 		r := mem(t, dir, db, args...)
-		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "invalid request: expiresAt ") || !strings.Contains(r.stderr, " is not after now (") || strings.Contains(r.stderr, "promote") {
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, `--expires "`+args[2]+`": not after now`) || strings.Contains(r.stderr, "promote") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and the expiry refused", args, r.code, r.stdout, r.stderr)
 		}
 	}

@@ -221,7 +221,7 @@ func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if l.Target != "" {
 		t, err := schema.ParseTarget(l.Target)
 		if err != nil {
-			return req, invalidf("target: %v", err)
+			return req, invalidf("%v", err) // a *schema.ValueError naming target
 		}
 		req.Target = &t
 	}
@@ -235,7 +235,7 @@ func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if l.Expires != "" {
 		t, err := parseExpiry(l.Expires, e.now())
 		if err != nil {
-			return req, invalidf("expires: %v", err)
+			return req, invalidf("%v", err) // a *schema.ValueError naming expires
 		}
 		req.ExpiresAt = schema.FormatTime(t)
 	}
