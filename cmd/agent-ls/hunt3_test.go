@@ -207,3 +207,37 @@ func TestTokenCreateNamesItsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveSupersedesIDChecked: memory save --supersedes and a save-batch
+// line's supersedes are ids: a malformed one (white space, an escape
+// sequence, 5000 bytes) is a usage error naming the flag or field, exit 2,
+// nothing saved, never echoed, as MCP's memory_save and every ID argument
+// refuse it (schema.CheckIDArg). Before, "bad id" was answered not_found
+// with the text echoed, and an escape or a long one as the store's field
+// (`save: invalid request: supersededBy: ...`).
+func TestSaveSupersedesIDChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	for _, tc := range []struct{ id, want string }{
+		{"bad id", "--supersedes: is not an id: it contains white space (U+0020) at rune 4"},
+		{"x\x1b[2J", "--supersedes: is not an id: it contains a control character (U+001B) at rune 2"},
+		{strings.Repeat("a", 5000), "--supersedes: is longer than 256 bytes"},
+	} {
+		r := mem(t, dir, db, "save", "--supersedes", tc.id, "the new rule")
+		if r.code != exitUsage || r.stderr != "agent-ls memory save: "+tc.want+"\n" || r.stdout != "" {
+			t.Errorf("save --supersedes %.20q: exit %d, stderr %q; want exit 2 and %q", tc.id, r.code, r.stderr, tc.want)
+		}
+	}
+	file := filepath.Join(dir, "batch.jsonl")
+	if err := os.WriteFile(file, []byte(`{"content":"the new rule","supersedes":"bad id"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := mem(t, dir, db, "save-batch", "--actor", "human:ana", file)
+	if want := file + ":1: invalid request: supersedes: is not an id: it contains white space"; r.code != exitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("save-batch with supersedes \"bad id\": exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused save created the store")
+	}
+}

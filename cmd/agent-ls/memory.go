@@ -330,6 +330,12 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("--kind %q: want fact, preference, episode or profile", kind)
 		return exitUsage
 	}
+	if supersedes != "" {
+		if err := schema.CheckIDArg("--supersedes", supersedes); err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+	}
 	req := engine.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run}, Tags: splitList(tags)}
 	ws, err := workspace.Find(m.e.cwd)

@@ -216,6 +216,11 @@ func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if !l.Kind.Valid() {
 		return engine.SaveRequest{}, invalidf("kind %q: want fact, preference, episode or profile", l.Kind)
 	}
+	if l.Supersedes != "" {
+		if err := schema.CheckIDArg("supersedes", l.Supersedes); err != nil {
+			return engine.SaveRequest{}, invalidf("%v", err)
+		}
+	}
 	req := engine.SaveRequest{Kind: l.Kind, Content: l.Content, Tags: l.Tags, Supersedes: l.Supersedes,
 		Provenance: schema.Provenance{ConversationID: l.Conversation, RunID: l.Run}}
 	if l.Target != "" {
