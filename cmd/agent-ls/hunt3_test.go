@@ -241,3 +241,22 @@ func TestSaveSupersedesIDChecked(t *testing.T) {
 		t.Error("a refused save created the store")
 	}
 }
+
+// TestSaveRefusalWordedOnce: a save the record rules refuse (content over
+// the limit, an escape sequence in it) says so once after the command's
+// name: `agent-ls memory save: invalid request: content: ...`. The save's
+// own "save: " doubled it (`memory save: save: invalid request: ...`).
+func TestSaveRefusalWordedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "m.db")
+	for _, tc := range []struct{ content, want string }{
+		{strings.Repeat("a", 70000), "agent-ls memory save: invalid request: content: 70000 bytes, more than the limit of 65536"},
+		{"evil\x1b[2Jtext", "agent-ls memory save: invalid request: content: control character U+001B at byte 4"},
+	} {
+		r := mem(t, dir, db, "save", "--content", tc.content)
+		if r.code != exitUsage || !strings.HasPrefix(r.stderr, tc.want) {
+			t.Errorf("save %.20q: exit %d, stderr %q; want exit 2 and %q", tc.content, r.code, r.stderr, tc.want)
+		}
+	}
+}
