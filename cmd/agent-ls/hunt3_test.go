@@ -120,6 +120,15 @@ func TestServeProfileRefusesExisting(t *testing.T) {
 			t.Fatalf("serve %s changed %s: %q, %v", flagName, precious, got, err)
 		}
 	}
+	// One file for both profiles would hold neither.
+	both := filepath.Join(dir, "p.pprof")
+	r := runBin(t, dir, "", nil, "serve", "--no-watch", "--memprofile", both, "--cpuprofile", "./p.pprof")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--memprofile and --cpuprofile name one file") {
+		t.Errorf("serve with one file for both profiles: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(both); err == nil {
+		t.Errorf("serve with one file for both profiles created it")
+	}
 }
 
 // TestFlagErrorsNameTheFlagOnce: a bad flag value is worded once, by the

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -66,6 +67,9 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		source = "serve default"
 	}
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
+	if *memProfile != "" && *cpuProfile != "" && filepath.Clean(resolve(e.cwd, *memProfile)) == filepath.Clean(resolve(e.cwd, *cpuProfile)) {
+		return usageFail(e.stderr, "serve", fmt.Errorf("--memprofile and --cpuprofile name one file, %s: give each its own", *memProfile))
+	}
 	// Both profile files are opened before serving: a path that exists
 	// with data in it, or cannot be created, is refused now, not after a
 	// session (createProfile).
