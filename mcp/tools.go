@@ -397,7 +397,7 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 		}
 		mt, err := schema.ParseTarget(t)
 		if err != nil {
-			return nil, fmt.Errorf("target: %w", err)
+			return nil, schema.Named("target", err)
 		}
 		return &mt, nil
 	case map[string]any:
@@ -617,7 +617,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 	}
 	since, err := schema.ParseSince(in.Since, s.cfg.Now())
 	if err != nil {
-		return nil, LearningsOutput{}, fmt.Errorf("since: %w", err)
+		return nil, LearningsOutput{}, schema.Named("since", err)
 	}
 	out := LearningsOutput{Since: schema.FormatTime(since), Learnings: []Learning{}}
 	err = s.withStore(ctx, true, func(st store.Tx) error {
