@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -72,5 +73,47 @@ func TestLimitFollowsEngineRule(t *testing.T) {
 		if !strings.Contains(data, "0 or -1 for no limit") {
 			t.Errorf("%s: the limit's schema does not say what 0 and -1 mean: %s", tl.Name, data)
 		}
+	}
+}
+
+// TestListIncludeInvalidatedShowsExpired: memory_list with
+// includeInvalidated lists every retired record of the agent's view, the
+// expired ones too (as the CLI's list --all), and a record carries its
+// expiresAt. The search never matched an expired record, and the answer
+// had no expiresAt: an agent could not tell a record would expire.
+func TestListIncludeInvalidatedShowsExpired(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var ids []string
+	f.withStore(func(st store.Store) {
+		soon := schema.FormatTime(f.clock.t.Add(time.Minute))
+		recs, err := st.Write(context.Background(), []store.WriteRequest{
+			{Scope: map[string]string{"project": "atlas"}, Kind: schema.KindFact, Content: "The freeze lasts a week", ExpiresAt: soon},
+			{Scope: map[string]string{"project": "atlas"}, Kind: schema.KindFact, Content: "Invoices are issued in EUR"},
+		}, store.Actor{Kind: store.ActorHuman, Name: "dana"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = []string{recs[0].ID, recs[1].ID}
+	})
+	var out RecordsOutput
+	f.call(ToolList, map[string]any{}, &out)
+	if len(out.Records) != 2 || out.Records[0].ExpiresAt == "" && out.Records[1].ExpiresAt == "" {
+		t.Fatalf("list before the expiry = %+v, want both, one with its expiresAt", out.Records)
+	}
+	f.clock.mu.Lock()
+	f.clock.t = f.clock.t.Add(time.Hour)
+	f.clock.mu.Unlock()
+	f.call(ToolList, map[string]any{}, &out)
+	if len(out.Records) != 1 || out.Records[0].ID != ids[1] {
+		t.Errorf("list after the expiry = %+v, want only %s", out.Records, ids[1])
+	}
+	f.call(ToolList, map[string]any{"includeInvalidated": true}, &out)
+	found := false
+	for _, r := range out.Records {
+		found = found || (r.ID == ids[0] && r.ExpiresAt != "")
+	}
+	if len(out.Records) != 2 || !found {
+		t.Errorf("list includeInvalidated after the expiry = %+v, want the expired record %s with its expiresAt", out.Records, ids[0])
 	}
 }

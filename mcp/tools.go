@@ -69,6 +69,7 @@ type Record struct {
 	Conversations  int               `json:"conversations" jsonschema:"distinct conversations supporting it"`
 	CreatedAt      string            `json:"createdAt"`
 	InvalidAt      string            `json:"invalidAt,omitempty"`
+	ExpiresAt      string            `json:"expiresAt,omitempty" jsonschema:"when the record expires (it is retired then)"`
 	InvalidReason  string            `json:"invalidReason,omitempty"`
 	SupersededBy   string            `json:"supersededBy,omitempty"`
 	Payload        any               `json:"payload,omitempty"`
@@ -80,7 +81,7 @@ func toRecord(r *schema.MemoryRecord) *Record {
 	}
 	out := &Record{ID: r.ID, Kind: string(r.Kind), Content: r.Content, Tags: r.Tags, Scope: r.Scope,
 		ConversationID: r.Provenance.ConversationID, RunID: r.Provenance.RunID, Conversations: r.DistinctConversations(),
-		CreatedAt: r.CreatedAt, InvalidAt: r.InvalidAt, InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy}
+		CreatedAt: r.CreatedAt, InvalidAt: r.InvalidAt, ExpiresAt: r.ExpiresAt, InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy}
 	if r.Target != nil {
 		out.Target = r.Target.String()
 		out.Tier = string(schema.TierOf(*r.Target))
@@ -123,7 +124,7 @@ type ListInput struct {
 	Kinds              []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags               []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
 	Limit              *int     `json:"limit,omitempty" jsonschema:"at most this many records: omitted, 50; 0 or -1 for no limit (every match, up to 200 an answer, the bound of any larger number); another negative number is an error"`
-	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records"`
+	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records: invalidated, superseded and expired (see invalidAt and expiresAt)"`
 }
 
 // RecordsOutput is the answer of memory_search and memory_list.
@@ -519,7 +520,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 }
 
 func (s *Server) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, RecordsOutput, error) {
-	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
+	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated, IncludeExpired: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
 }
 
 // query runs q over the base scope and keeps this agent's view: at most
