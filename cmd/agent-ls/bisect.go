@@ -29,6 +29,14 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	// The points' form first: a mistyped one is the usage error, whatever
+	// the eval and the store.
+	for _, p := range []struct{ name, v string }{{"good", *good}, {"bad", *bad}} {
+		if err := engine.CheckBisectPoint(p.name, p.v); err != nil {
+			c.errorf("%v", schema.Named("--"+p.name, err))
+			return exitUsage
+		}
+	}
 	// The agent file is read before the store is opened (an invalid one
 	// is the error, not the missing store).
 	authored, err := loadAgent(file)

@@ -187,6 +187,11 @@ func TestBisectEvalCannotRun(t *testing.T) {
 				t.Errorf("eval %q (%s): exit %d, want 2 and %q\nstdout %s\nstderr %s", c.yaml, format, r.code, c.want, r.stdout, r.stderr)
 			}
 		}
+		// A mistyped point is the usage error, before any eval question:
+		// it was reported as "the eval cannot run" when none is configured.
+		if r := w.cli("bisect", "deploy.agent.yaml", "--good", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, `--good "yesterday": want a ledger sequence number or an RFC 3339 time`) {
+			t.Errorf("eval %q: bisect --good yesterday: exit %d, stderr %q; want the point refused first", c.yaml, r.code, r.stderr)
+		}
 	}
 }
 
