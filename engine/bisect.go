@@ -205,11 +205,11 @@ func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 		return nil, fmt.Errorf("bisect: the ledger is empty: nothing to bisect")
 	}
 	last := entries[len(entries)-1].Seq
-	goodSeq, err := ledgerPoint(entries, req.Good, "--good", 1)
+	goodSeq, err := ledgerPoint(entries, req.Good, "good", 1)
 	if err != nil {
 		return nil, err
 	}
-	badSeq, err := ledgerPoint(entries, req.Bad, "--bad", last)
+	badSeq, err := ledgerPoint(entries, req.Bad, "bad", last)
 	if err != nil {
 		return nil, err
 	}
@@ -254,24 +254,50 @@ func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 	return res, nil
 }
 
-// ledgerPoint resolves a --good or --bad value to a sequence number.
-func ledgerPoint(entries []store.LedgerEntry, v, flag string, def uint64) (uint64, error) {
+// CheckBisectPoint checks the form of a good or bad value (name) without
+// the ledger: "" (the default), a sequence number or an RFC 3339 time;
+// else a *schema.ValueError named name. A surface checks its arguments
+// with it before it needs the eval or the store.
+func CheckBisectPoint(name, v string) error {
+	_, _, err := parseBisectPoint(name, v)
+	return err
+}
+
+// parseBisectPoint is a good or bad value as a sequence number (at "") or
+// a stored time (at); "" is the zero sequence number and no time.
+func parseBisectPoint(name, v string) (seq uint64, at string, err error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return def, nil
+		return 0, "", nil
 	}
-	last := entries[len(entries)-1].Seq
 	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if n > last {
-			return 0, fmt.Errorf("%s %d: the ledger ends at entry %d", flag, n, last)
-		}
-		return n, nil
+		return n, "", nil
 	}
 	t, err := schema.ParseTime(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s %q: want a ledger sequence number or an RFC 3339 time", flag, v)
+		return 0, "", &schema.ValueError{Name: name, Value: v, Why: "want a ledger sequence number or an RFC 3339 time"}
 	}
-	at := schema.FormatTime(t)
+	return 0, schema.FormatTime(t), nil
+}
+
+// ledgerPoint resolves a good or bad value to a sequence number. An error
+// is a *schema.ValueError named name ("good" or "bad"); a surface words it
+// with its own parameter (schema.Named: the CLI's --good and --bad).
+func ledgerPoint(entries []store.LedgerEntry, v, name string, def uint64) (uint64, error) {
+	n, at, err := parseBisectPoint(name, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case strings.TrimSpace(v) == "":
+		return def, nil
+	}
+	last := entries[len(entries)-1].Seq
+	if at == "" {
+		if n > last {
+			return 0, &schema.ValueError{Name: name, Value: strings.TrimSpace(v), Why: fmt.Sprintf("the ledger ends at entry %d", last)}
+		}
+		return n, nil
+	}
 	var seq uint64
 	for _, e := range entries {
 		if e.At <= at {

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
+	"github.com/agent-ls/agent-ls/store/memstore"
 )
 
 func score(s float64, passed, failed int) SuiteResult {
@@ -94,4 +98,36 @@ func TestBisectSearchEvalError(t *testing.T) {
 	if _, _, err := BisectSearch(context.Background(), 0, nil); err == nil {
 		t.Fatal("n=0: no error")
 	}
+}
+
+// TestBisectPointErrors: a good or bad ledger point that is not one is a
+// *schema.ValueError named good or bad, worded with no surface's
+// parameter: the engine said "--good 999: ...", the CLI's flag.
+func TestBisectPointErrors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := memstore.New(store.Options{})
+	if _, err := st.Write(ctx, []store.WriteRequest{{Kind: schema.KindFact, Content: "a fact"}}, store.Actor{Kind: store.ActorHuman, Name: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := LoadAgent("deploy.agent.yaml", []byte(minimalAgent("deploy")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ good, bad, name, want string }{
+		{"999", "", "good", `good "999": the ledger ends at entry 1`},
+		{"", "soon", "bad", `bad "soon": want a ledger sequence number or an RFC 3339 time`},
+	} {
+		_, err := Bisect(ctx, BisectRequest{Agent: agent, Store: st, Good: tc.good, Bad: tc.bad, Suite: noSuite{}})
+		ve, ok := err.(*schema.ValueError)
+		if !ok || ve.Name != tc.name || err.Error() != tc.want {
+			t.Errorf("Bisect good %q bad %q: %v (%T); want a *schema.ValueError %q", tc.good, tc.bad, err, err, tc.want)
+		}
+	}
+}
+
+type noSuite struct{}
+
+func (noSuite) RunSuite(context.Context, *schema.AgentConfig) (SuiteResult, string, error) {
+	return SuiteResult{}, "no suite", nil
 }

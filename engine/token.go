@@ -38,6 +38,29 @@ type TokenSpec struct {
 	Name string
 }
 
+// The fields of a TokenSpec, as a *TokenSpecError names them.
+const (
+	TokenFieldAgentFile = "agent file"
+	TokenFieldScope     = "scope"
+	TokenFieldExpires   = "expires"
+	TokenFieldName      = "name"
+)
+
+// TokenSpecError is a TokenSpec field CreateToken refuses (a scope pair
+// that contradicts the workspace scope is a *ScopeError instead). It is
+// worded with the field's neutral name (TokenField*); a surface words it
+// with its own parameter's name, schema.Named(param, e.Err), as the CLI's
+// --agent, --scope, --expires and --name.
+type TokenSpecError struct {
+	Field string
+	Err   error
+}
+
+func (e *TokenSpecError) Error() string { return schema.Named(e.Field, e.Err).Error() }
+
+// Unwrap is the cause.
+func (e *TokenSpecError) Unwrap() error { return e.Err }
+
 // ErrTokenInvalid is Authenticate's one answer for a secret that does not
 // authenticate: unknown, malformed, revoked or expired. The error wraps
 // the reason for logs; it never holds the secret.
@@ -107,11 +130,14 @@ func (s *Session) open(ctx context.Context, readOnly bool) (store.Store, error) 
 // leads out), be named as an agent file and load as a valid one. It
 // returns the file's slash path relative to the root and the parsed agent.
 func TokenAgent(ws *workspace.Workspace, file string) (rel string, cfg *schema.AgentConfig, err error) {
+	bad := func(err error) (string, *schema.AgentConfig, error) {
+		return "", nil, &TokenSpecError{Field: TokenFieldAgentFile, Err: err}
+	}
 	if ws == nil || ws.Root == "" {
-		return "", nil, errors.New("--agent: no workspace")
+		return bad(errors.New("no workspace"))
 	}
 	if file == "" {
-		return "", nil, errors.New("--agent: the agent file is required")
+		return bad(errors.New("is required"))
 	}
 	abs := file
 	if !filepath.IsAbs(abs) {
@@ -119,26 +145,26 @@ func TokenAgent(ws *workspace.Workspace, file string) (rel string, cfg *schema.A
 	}
 	abs = filepath.Clean(abs)
 	if err := workspace.Confine(ws.Root, abs); err != nil {
-		return "", nil, fmt.Errorf("--agent: %w", err)
+		return bad(err)
 	}
 	r, err := filepath.Rel(ws.Root, abs)
 	if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
-		return "", nil, fmt.Errorf("--agent: %s is not inside the workspace root %s", file, ws.Root)
+		return bad(fmt.Errorf("%s is not inside the workspace root %s", file, ws.Root))
 	}
 	if !schema.IsAgentFile(abs) {
-		return "", nil, fmt.Errorf("--agent: %s is not an agent file (want NAME.agent.yaml, .agent.yml or .agent.json)", file)
+		return bad(fmt.Errorf("%s is not an agent file (want NAME.agent.yaml, .agent.yml or .agent.json)", file))
 	}
 	data, err := workspace.ReadFile(abs)
 	if err != nil {
-		return "", nil, fmt.Errorf("--agent: %w", err)
+		return bad(err)
 	}
 	cfg, err = LoadAgent(abs, data)
 	if err != nil {
-		return "", nil, fmt.Errorf("--agent: %w", err)
+		return bad(err)
 	}
 	rel = filepath.ToSlash(r)
 	if err := store.CheckAgentFilePath(rel); err != nil {
-		return "", nil, fmt.Errorf("--agent: %w", err)
+		return bad(err)
 	}
 	return rel, cfg, nil
 }
@@ -164,15 +190,16 @@ func TokenAgentFile(ws *workspace.Workspace, t store.Token) (string, error) {
 // agent is its agent file's) and no pair changes a workspace value
 // (Scope's rule, a *ScopeError).
 func checkTokenScope(ws *workspace.Workspace, scope map[string]string) error {
+	bad := func(err error) error { return &TokenSpecError{Field: TokenFieldScope, Err: err} }
 	for _, k := range sortedKeys(scope) {
 		if err := schema.CheckScopePart("key", k); err != nil {
-			return fmt.Errorf("--scope: %w", err)
+			return bad(err)
 		}
 		if err := schema.CheckScopePart("value", scope[k]); err != nil {
-			return fmt.Errorf("--scope: %w", err)
+			return bad(err)
 		}
 		if k == store.AgentKey {
-			return fmt.Errorf("--scope: the key %s is the token's agent file's; give the file with --agent", store.AgentKey)
+			return bad(fmt.Errorf("the key %s is the token's agent file's: the token acts as the agent its file names", store.AgentKey))
 		}
 	}
 	var base map[string]string
@@ -180,11 +207,10 @@ func checkTokenScope(ws *workspace.Workspace, scope map[string]string) error {
 		base = ws.Config.Scope
 	}
 	if _, err := Scope(base, scope); err != nil {
-		var se *ScopeError
-		if errors.As(err, &se) {
-			se.Source = "--scope"
+		if _, ok := errors.AsType[*ScopeError](err); ok {
+			return err
 		}
-		return err
+		return bad(err)
 	}
 	return nil
 }
@@ -200,11 +226,11 @@ func CreateToken(ctx context.Context, s *Session, spec TokenSpec) (secret string
 		return "", store.Token{}, err
 	}
 	if spec.Expires < 0 {
-		return "", store.Token{}, fmt.Errorf("--expires %s: want a positive duration (or 0 for a token that never expires)", spec.Expires)
+		return "", store.Token{}, &TokenSpecError{Field: TokenFieldExpires, Err: &schema.ValueError{Name: TokenFieldExpires, Value: spec.Expires.String(), Why: "want a positive duration (or 0 for a token that never expires)"}}
 	}
 	if spec.Name != "" {
-		if err := schema.CheckIdentifier("--name", spec.Name); err != nil {
-			return "", store.Token{}, err
+		if err := schema.CheckIdentifier(TokenFieldName, spec.Name); err != nil {
+			return "", store.Token{}, &TokenSpecError{Field: TokenFieldName, Err: err}
 		}
 	}
 	if err := checkTokenScope(s.Workspace, spec.Scope); err != nil {

@@ -124,6 +124,11 @@ func TestCreateToken(t *testing.T) {
 	}
 }
 
+// TestCreateTokenRefused: every refusal is an error; a bad spec field is a
+// *TokenSpecError naming the field (a workspace scope contradicted, a
+// *ScopeError), worded with no surface's parameter name: the engine said
+// "--agent: ...", "--name: ...", "--expires ...", the CLI's flags, to every
+// surface.
 func TestCreateTokenRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -132,20 +137,21 @@ func TestCreateTokenRefused(t *testing.T) {
 		spec        TokenSpec
 		want        string
 		forbidden   bool
+		field       string // the *TokenSpecError's Field, "" for none
 	}{
-		{"agent actor", "agent:deploy-ops", TokenSpec{AgentFile: "agents/deploy.agent.yaml"}, "only a human actor", true},
-		{"system actor", "system:garden", TokenSpec{AgentFile: "agents/deploy.agent.yaml"}, "only a human actor", true},
-		{"no agent file", "human:ana", TokenSpec{}, "--agent: the agent file is required", false},
-		{"missing file", "human:ana", TokenSpec{AgentFile: "agents/nope.agent.yaml"}, "no such file", false},
-		{"outside", "human:ana", TokenSpec{AgentFile: "../outside.agent.yaml"}, "outside the workspace root", false},
-		{"not an agent file", "human:ana", TokenSpec{AgentFile: "notes.yaml"}, "is not an agent file", false},
-		{"invalid agent file", "human:ana", TokenSpec{AgentFile: "agents/broken.agent.yaml"}, "broken.agent.yaml:", false},
-		{"directory", "human:ana", TokenSpec{AgentFile: "agents"}, "not an agent file", false},
-		{"agent scope key", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"agent": "code-review"}}, "the key agent", false},
-		{"scope separator", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"team": "a;b"}}, "may not contain", false},
-		{"workspace scope changed", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"project": "other"}}, "cannot change its values", false},
-		{"negative expiry", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Expires: -time.Hour}, "want a positive duration", false},
-		{"bad name", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Name: "a\nb"}, "--name", false},
+		{"agent actor", "agent:deploy-ops", TokenSpec{AgentFile: "agents/deploy.agent.yaml"}, "only a human actor", true, ""},
+		{"system actor", "system:garden", TokenSpec{AgentFile: "agents/deploy.agent.yaml"}, "only a human actor", true, ""},
+		{"no agent file", "human:ana", TokenSpec{}, "agent file: is required", false, TokenFieldAgentFile},
+		{"missing file", "human:ana", TokenSpec{AgentFile: "agents/nope.agent.yaml"}, "no such file", false, TokenFieldAgentFile},
+		{"outside", "human:ana", TokenSpec{AgentFile: "../outside.agent.yaml"}, "outside the workspace root", false, TokenFieldAgentFile},
+		{"not an agent file", "human:ana", TokenSpec{AgentFile: "notes.yaml"}, "is not an agent file", false, TokenFieldAgentFile},
+		{"invalid agent file", "human:ana", TokenSpec{AgentFile: "agents/broken.agent.yaml"}, "broken.agent.yaml:", false, TokenFieldAgentFile},
+		{"directory", "human:ana", TokenSpec{AgentFile: "agents"}, "not an agent file", false, TokenFieldAgentFile},
+		{"agent scope key", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"agent": "code-review"}}, "the key agent", false, TokenFieldScope},
+		{"scope separator", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"team": "a;b"}}, "may not contain", false, TokenFieldScope},
+		{"workspace scope changed", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Scope: map[string]string{"project": "other"}}, "cannot change its values", false, ""},
+		{"negative expiry", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Expires: -time.Hour}, "want a positive duration", false, TokenFieldExpires},
+		{"bad name", "human:ana", TokenSpec{AgentFile: "agents/deploy.agent.yaml", Name: "a\nb"}, "name: contains a line break (U+000A) at rune 2", false, TokenFieldName},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -153,6 +159,13 @@ func TestCreateTokenRefused(t *testing.T) {
 			secret, _, err := CreateToken(ctx, s, tc.spec)
 			if err == nil || secret != "" || !strings.Contains(err.Error(), tc.want) || errors.Is(err, store.ErrForbidden) != tc.forbidden {
 				t.Fatalf("CreateToken = %q, %v; want an error with %q (forbidden %v)", secret, err, tc.want, tc.forbidden)
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("CreateToken: %q names a command-line flag", err)
+			}
+			var se *TokenSpecError
+			if got := errors.As(err, &se); got != (tc.field != "") || (got && se.Field != tc.field) {
+				t.Errorf("CreateToken: %v is a *TokenSpecError %v (%+v), want field %q", err, got, se, tc.field)
 			}
 			if _, err := os.Stat(s.Location); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a refused CreateToken created the store (%v)", err)

@@ -140,12 +140,12 @@ func (e *Engine) prepare(r SaveRequest) (SaveRequest, SaveResult, error) {
 	if err := store.ValidateWrite(store.WriteRequest{Scope: e.scope, Kind: r.Kind, Content: r.Content, Tags: r.Tags,
 		Target: r.Target, Payload: r.Payload, ExpiresAt: r.ExpiresAt, Provenance: r.Provenance,
 		Supersedes: r.Supersedes}); err != nil {
-		return r, SaveResult{}, fmt.Errorf("save: %w", err)
+		return r, SaveResult{}, err // the surface says it saves: no "save: " here
 	}
 	// The workspace's limits (schema.Limits), for every surface.
 	if err := store.CheckLimits(e.ws.Limits, &schema.MemoryRecord{Content: r.Content, Scope: e.scope, Tags: r.Tags,
 		Payload: r.Payload, Provenance: r.Provenance, SupersededBy: r.Supersedes}); err != nil {
-		return r, SaveResult{}, fmt.Errorf("save: %w", err)
+		return r, SaveResult{}, err
 	}
 	res := SaveResult{State: StateRecall}
 	if r.Target != nil {

@@ -19,13 +19,13 @@ func TestToolErrorsNameTheirParams(t *testing.T) {
 		meta map[string]any
 		want string
 	}{
-		{ToolCompose, map[string]any{"at": "yesterday"}, nil, `at: time "yesterday": want RFC 3339`},
-		{ToolCompose, map[string]any{"at": "2026-13-01T00:00:00Z"}, nil, `at: time "2026-13-01T00:00:00Z"`},
-		{ToolLearnings, map[string]any{"since": "last tuesday"}, nil, "since"},
-		{ToolList, map[string]any{"limit": -1}, nil, "limit"},
+		{ToolCompose, map[string]any{"at": "yesterday"}, nil, `at "yesterday": want RFC 3339`},
+		{ToolCompose, map[string]any{"at": "2026-13-01T00:00:00Z"}, nil, `at "2026-13-01T00:00:00Z"`},
+		{ToolLearnings, map[string]any{"since": "last tuesday"}, nil, `since "last tuesday": want a duration`},
+		{ToolList, map[string]any{"limit": -2}, nil, "limit -2"},
 		{ToolSearch, map[string]any{"query": "x", "limit": -3}, nil, "limit"},
 		{ToolSave, map[string]any{"content": "x", "expires": "soon"}, nil, "expires"},
-		{ToolSave, map[string]any{"content": "x", "target": "judgment.nope"}, nil, "target"},
+		{ToolSave, map[string]any{"content": "x", "target": "judgment.nope"}, nil, `target "judgment.nope": want judgment.DOMAIN.SLOT`},
 		{ToolSave, map[string]any{"content": "x"}, map[string]any{MetaConversationID: "c\u0000"}, MetaConversationID},
 		{ToolSave, map[string]any{"content": "x"}, map[string]any{MetaConversationID: "c1", MetaRunID: "r\u001b[2J"}, `_meta "` + MetaRunID + `": run id: control character U+001B`},
 		{ToolInvalidate, map[string]any{"id": "x", "reason": "   "}, nil, "reason"},
@@ -40,6 +40,12 @@ func TestToolErrorsNameTheirParams(t *testing.T) {
 		}
 		if strings.Contains(got, "--") {
 			t.Errorf("%s %v: %q names a command-line flag", tc.tool, tc.args, got)
+		}
+		// Once: `since: since "x"` named the parameter twice.
+		for _, p := range []string{"since", "target", "at"} {
+			if strings.Contains(got, p+": "+p+" ") {
+				t.Errorf("%s %v: %q names %s twice", tc.tool, tc.args, got, p)
+			}
 		}
 	}
 }

@@ -95,11 +95,11 @@ func New(c Config) (*Server, error) {
 	}
 	conv, err := schema.NormalizeConversationID(c.Provenance.ConversationID)
 	if err != nil {
-		return nil, fmt.Errorf("--conversation: %w", err)
+		return nil, err // a *schema.ValueError naming the conversation id
 	}
 	c.Provenance.ConversationID = conv
 	if err := checkRunID(c.Workspace.Limits, c.Provenance.RunID); err != nil {
-		return nil, fmt.Errorf("--run: %w", err)
+		return nil, err // a *schema.LimitError naming the run id
 	}
 	s := &Server{cfg: c, base: maps.Clone(c.Scope)}
 	cfg, err := s.loadAgent()

@@ -445,7 +445,7 @@ func TestInvalidInputIsAToolError(t *testing.T) {
 		{ToolSave, map[string]any{"kind": "fact"}, "content"},
 		{ToolSearch, map[string]any{"query": ""}, "query"},
 		{ToolSearch, map[string]any{"query": "x", "kinds": []string{"opinion"}}, "kind"},
-		{ToolList, map[string]any{"limit": -1}, "limit"},
+		{ToolList, map[string]any{"limit": -2}, "limit"},
 		{ToolInvalidate, map[string]any{"id": "mem_x", "reason": ""}, "reason"},
 		{ToolLearnings, map[string]any{"since": ""}, "since"},
 		{ToolCompose, map[string]any{"at": "yesterday-ish"}, "yesterday-ish"},

@@ -69,6 +69,7 @@ type Record struct {
 	Conversations  int               `json:"conversations" jsonschema:"distinct conversations supporting it"`
 	CreatedAt      string            `json:"createdAt"`
 	InvalidAt      string            `json:"invalidAt,omitempty"`
+	ExpiresAt      string            `json:"expiresAt,omitempty" jsonschema:"when the record expires (it is retired then)"`
 	InvalidReason  string            `json:"invalidReason,omitempty"`
 	SupersededBy   string            `json:"supersededBy,omitempty"`
 	Payload        any               `json:"payload,omitempty"`
@@ -80,7 +81,7 @@ func toRecord(r *schema.MemoryRecord) *Record {
 	}
 	out := &Record{ID: r.ID, Kind: string(r.Kind), Content: r.Content, Tags: r.Tags, Scope: r.Scope,
 		ConversationID: r.Provenance.ConversationID, RunID: r.Provenance.RunID, Conversations: r.DistinctConversations(),
-		CreatedAt: r.CreatedAt, InvalidAt: r.InvalidAt, InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy}
+		CreatedAt: r.CreatedAt, InvalidAt: r.InvalidAt, ExpiresAt: r.ExpiresAt, InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy}
 	if r.Target != nil {
 		out.Target = r.Target.String()
 		out.Tier = string(schema.TierOf(*r.Target))
@@ -115,15 +116,15 @@ type SearchInput struct {
 	Query string   `json:"query" jsonschema:"keywords; records matching more of them rank first"`
 	Kinds []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags  []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
-	Limit int      `json:"limit,omitempty" jsonschema:"at most this many records (default 10, at most 200)"`
+	Limit *int     `json:"limit,omitempty" jsonschema:"at most this many records: omitted, 10; 0 or -1 for no limit (every match, up to 200 an answer, the bound of any larger number); another negative number is an error"`
 }
 
 // ListInput is memory_list's arguments.
 type ListInput struct {
 	Kinds              []string `json:"kinds,omitempty" jsonschema:"only these kinds"`
 	Tags               []string `json:"tags,omitempty" jsonschema:"only records carrying every tag"`
-	Limit              int      `json:"limit,omitempty" jsonschema:"at most this many records (default 50, at most 200)"`
-	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records"`
+	Limit              *int     `json:"limit,omitempty" jsonschema:"at most this many records: omitted, 50; 0 or -1 for no limit (every match, up to 200 an answer, the bound of any larger number); another negative number is an error"`
+	IncludeInvalidated bool     `json:"includeInvalidated,omitempty" jsonschema:"include retired records: invalidated, superseded and expired (see invalidAt and expiresAt)"`
 }
 
 // RecordsOutput is the answer of memory_search and memory_list.
@@ -397,7 +398,7 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 		}
 		mt, err := schema.ParseTarget(t)
 		if err != nil {
-			return nil, fmt.Errorf("target: %w", err)
+			return nil, schema.Named("target", err)
 		}
 		return &mt, nil
 	case map[string]any:
@@ -519,18 +520,22 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 }
 
 func (s *Server) list(ctx context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, RecordsOutput, error) {
-	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
+	return s.query(ctx, store.Query{Tags: in.Tags, IncludeInvalidated: in.IncludeInvalidated, IncludeExpired: in.IncludeInvalidated}, in.Kinds, in.Limit, 50)
 }
 
-// query runs q over the base scope and keeps this agent's view, at most
-// limit records (def when 0).
-func (s *Server) query(ctx context.Context, q store.Query, kinds []string, limit, def int) (*mcp.CallToolResult, RecordsOutput, error) {
-	switch {
-	case limit < 0:
-		return nil, RecordsOutput{}, fmt.Errorf("limit %d: want a positive number", limit)
-	case limit == 0:
-		limit = def
-	case limit > maxLimit:
+// query runs q over the base scope and keeps this agent's view: at most
+// the requested records (engine.Limit's rule; def when the limit is
+// omitted) and never more than maxLimit.
+func (s *Server) query(ctx context.Context, q store.Query, kinds []string, requested *int, def int) (*mcp.CallToolResult, RecordsOutput, error) {
+	limit := def
+	if requested != nil {
+		n, err := engine.Limit(*requested)
+		if err != nil {
+			return nil, RecordsOutput{}, err
+		}
+		limit = n
+	}
+	if limit == 0 || limit > maxLimit {
 		limit = maxLimit
 	}
 	for _, k := range kinds {
@@ -613,7 +618,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 	}
 	since, err := schema.ParseSince(in.Since, s.cfg.Now())
 	if err != nil {
-		return nil, LearningsOutput{}, fmt.Errorf("since: %w", err)
+		return nil, LearningsOutput{}, schema.Named("since", err)
 	}
 	out := LearningsOutput{Since: schema.FormatTime(since), Learnings: []Learning{}}
 	err = s.withStore(ctx, true, func(st store.Tx) error {
@@ -641,7 +646,7 @@ func (s *Server) learnings(ctx context.Context, _ *mcp.CallToolRequest, in Learn
 func (s *Server) compose(ctx context.Context, _ *mcp.CallToolRequest, in ComposeInput) (*mcp.CallToolResult, ComposeOutput, error) {
 	res, block, err := s.instantiate(ctx, in.At, in.Query)
 	if ae, ok := errors.AsType[*engine.AtError](err); ok {
-		return nil, ComposeOutput{}, fmt.Errorf("at: %w", ae.Err)
+		return nil, ComposeOutput{}, schema.Named("at", ae.Err)
 	}
 	if err != nil {
 		return nil, ComposeOutput{}, err

@@ -25,7 +25,7 @@ func NormalizeConversationID(id string) (string, error) {
 	for _, r := range id {
 		n++
 		if what := forbiddenInIdentifier(r); what != "" {
-			return "", fmt.Errorf("conversation id %s: contains %s (%U) at rune %d", quoteShort(id), what, r, n)
+			return "", &ValueError{Name: "conversation id", Value: id, Why: fmt.Sprintf("contains %s (%U) at rune %d", what, r, n)}
 		}
 	}
 	s := strings.TrimSpace(norm.NFC.String(id))

@@ -1,9 +1,6 @@
 package schema
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // ErrLockedTarget is the error of a target naming a locked part of the
 // anatomy (persona, tone, methodology, mission): they are authored
@@ -21,5 +18,5 @@ const LockedReason = "the locked tier is authored, never learned: persona, tone,
 
 // lockedTargetError is ParseTarget's error for a locked name.
 func lockedTargetError(s string) error {
-	return fmt.Errorf("target %s: %w: %s", quoteShort(s), ErrLockedTarget, LockedReason)
+	return &ValueError{Name: "target", Value: s, Why: ErrLockedTarget.Error() + ": " + LockedReason, Err: ErrLockedTarget}
 }

@@ -139,13 +139,16 @@ func (t MemoryTarget) String() string {
 	return string(t.Primitive)
 }
 
+// badTarget is ParseTarget's error for s.
+func badTarget(s, why string) error { return &ValueError{Name: "target", Value: s, Why: why} }
+
 // ParseTarget parses the compact text form printed by String. Keys, domains
 // and capabilities may contain dots only where the form is unambiguous: a
 // background key is everything after the section, a judgment domain and a
 // manual capability are everything between the primitive and the last dot.
 func ParseTarget(s string) (MemoryTarget, error) {
 	if s == "" {
-		return MemoryTarget{}, fmt.Errorf("empty target")
+		return MemoryTarget{}, &ValueError{Name: "target"}
 	}
 	head, rest, _ := strings.Cut(s, ".")
 	var t MemoryTarget
@@ -153,36 +156,36 @@ func ParseTarget(s string) (MemoryTarget, error) {
 	case PrimitiveBackground:
 		sec, key, ok := strings.Cut(rest, ".")
 		if !ok {
-			return t, fmt.Errorf("target %s: want background.SECTION.KEY", quoteShort(s))
+			return t, badTarget(s, "want background.SECTION.KEY")
 		}
 		t = MemoryTarget{Primitive: PrimitiveBackground, Section: sec, Key: key}
 	case PrimitiveJudgment:
 		i := strings.LastIndex(rest, ".")
 		if i < 0 {
-			return t, fmt.Errorf("target %s: want judgment.DOMAIN.SLOT", quoteShort(s))
+			return t, badTarget(s, "want judgment.DOMAIN.SLOT")
 		}
 		t = MemoryTarget{Primitive: PrimitiveJudgment, Domain: rest[:i], Slot: rest[i+1:]}
 	case PrimitiveExample:
 		t = MemoryTarget{Primitive: PrimitiveExample, JudgmentDomain: rest}
 	case PrimitiveAwareness, PrimitiveRecovery:
 		if strings.Contains(s, ".") {
-			return t, fmt.Errorf("target %s: %s takes no further parts", quoteShort(s), head)
+			return t, badTarget(s, fmt.Sprintf("%s takes no further parts", head))
 		}
 		t = MemoryTarget{Primitive: Primitive(head)}
 	case PrimitiveManual:
 		i := strings.LastIndex(rest, ".")
 		if i < 0 {
-			return t, fmt.Errorf("target %s: want manual.CAPABILITY.workflows", quoteShort(s))
+			return t, badTarget(s, "want manual.CAPABILITY.workflows")
 		}
 		t = MemoryTarget{Primitive: PrimitiveManual, Capability: rest[:i], Section: rest[i+1:]}
 	default:
 		if contains(LockedNames, head) {
 			return t, lockedTargetError(s)
 		}
-		return t, fmt.Errorf("target %s: unknown primitive %s (want background, judgment, example, awareness, recovery or manual)", quoteShort(s), quoteShort(head))
+		return t, badTarget(s, fmt.Sprintf("unknown primitive %s (want background, judgment, example, awareness, recovery or manual)", quoteShort(head)))
 	}
 	if err := t.Validate(); err != nil {
-		return MemoryTarget{}, fmt.Errorf("target %s: %w", quoteShort(s), err)
+		return MemoryTarget{}, &ValueError{Name: "target", Value: s, Err: err}
 	}
 	return t, nil
 }

@@ -28,24 +28,27 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("time %q: want RFC 3339, e.g. 2026-11-03T14:05:00.000Z", s)
+		return time.Time{}, &ValueError{Name: "time", Value: s, Why: "want RFC 3339, e.g. 2026-11-03T14:05:00.000Z"}
 	}
 	return t.UTC(), nil
 }
+
+// sinceWant is what ParseSince takes.
+const sinceWant = "want a duration such as 7d or 1h, or an RFC 3339 time"
 
 // ParseSince turns a "since" argument into an absolute time: a duration back
 // from now ("7d", "36h", "90m", "2w") or an RFC 3339 time.
 func ParseSince(s string, now time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return time.Time{}, fmt.Errorf("empty since: want a duration such as 7d or 1h, or an RFC 3339 time")
+		return time.Time{}, &ValueError{Name: "since", Why: sinceWant}
 	}
 	if d, ok := parseLongDuration(s); ok {
 		return now.Add(-d).UTC(), nil
 	}
 	t, err := ParseTime(s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("since %q: want a duration such as 7d or 1h, or an RFC 3339 time", s)
+		return time.Time{}, &ValueError{Name: "since", Value: s, Why: sinceWant}
 	}
 	return t, nil
 }
@@ -55,7 +58,7 @@ func ParseDuration(s string) (time.Duration, error) {
 	if d, ok := parseLongDuration(s); ok {
 		return d, nil
 	}
-	return 0, fmt.Errorf("duration %q: want e.g. 72h, 30m, 7d or 2w", s)
+	return 0, &ValueError{Name: "duration", Value: s, Why: "want e.g. 72h, 30m, 7d or 2w"}
 }
 
 func parseLongDuration(s string) (time.Duration, bool) {

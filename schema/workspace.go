@@ -58,10 +58,10 @@ func ParseStorePoll(v string) (time.Duration, error) {
 	}
 	d, err := ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("storePoll %q: want a duration such as 1s or 500ms, or off", v)
+		return 0, &ValueError{Name: "storePoll", Value: v, Why: "want a duration such as 1s or 500ms, or off"}
 	}
 	if d < MinStorePoll {
-		return 0, fmt.Errorf("storePoll %q: at least %s, or off", v, MinStorePoll)
+		return 0, &ValueError{Name: "storePoll", Value: v, Why: fmt.Sprintf("at least %s, or off", MinStorePoll)}
 	}
 	return d, nil
 }

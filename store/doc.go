@@ -29,7 +29,7 @@
 // all), kinds any-of, tags all-of, Target equality, TargetedOnly,
 // PromotedOnly (the backend keeps only records with a promotion row); records
 // invalid at now are left out unless IncludeInvalidated; records expired at
-// now (expiresAt <= now) are never returned. Text is tokenized by Tokenize
+// now (expiresAt <= now) only with IncludeExpired. Text is tokenized by Tokenize
 // (lowercase, Latin accents folded, split on every non letter/digit rune
 // including the apostrophe, so "user's" is "user" "s"; no stopword removal,
 // no stemming, no prefix match) and OR-matched over content and tags; more

@@ -55,10 +55,10 @@ func NextChangeOf(now, until string, r *schema.MemoryRecord) string {
 
 // Match reports whether rec passes every filter of q except the text query:
 // scope subset match, kinds (any of), tags (all of), target equality,
-// TargetedOnly, validity. Expired records (ExpiresAt <= now) never match;
-// invalidated ones only with IncludeInvalidated.
+// TargetedOnly, validity. Expired records (ExpiresAt <= now) match only
+// with IncludeExpired, invalidated ones only with IncludeInvalidated.
 func Match(rec *schema.MemoryRecord, q Query, now string) bool {
-	if rec.ExpiresAt != "" && rec.ExpiresAt <= now {
+	if !q.IncludeExpired && rec.ExpiresAt != "" && rec.ExpiresAt <= now {
 		return false
 	}
 	if !q.IncludeInvalidated && rec.InvalidAt != "" && rec.InvalidAt <= now {

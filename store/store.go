@@ -116,6 +116,11 @@ type Query struct {
 	// Limit: nil is DefaultLimit, 0 returns nothing, Unlimited returns all.
 	Limit              *int
 	IncludeInvalidated bool
+	// IncludeExpired keeps records expired at now (expiresAt <= now),
+	// which a search otherwise never returns: a listing of every record
+	// with its state (memory list --all). Invalidated records still need
+	// IncludeInvalidated.
+	IncludeExpired bool
 }
 
 // Result is a Search answer. Skipped counts stored records that failed to

@@ -29,6 +29,14 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 	if !ok {
 		return code
 	}
+	// The points' form first: a mistyped one is the usage error, whatever
+	// the eval and the store.
+	for _, p := range []struct{ name, v string }{{"good", *good}, {"bad", *bad}} {
+		if err := engine.CheckBisectPoint(p.name, p.v); err != nil {
+			c.errorf("%v", schema.Named("--"+p.name, err))
+			return exitUsage
+		}
+	}
 	// The agent file is read before the store is opened (an invalid one
 	// is the error, not the missing store).
 	authored, err := loadAgent(file)
@@ -52,6 +60,9 @@ func runBisect(ctx context.Context, e *env, args []string) int {
 	// transaction open.
 	res, err := engine.Bisect(ctx, engine.BisectRequest{Agent: authored, Store: k.st, Scope: k.scope, Policy: k.policy,
 		Good: *good, Bad: *bad, Suite: suite})
+	if ve, ok := err.(*schema.ValueError); ok && (ve.Name == "good" || ve.Name == "bad") {
+		err = schema.Named("--"+ve.Name, ve) // the engine names the points good and bad
+	}
 	if err != nil {
 		c.errorf("%v", err)
 		return exitUsage

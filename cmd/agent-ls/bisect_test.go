@@ -147,11 +147,19 @@ func TestBisectFindsThePoison(t *testing.T) {
 	if r.code != 1 {
 		t.Errorf("bisect --bad %s: exit %d, want 1\n%s%s", ledger[7].At, r.code, r.stdout, r.stderr)
 	}
-	// Bad points: good after bad, beyond the ledger, not a time.
-	for _, args := range [][]string{{"--good", "12", "--bad", "4"}, {"--bad", "99"}, {"--good", "yesterday"}} {
-		r = w.cli(append([]string{"bisect", "deploy.agent.yaml"}, args...)...)
-		if r.code != 2 || r.stderr == "" {
-			t.Errorf("bisect %v: exit %d, want 2\n%s%s", args, r.code, r.stdout, r.stderr)
+	// Bad points: good after bad, beyond the ledger, not a time; each
+	// worded by its flag (the engine names them good and bad).
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--good", "12", "--bad", "4"}, "must come before bad"},
+		{[]string{"--bad", "99"}, `agent-ls bisect: --bad "99": the ledger ends at entry `},
+		{[]string{"--good", "yesterday"}, `agent-ls bisect: --good "yesterday": want a ledger sequence number or an RFC 3339 time`},
+	} {
+		r = w.cli(append([]string{"bisect", "deploy.agent.yaml"}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("bisect %v: exit %d, want 2 and %q\n%s%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
 		}
 	}
 }
@@ -178,6 +186,11 @@ func TestBisectEvalCannotRun(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "regression") {
 				t.Errorf("eval %q (%s): exit %d, want 2 and %q\nstdout %s\nstderr %s", c.yaml, format, r.code, c.want, r.stdout, r.stderr)
 			}
+		}
+		// A mistyped point is the usage error, before any eval question:
+		// it was reported as "the eval cannot run" when none is configured.
+		if r := w.cli("bisect", "deploy.agent.yaml", "--good", "yesterday"); r.code != 2 || !strings.Contains(r.stderr, `--good "yesterday": want a ledger sequence number or an RFC 3339 time`) {
+			t.Errorf("eval %q: bisect --good yesterday: exit %d, stderr %q; want the point refused first", c.yaml, r.code, r.stderr)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func TestCorroborateAppliesTier(t *testing.T) {
 		}
 	}
 	r := mem(t, dir, db, "corroborate", lesson.ID, "--conversation", "c3", "--run", "r\x1b[2J")
-	if want := "agent-ls memory corroborate: corroborate " + lesson.ID + ": invalid request: run id: control character U+001B at byte 1\n"; r.code != exitUsage || r.stderr != want {
+	if want := "agent-ls memory corroborate: --run: control character U+001B at byte 1\n"; r.code != exitUsage || r.stderr != want {
 		t.Errorf("a run id with an escape: exit %d, stderr %q; want exit 2 and %q", r.code, r.stderr, want)
 	}
 	sh := decodeJSON[shown](t, mustOK(t, mem(t, dir, db, "--format", "json", "show", lesson.ID), "show"))

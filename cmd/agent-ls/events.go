@@ -33,7 +33,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
 		if err != nil {
-			m.errorf("--since: %v", err)
+			m.errorf("%v", schema.Named("--since", err))
 			return exitUsage
 		}
 		since = schema.FormatTime(t)
@@ -44,7 +44,7 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	}
 	pollEvery, err := schema.ParseStorePoll(poll)
 	if err != nil {
-		m.errorf("--poll: %v", err)
+		m.errorf("%v", schema.Named("--poll", err))
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(true)

@@ -25,7 +25,7 @@ func runLearnings(ctx context.Context, e *env, args []string) int {
 	}
 	from, err := schema.ParseSince(since, e.now())
 	if err != nil {
-		c.errorf("--since: %v", err)
+		c.errorf("%v", schema.Named("--since", err))
 		return exitUsage
 	}
 	views := []learningView{}

@@ -114,6 +114,9 @@ Over HTTP on a free loopback port (the first line printed is the URL):
 	if err != nil {
 		return fail("%v", err)
 	}
+	if err := checkProvenanceFlags(ws, conv, run); err != nil {
+		return fail("%v", err)
+	}
 	path := ws.StorePath
 	if sf.path != "" {
 		path = engine.StoreLocation(e.cwd, sf.path)

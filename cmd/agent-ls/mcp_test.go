@@ -95,9 +95,9 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "--agent", "missing.agent.yaml"}, exitUsage, "missing.agent.yaml"},
 		{[]string{"mcp", "--agent", "support.agent.yaml", "--scope", "nope"}, exitUsage, "--scope"},
 		{[]string{"mcp", "--bogus"}, exitUsage, "--help"},
-		{[]string{"mcp", "--agent", "support.agent.yaml", "--conversation", "c\x1b[2J"}, exitUsage, "--conversation: "},
+		{[]string{"mcp", "--agent", "support.agent.yaml", "--conversation", "c\x1b[2J"}, exitUsage, `--conversation "c\x1b[2J": contains a control character`},
 		// The run was taken and every save then failed on it.
-		{[]string{"mcp", "--agent", "support.agent.yaml", "--run", "r\x1b[2J"}, exitUsage, "--run: run id: control character U+001B"},
+		{[]string{"mcp", "--agent", "support.agent.yaml", "--run", "r\x1b[2J"}, exitUsage, "--run: control character U+001B"},
 	}
 	for _, tt := range tests {
 		r := runBin(t, dir, "", nil, tt.args...)

@@ -330,10 +330,20 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 		m.errorf("--kind %q: want fact, preference, episode or profile", kind)
 		return exitUsage
 	}
+	if supersedes != "" {
+		if err := schema.CheckIDArg("--supersedes", supersedes); err != nil {
+			m.errorf("%v", err)
+			return exitUsage
+		}
+	}
 	req := engine.SaveRequest{Kind: schema.Kind(kind), Content: content, Supersedes: supersedes,
 		Provenance: schema.Provenance{ConversationID: conv, RunID: run}, Tags: splitList(tags)}
 	ws, err := workspace.Find(m.e.cwd)
 	if err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
+	if err := checkProvenanceFlags(ws, conv, run); err != nil {
 		m.errorf("%v", err)
 		return exitUsage
 	}
@@ -357,7 +367,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 			return exitFindings
 		}
 		if err != nil {
-			m.errorf("--target: %v", err)
+			m.errorf("%v", schema.Named("--target", err))
 			return exitUsage
 		}
 		req.Target = &t
@@ -374,7 +384,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if expires != "" {
 		t, err := parseExpiry(expires, m.e.now())
 		if err != nil {
-			m.errorf("--expires: %v", err)
+			m.errorf("%v", schema.Named("--expires", err))
 			return exitUsage
 		}
 		req.ExpiresAt = schema.FormatTime(t)
@@ -470,7 +480,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	fs.StringVar(&target, "target", "", "only records targeting this slot (compact form)")
 	fs.BoolVar(&targeted, "targeted", false, "only records that carry a target")
 	fs.Var(&limit, "limit", "at most `N` records; "+limitMeaning)
-	fs.BoolVar(&all, "all", false, "include invalidated records (expired records are not listed: memory show ID or memory export has them)")
+	fs.BoolVar(&all, "all", false, "include invalidated and expired records (marked [invalid] and [expired]; in JSON, their invalidAt and expiresAt)")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
 	pos, code, ok := m.parse(fs, args)
 	if !ok {
@@ -487,7 +497,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 		m.errorf("no query: give --query TEXT")
 		return exitUsage
 	}
-	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, TargetedOnly: targeted, Limit: store.Limit(limit.query())}
+	q := store.Query{Text: query, Tags: splitList(tags), IncludeInvalidated: all, IncludeExpired: all, TargetedOnly: targeted, Limit: limit.query()}
 	if scope != "" {
 		// The one scope rule: --scope adds to the workspace scope. Without
 		// it every record is listed, records saved outside the workspace
@@ -512,7 +522,7 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 	if target != "" {
 		t, err := schema.ParseTarget(target)
 		if err != nil {
-			m.errorf("--target: %v", err)
+			m.errorf("%v", schema.Named("--target", err))
 			return exitUsage
 		}
 		q.Target = &t
@@ -556,10 +566,10 @@ func memQuery(ctx context.Context, m *memCmd, args []string, search bool) int {
 // (limitFlag).
 const limitMeaning = "0 for no limit"
 
-// limitFlag is the value of every --limit flag, one rule for all of them:
-// N > 0 is at most N, 0 is no limit (as -1, the older spelling, still
-// is); any other negative number is a usage error. After parsing, the
-// value is N, or 0 for no limit.
+// limitFlag is the value of every --limit flag: engine.Limit's rule, N > 0
+// is at most N, 0 (and -1, the older spelling) no limit, any other
+// negative number a usage error. After parsing, the value is N, or 0 for
+// no limit.
 type limitFlag int
 
 func (l *limitFlag) String() string {
@@ -571,20 +581,18 @@ func (l *limitFlag) String() string {
 
 func (l *limitFlag) Set(v string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < -1 {
-		return fmt.Errorf("want a count, %s", limitMeaning)
+	if err == nil {
+		n, err = engine.Limit(n)
 	}
-	*l = limitFlag(max(n, 0))
+	if err != nil {
+		return errors.New(engine.LimitWant)
+	}
+	*l = limitFlag(n)
 	return nil
 }
 
 // query is the limit as a store.Query takes it.
-func (l limitFlag) query() int {
-	if l == 0 {
-		return store.Unlimited
-	}
-	return int(l)
-}
+func (l limitFlag) query() *int { return engine.QueryLimit(int(l)) }
 
 // printRecords writes records as aligned columns (ID, KIND, TARGET, SCOPE,
 // CONTENT) under a header; nothing for none. It is the text form of list,
@@ -789,11 +797,16 @@ func memCorroborate(ctx context.Context, m *memCmd, args []string) int {
 	if len(pos) != 1 {
 		return m.usagef("want one record ID")
 	}
-	conv, err := schema.NormalizeConversationID(conv)
+	ws, err := workspace.Find(m.e.cwd)
 	if err != nil {
-		m.errorf("--conversation: %v", err)
+		m.errorf("%v", err)
 		return exitUsage
 	}
+	if err := checkProvenanceFlags(ws, conv, run); err != nil {
+		m.errorf("%v", err)
+		return exitUsage
+	}
+	conv, _ = schema.NormalizeConversationID(conv)
 	if conv == "" {
 		m.errorf("--conversation is required")
 		return exitUsage
@@ -1245,7 +1258,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	if since != "" {
 		t, err := schema.ParseSince(since, m.e.now())
 		if err != nil {
-			m.errorf("--since: %v", err)
+			m.errorf("%v", schema.Named("--since", err))
 			return exitUsage
 		}
 		f.Since = schema.FormatTime(t)
@@ -1450,14 +1463,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseExpiry accepts a duration from now or an RFC 3339 time.
+// parseExpiry accepts a duration from now or an RFC 3339 time, after now
+// (a *schema.ValueError named expires otherwise).
 func parseExpiry(s string, now time.Time) (time.Time, error) {
+	var t time.Time
 	if d, err := schema.ParseDuration(s); err == nil {
-		return now.Add(d), nil
+		t = now.Add(d)
+	} else if t, err = schema.ParseTime(s); err != nil {
+		return time.Time{}, &schema.ValueError{Name: "expires", Value: s, Why: "want a duration such as 7d or 36h, or an RFC 3339 time"}
 	}
-	t, err := schema.ParseTime(s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q: want a duration such as 7d or 36h, or an RFC 3339 time", s)
+	if !t.After(now) {
+		return time.Time{}, &schema.ValueError{Name: "expires", Value: s, Why: "not after now: a record must expire in the future"}
 	}
 	return t, nil
 }

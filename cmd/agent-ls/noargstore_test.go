@@ -33,7 +33,7 @@ func TestFailedArgumentsCreateNoStore(t *testing.T) {
 		{[]string{"memory", "save", "--actor", "agent:deploy-ops", "--scope", "agent=code-review", "x"}, exitFindings, "forbidden"},
 		{[]string{"memory", "save", "--actor", "human:ana", "--scope", "agent=deploy-ops", "--supersedes", id, "x"}, exitFindings, "not_found: no record " + id},
 		{[]string{"memory", "save-batch", "--actor", "bogus", "plain.jsonl"}, exitUsage, "--actor"},
-		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=deploy-ops", "bad-payload.jsonl"}, exitUsage, `bad-payload.jsonl:1: save: invalid request`},
+		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=deploy-ops", "bad-payload.jsonl"}, exitUsage, `bad-payload.jsonl:1: invalid request`},
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=nosuch", "plain.jsonl"}, exitFindings, "1 of 1 line(s) not saved"},
 		{[]string{"memory", "save-batch", "--actor", "agent:deploy-ops", "--scope", "agent=code-review", "plain.jsonl"}, exitFindings, "forbidden"},
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "malformed.jsonl"}, exitUsage, "malformed.jsonl:1: invalid request"},

@@ -165,7 +165,7 @@ func (k *composer) instantiate(ctx context.Context, e *env, at, atFlag string, s
 		Policy: k.policy, Now: e.now, Summarize: summarize,
 	})
 	if ae, ok := errors.AsType[*engine.AtError](err); ok {
-		return nil, fmt.Errorf("%s: %w", atFlag, ae.Err)
+		return nil, schema.Named(atFlag, ae.Err)
 	}
 	return res, err
 }

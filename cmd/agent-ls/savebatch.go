@@ -216,12 +216,17 @@ func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if !l.Kind.Valid() {
 		return engine.SaveRequest{}, invalidf("kind %q: want fact, preference, episode or profile", l.Kind)
 	}
+	if l.Supersedes != "" {
+		if err := schema.CheckIDArg("supersedes", l.Supersedes); err != nil {
+			return engine.SaveRequest{}, invalidf("%v", err)
+		}
+	}
 	req := engine.SaveRequest{Kind: l.Kind, Content: l.Content, Tags: l.Tags, Supersedes: l.Supersedes,
 		Provenance: schema.Provenance{ConversationID: l.Conversation, RunID: l.Run}}
 	if l.Target != "" {
 		t, err := schema.ParseTarget(l.Target)
 		if err != nil {
-			return req, invalidf("target: %v", err)
+			return req, invalidf("%v", err) // a *schema.ValueError naming target
 		}
 		req.Target = &t
 	}
@@ -235,7 +240,7 @@ func (l batchLine) request(e *env) (engine.SaveRequest, error) {
 	if l.Expires != "" {
 		t, err := parseExpiry(l.Expires, e.now())
 		if err != nil {
-			return req, invalidf("expires: %v", err)
+			return req, invalidf("%v", err) // a *schema.ValueError naming expires
 		}
 		req.ExpiresAt = schema.FormatTime(t)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/agent-ls/agent-ls/engine"
+	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // scopeUsage is the --scope flag's help, one text for every command.
@@ -27,4 +29,22 @@ func withScopeFlag(ws map[string]string, flag string) (map[string]string, error)
 		err = fmt.Errorf("--scope: %w", err)
 	}
 	return scope, err
+}
+
+// checkProvenanceFlags checks a command's --conversation and --run by the
+// rules the engine applies to them (schema.NormalizeConversationID, the
+// workspace's id limit), so a bad one is a usage error naming the flag,
+// not the store's field of a refused request.
+func checkProvenanceFlags(ws *workspace.Workspace, conv, run string) error {
+	if _, err := schema.NormalizeConversationID(conv); err != nil {
+		return schema.Named("--conversation", err)
+	}
+	var l schema.Limits
+	if ws != nil {
+		l = ws.Config.Limits
+	}
+	if err := l.CheckID("run id", run); err != nil {
+		return schema.Named("--run", err)
+	}
+	return nil
 }

@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
@@ -38,8 +40,8 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	var lockTimeout time.Duration
 	durationVar(fs, &lockTimeout, "lock-timeout", time.Second, "how long one store operation waits for another process's lock")
 	noWatch := fs.Bool("no-watch", false, "do not watch the workspace and the store for changes")
-	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to `FILE` when the server exits")
+	memProfile := fs.String("memprofile", "", "write a heap profile (pprof, as of the last collection while serving) to `FILE` when the server exits (a new or empty file: an existing one is refused, never overwritten)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the whole session to `FILE` when the server exits (a new or empty file, as --memprofile)")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
 		printHelp(e.stdout, help{path: "serve", usage: "[--stdio] [--log-level LEVEL] [--lock-timeout D] [--no-watch] [--memprofile FILE] [--cpuprofile FILE]",
@@ -65,9 +67,34 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		source = "serve default"
 	}
 	logger.Debug("soft memory limit", "bytes", debug.SetMemoryLimit(-1), "source", source)
+	if *memProfile != "" && *cpuProfile != "" && filepath.Clean(resolve(e.cwd, *memProfile)) == filepath.Clean(resolve(e.cwd, *cpuProfile)) {
+		return usageFail(e.stderr, "serve", fmt.Errorf("--memprofile and --cpuprofile name one file, %s: give each its own", *memProfile))
+	}
+	// Both profile files are opened before serving: a path that exists
+	// with data in it, or cannot be created, is refused now, not after a
+	// session (createProfile).
+	var heap *os.File
+	if *memProfile != "" {
+		f, created, err := createProfile("--memprofile", *memProfile)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		heap = f
+		if *cpuProfile != "" && created {
+			// Refused below: leave no empty file behind.
+			defer func() {
+				if heap == nil {
+					_ = os.Remove(*memProfile)
+				}
+			}()
+		}
+	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
+			heap = nil
 			fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", err)
 			return exitUsage
 		}
@@ -93,10 +120,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 		Idle:              releaseFreeHeap,
 		IdleAfter:         serveIdleAfter,
 	})
-	if *memProfile != "" {
+	if heap != nil {
 		// No collection first: the profile shows what the last one found
 		// live while the server still held its documents and views.
-		if perr := writeHeapProfile(*memProfile); perr != nil {
+		if perr := writeHeapProfile(heap); perr != nil {
 			fmt.Fprintf(e.stderr, "agent-ls serve: %v\n", perr)
 		}
 	}
@@ -110,15 +137,19 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	return exitUsage
 }
 
-// startCPUProfile starts a CPU profile written to path; stop ends it.
+// startCPUProfile starts a CPU profile written to path (createProfile);
+// stop ends it.
 func startCPUProfile(path string) (stop func(), err error) {
-	f, err := os.Create(path)
+	f, created, err := createProfile("--cpuprofile", path)
 	if err != nil {
-		return nil, fmt.Errorf("cpuprofile: %w", err)
+		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("cpuprofile %s: %w", path, err)
+		if created {
+			_ = os.Remove(path)
+		}
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	return func() {
 		pprof.StopCPUProfile()
@@ -126,18 +157,41 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// writeHeapProfile writes the heap profile to path.
-func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("memprofile: %w", err)
+// createProfile opens the file a profile goes to, named by flag: a new
+// file, or an existing empty one (made by mktemp, say). A file that exists
+// and is not empty — an earlier profile included — is refused, never
+// overwritten: a mistyped path must not destroy a file. created reports
+// whether the file is new.
+func createProfile(flag, path string) (f *os.File, created bool, err error) {
+	f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		return f, true, nil
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, fmt.Errorf("%s: %w", flag, err)
+	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
+		return nil, false, fmt.Errorf("%s %s: exists and is not empty; give a new file (a profile never overwrites one)", flag, path)
+	}
+	f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", flag, err)
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 0 {
 		_ = f.Close()
-		return fmt.Errorf("memprofile %s: %w", path, err)
+		return nil, false, fmt.Errorf("%s %s: exists and is not empty; give a new file (a profile never overwrites one)", flag, path)
+	}
+	return f, false, nil
+}
+
+// writeHeapProfile writes the heap profile to f, the file createProfile
+// opened.
+func writeHeapProfile(f *os.File) error {
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		return fmt.Errorf("--memprofile %s: %w", f.Name(), err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("memprofile %s: %w", path, err)
+		return fmt.Errorf("--memprofile %s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -94,17 +94,21 @@ func TestServeExitsWhileLinting(t *testing.T) {
 
 // TestServeMemProfile: `agent-ls serve --memprofile FILE` writes a heap
 // profile (gzipped pprof) when the server exits after shutdown and exit,
-// and an unwritable path is reported on stderr without changing the exit
-// status.
+// to a new file or an empty one (TestServeProfileRefusesExisting: any
+// other is refused, as is a path that cannot be created, before serving).
 func TestServeMemProfile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pprof")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, path string
 		written    bool
 	}{
 		{"written", filepath.Join(dir, "heap.pprof"), true},
-		{"unwritable", filepath.Join(dir, "missing", "heap.pprof"), false},
+		{"empty file", empty, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

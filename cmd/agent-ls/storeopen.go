@@ -18,9 +18,16 @@ type storeFlags struct {
 }
 
 // register adds --store and --lock-timeout to fs, defaulting to def (the
-// values given before a subcommand name).
+// values given before a subcommand name). Help shows one default for
+// --store: the store given before the subcommand (a database URL
+// redacted), else the workspace's.
 func (sf *storeFlags) register(fs *flag.FlagSet, def storeFlags) {
-	fs.StringVar(&sf.path, "store", def.path, "memory store `file` (default: the workspace's store, "+schema.DefaultStorePath+" under its root)")
+	if def.path != "" {
+		fs.StringVar(&sf.path, "store", def.path, "memory store `file` or database URL")
+		fs.Lookup("store").DefValue = engine.Redact(def.path)
+	} else {
+		fs.StringVar(&sf.path, "store", "", "memory store `file` (default: the workspace's store, "+schema.DefaultStorePath+" under its root)")
+	}
 	durationVar(fs, &sf.lockTimeout, "lock-timeout", def.lockTimeout, "how long to wait for another process holding the store")
 }
 

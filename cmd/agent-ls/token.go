@@ -211,7 +211,8 @@ func tokenCreate(ctx context.Context, c *tokenCmd, args []string) int {
 	missing := storeMissing(s.Location)
 	secret, t, err := engine.CreateToken(ctx, s, spec)
 	if err != nil {
-		return c.fail(err)
+		c.errorf("%v", tokenSpecError(err))
+		return storeExitCode(err)
 	}
 	if missing {
 		fmt.Fprintf(c.e.stderr, "agent-ls %s: created memory store %s\n", c.name, engine.Redact(s.Location))
@@ -224,6 +225,29 @@ func tokenCreate(ctx context.Context, c *tokenCmd, args []string) int {
 	fmt.Fprintf(c.e.stderr, "agent-ls %s: token %s for agent %s (%s), %s; it is shown once: keep it now (the store keeps only its hash)\n",
 		c.name, t.ID, t.Agent, t.AgentFile, expiry)
 	return exitOK
+}
+
+// tokenSpecFlags are token create's flags for the fields of an
+// engine.TokenSpec.
+var tokenSpecFlags = map[string]string{
+	engine.TokenFieldAgentFile: "--agent",
+	engine.TokenFieldScope:     "--scope",
+	engine.TokenFieldExpires:   "--expires",
+	engine.TokenFieldName:      "--name",
+}
+
+// tokenSpecError words CreateToken's refusal of a spec field with the flag
+// that gave it (the engine names the field neutrally).
+func tokenSpecError(err error) error {
+	if se, ok := errors.AsType[*engine.TokenSpecError](err); ok {
+		if flag := tokenSpecFlags[se.Field]; flag != "" {
+			return schema.Named(flag, se.Err)
+		}
+	}
+	if se, ok := errors.AsType[*engine.ScopeError](err); ok {
+		se.Source = "--scope"
+	}
+	return err
 }
 
 func tokenList(ctx context.Context, c *tokenCmd, args []string) int {

@@ -342,7 +342,9 @@ func (s *Store) Search(ctx context.Context, q store.Query) (store.Result, error)
 		}
 		c.add("r.tokens && ?", toks)
 	}
-	c.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
+	if !q.IncludeExpired {
+		c.add("(r.expires_at IS NULL OR r.expires_at > ?)", now)
+	}
 	if !q.IncludeInvalidated {
 		c.add("(r.invalid_at IS NULL OR r.invalid_at > ?)", now)
 	}

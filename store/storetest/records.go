@@ -422,6 +422,39 @@ func (k kit) searchTests() []test {
 				}
 			}
 		}},
+		{"IncludeExpired", func(t *testing.T) {
+			// IncludeExpired keeps expired records (a listing of every
+			// record with its state, memory list --all); the other filters
+			// still apply, and invalidated records still need
+			// IncludeInvalidated.
+			e := k.open(t)
+			short := fact("short-lived")
+			short.ExpiresAt = schema.FormatTime(e.clock.Now().Add(time.Hour))
+			short.Tags = []string{"tmp"}
+			gone := e.write1(fact("retired"))
+			e.tick()
+			e.write(short, fact("durable"))
+			if err := e.s.Invalidate(e.ctx, gone.ID, "wrong", Human); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(2 * time.Hour)
+			cases := []struct {
+				q    store.Query
+				want []string
+			}{
+				{store.Query{IncludeExpired: true}, []string{"durable", "short-lived"}},
+				{store.Query{IncludeExpired: true, IncludeInvalidated: true}, []string{"durable", "short-lived", "retired"}},
+				{store.Query{IncludeExpired: true, Text: "short lived"}, []string{"short-lived"}},
+				{store.Query{IncludeExpired: true, Tags: []string{"tmp"}}, []string{"short-lived"}},
+				{store.Query{IncludeExpired: true, Limit: store.Limit(1)}, []string{"durable"}},
+				{store.Query{IncludeInvalidated: true}, []string{"durable", "retired"}},
+			}
+			for _, c := range cases {
+				if got := contents(e.search(c.q)); !equalStrings(got, c.want) {
+					t.Errorf("query %+v = %v, want %v", c.q, got, c.want)
+				}
+			}
+		}},
 		{"Keywords", func(t *testing.T) { k.keywordCorpus(t) }},
 		{"TextMatchesTags", func(t *testing.T) {
 			e := k.open(t)
