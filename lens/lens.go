@@ -421,7 +421,7 @@ func (s *Server) agent(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := s.b.Agent(r.Context(), name, q.Get("at"), from)
 	if ae, ok := errors.AsType[*engine.AtError](err); ok {
-		http.Error(w, "at: "+ae.Err.Error(), http.StatusBadRequest)
+		http.Error(w, schema.Named("at", ae.Err).Error(), http.StatusBadRequest)
 		return
 	}
 	if err != nil {

@@ -639,8 +639,8 @@ func TestAgentPageBadAt(t *testing.T) {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), `at: time "yesterday"`) {
-		t.Errorf("agent page at=yesterday: %d %q; want 400 starting with at: time \"yesterday\"", res.StatusCode, body)
+	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), `at "yesterday": want RFC 3339`) {
+		t.Errorf("agent page at=yesterday: %d %q; want 400 starting with at \"yesterday\": want RFC 3339 (the parameter named once, as MCP's compose does)", res.StatusCode, body)
 	}
 }
 
