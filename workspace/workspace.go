@@ -153,11 +153,8 @@ func startDir(start string) (string, error) {
 // none.
 func ConfigPathWithin(dir, stop string) (string, error) {
 	for d := dir; ; {
-		p := filepath.Join(d, schema.WorkspaceConfigName)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("workspace config %s: %w", p, err)
+		if p, err := configIn(d); p != "" || err != nil {
+			return p, err
 		}
 		parent := filepath.Dir(d)
 		if parent == d || stop != "" && d == stop {
@@ -165,6 +162,21 @@ func ConfigPathWithin(dir, stop string) (string, error) {
 		}
 		d = parent
 	}
+}
+
+// configIn is the workspace config directly in d: its path, "" when there
+// is none (nothing of that name, or a directory), or the error of a name
+// that cannot be checked.
+func configIn(d string) (string, error) {
+	p := filepath.Join(d, schema.WorkspaceConfigName)
+	fi, err := os.Stat(p)
+	switch {
+	case err == nil && !fi.IsDir():
+		return p, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("workspace config %s: %w", p, err)
+	}
+	return "", nil
 }
 
 // Default is the workspace rooted at dir with no config: the documented
@@ -247,9 +259,18 @@ func skipDir(name string) bool {
 	return false
 }
 
+// holdsConfig reports whether dir is the root of a workspace of its own:
+// Find from a file in it stops there (configIn), with its config or with
+// the error of a config it cannot check.
+func holdsConfig(dir string) bool {
+	p, err := configIn(dir)
+	return p != "" || err != nil
+}
+
 // AgentFiles returns every agent file under the root, sorted, skipping .git,
-// node_modules and .agent-memory, and any that resolves outside the root
-// (Within: a symbolic link leading out is never read).
+// node_modules, .agent-memory and nested workspaces (AgentFilesUnder), and
+// any that resolves outside the root (Within: a symbolic link leading out is
+// never read).
 func (w *Workspace) AgentFiles() ([]string, error) {
 	files, err := AgentFilesUnder(w.Root)
 	if err != nil {
@@ -265,7 +286,9 @@ func (w *Workspace) AgentFiles() ([]string, error) {
 }
 
 // AgentFilesUnder returns every agent file under dir, sorted, skipping .git,
-// node_modules and .agent-memory.
+// node_modules and .agent-memory, and every directory below dir that holds
+// its own .agent-ls.yaml: that is another workspace (its own store and
+// scope, the one Find gives its files), whose agents are not dir's.
 func AgentFilesUnder(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
@@ -273,7 +296,7 @@ func AgentFilesUnder(dir string) ([]string, error) {
 			return err
 		}
 		if de.IsDir() {
-			if p != dir && skipDir(de.Name()) {
+			if p != dir && (skipDir(de.Name()) || holdsConfig(p)) {
 				return filepath.SkipDir
 			}
 			return nil

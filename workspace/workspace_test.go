@@ -168,6 +168,53 @@ func TestAgentFilesAndFindAgent(t *testing.T) {
 	}
 }
 
+// TestAgentFilesStopAtNestedWorkspaces: a directory holding its own
+// .agent-ls.yaml is another workspace (its own store and scope; Find from
+// its files finds it), so its agent files are not the outer workspace's:
+// an agent of the same name there is not a second definition, and the
+// outer workspace never composes or exports it.
+func TestAgentFilesStopAtNestedWorkspaces(t *testing.T) {
+	t.Parallel()
+	root := writeTree(t, map[string]string{
+		".agent-ls.yaml":            "",
+		"my.agent.yaml":             agentYAML("my-agent"),
+		"sub/b.agent.yaml":          agentYAML("beta"),
+		"c/.agent-ls.yaml":          "",
+		"c/my-agent.agent.yaml":     agentYAML("my-agent"),
+		"c/deeper/other.agent.yaml": agentYAML("other"),
+	})
+	w, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.AgentFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range files {
+		r, _ := filepath.Rel(root, f)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	if want := []string{"my.agent.yaml", "sub/b.agent.yaml"}; !reflect.DeepEqual(rel, want) {
+		t.Errorf("AgentFiles = %v, want %v", rel, want)
+	}
+	if got, err := w.FindAgent("my-agent"); err != nil || got != filepath.Join(root, "my.agent.yaml") {
+		t.Errorf("FindAgent(my-agent) = %q, %v; want the root's own file", got, err)
+	}
+	if _, err := w.FindAgent("other"); err == nil {
+		t.Errorf("FindAgent(other) found the nested workspace's agent")
+	}
+	// The nested workspace lists its own.
+	inner, err := Find(filepath.Join(root, "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := inner.AgentFiles(); err != nil || len(files) != 2 {
+		t.Errorf("nested workspace's AgentFiles = %v, %v; want its two files", files, err)
+	}
+}
+
 // TestFindAgentSeesEdits: FindAgent remembers each file's name by its
 // content, so an edit between two lookups — renaming the agent, breaking
 // the file, dropping the name — is seen by the next lookup, and a file
