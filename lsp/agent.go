@@ -87,7 +87,7 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 			a = parsed
 		}
 	} else {
-		data, err := workspace.ReadFile(path)
+		data, err := readEditorText(path)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("read agent file: %v", err))
 		}

@@ -64,7 +64,7 @@ func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string, error) {
 	if path == "" {
 		return nil, "", nil
 	}
-	data, err := workspace.ReadFile(path)
+	data, err := readEditorText(path)
 	if err != nil {
 		return nil, path, nil
 	}

@@ -86,11 +86,13 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 
 // analyze parses and validates one snapshot: an agent file against the
 // agent schema, a workspace config against its own. An agent file is
-// parsed through parses when it is not nil.
+// parsed through parses when it is not nil. text is the editor's (or a
+// file's as the editor shows it, readEditorText): a byte order mark in it
+// is a character the editor counts (schema.BOMIsText).
 func analyze(path string, version int32, text []byte, parses *schema.ParseCache) *analysis {
 	a := &analysis{version: version}
 	if isWorkspaceConfig(path) {
-		doc, _, problems, err := schema.LoadWorkspace(path, text)
+		doc, _, problems, err := schema.LoadWorkspace(path, text, schema.BOMIsText)
 		a.doc, a.problems, a.parseErr = doc, problems, err
 		return a
 	}
@@ -98,7 +100,7 @@ func analyze(path string, version int32, text []byte, parses *schema.ParseCache)
 	if parses != nil {
 		load = parses.LoadAgent
 	}
-	doc, agent, problems, err := load(path, text)
+	doc, agent, problems, err := load(path, text, schema.BOMIsText)
 	a.doc, a.agent, a.problems = doc, agent, problems
 	if err != nil {
 		a.parseErr = err
@@ -222,7 +224,7 @@ type earlyLint struct {
 // validation would have seen, one schema pass sooner. ok is
 // publishAnalysis' answer.
 func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis, early *earlyLint, ok bool) {
-	doc, agent, wait := snap.parses.LoadAgentStaged(snap.path, snap.text)
+	doc, agent, wait := snap.parses.LoadAgentStaged(snap.path, snap.text, schema.BOMIsText)
 	type result struct {
 		a  *analysis
 		ok bool

@@ -63,8 +63,8 @@ type node struct {
 
 // ParseDocument parses an agent file: JSON when the name ends in ".json",
 // YAML otherwise. Malformed input gives a *ParseError with file:line:col.
-func ParseDocument(filename string, data []byte) (*Document, error) {
-	d, err := parseTree(filename, data)
+func ParseDocument(filename string, data []byte, opts ...ParseOption) (*Document, error) {
+	d, err := parseTreeWith(filename, data, nil, parseOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -72,18 +72,36 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 	return d, nil
 }
 
-// parseTree is the first half of ParseDocument: the node tree and its
-// values, not yet indexed. Only d.root may be read until finish returns.
-func parseTree(filename string, data []byte) (*Document, error) {
-	return parseTreeWith(filename, data, nil)
+// ParseOption changes how a parse counts positions.
+type ParseOption int
+
+// BOMIsText counts a byte order mark at the start of the text as the text's
+// first character (U+FEFF, one UTF-16 code unit of line 0), as an editor
+// that keeps it in the text it sends counts it. Without it the mark is not
+// part of line 0, as editors show a file they read (VS Code and Neovim drop
+// it). It changes positions only: the mark is never part of a value.
+const BOMIsText ParseOption = 1
+
+type parseOpts struct{ bomIsText bool }
+
+func parseOptions(opts []ParseOption) parseOpts {
+	var o parseOpts
+	for _, opt := range opts {
+		if opt == BOMIsText {
+			o.bomIsText = true
+		}
+	}
+	return o
 }
 
-// parseTreeWith is parseTree that parses YAML through cache (when not nil).
-func parseTreeWith(filename string, data []byte, cache *ParseCache) (*Document, error) {
+// parseTreeWith is the first half of ParseDocument: the node tree and its
+// values, not yet indexed, parsing YAML through cache (when not nil). Only
+// d.root may be read until finish returns.
+func parseTreeWith(filename string, data []byte, cache *ParseCache, o parseOpts) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, sizeError(filename, int64(len(data)))
 	}
-	d := &Document{filename: filename, src: data, lines: newLineIndex(data)}
+	d := &Document{filename: filename, src: data, lines: newLineIndex(data, o.bomIsText)}
 	if !utf8.Valid(data) {
 		off := 0
 		for off < len(data) {

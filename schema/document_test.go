@@ -609,3 +609,21 @@ func BenchmarkLoadAgentLarge(b *testing.B) {
 		}
 	})
 }
+
+// TestUnicodeLineBreaksInErrors: yaml.v3 ends lines at U+0085, U+2028 and
+// U+2029, editors (and LSP) do not: a parse error's file:line:col and the
+// line a duplicate key names are the editor's. They were one line further
+// per such character before them.
+func TestUnicodeLineBreaksInErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ src, want string }{
+		{"a: \"x\u2028y\u0085z\"\nb: 1\na: 2\n", `a.agent.yaml:3:1: duplicate key "a" (first on line 1)`},
+		{"a: 1 # \u2029\nb: \"x\u2028y\"\nc: [1\n", `a.agent.yaml:3:1: invalid YAML: did not find expected ',' or ']'`},
+		{"\ufeffa: \"x\u2028y\"\na: 2\n", `a.agent.yaml:2:1: duplicate key "a" (first on line 1)`},
+	} {
+		_, err := ParseDocument("a.agent.yaml", []byte(tt.src))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("ParseDocument(%q) = %v, want %s", tt.src, err, tt.want)
+		}
+	}
+}

@@ -13,9 +13,9 @@ func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Prob
 // LoadWorkspace is ParseWorkspaceConfig that also returns the parsed
 // document (nil when the text does not parse), for editors: positions,
 // hover and completion over the config as written.
-func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []Problem, error) {
+func LoadWorkspace(filename string, data []byte, opts ...ParseOption) (*Document, WorkspaceConfig, []Problem, error) {
 	var cfg WorkspaceConfig
-	d, err := ParseDocument(filename, data)
+	d, err := ParseDocument(filename, data, opts...)
 	if err != nil {
 		return nil, cfg, nil, err
 	}

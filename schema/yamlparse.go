@@ -71,9 +71,11 @@ func (d *Document) yamlError(err error) *ParseError {
 		}
 		// yaml.v3 omits an opening on the first line and reports the end of
 		// input instead: past the last line of text means line 0.
-		if last := d.lines.lines() - 1; line >= last && d.lines.lineEnd(last) == d.lines.starts[last] {
+		ystarts, _ := d.lines.yamlLines()
+		if last := len(ystarts) - 1; line >= last && d.lines.yamlLineEnd(last) == ystarts[last] {
 			line = 0
 		}
+		line = d.lines.lineOfYAML(line) // yaml.v3's lines count U+2028 and the like
 	} else {
 		line = d.lines.pos(max(consumed-1, 0)).Line
 	}
@@ -255,7 +257,8 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool)
 			return nil, b.errNode(k, "mapping keys must be strings")
 		}
 		if first, dup := explicit[k.Value]; dup {
-			return nil, b.errNode(k, fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(k.Value), first.Line))
+			firstLine := b.d.lines.pos(b.d.lines.offsetOfRune(first.Line, first.Column)).Line + 1
+			return nil, b.errNode(k, fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(k.Value), firstLine))
 		}
 		explicit[k.Value] = k
 	}
