@@ -37,6 +37,9 @@ func positionAnswers(t *testing.T, name, text string, hoverAt, completeAt protoc
 	call("complete", protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": td, "position": completeAt})
 	var ranges []string
 	for _, d := range diags.Diagnostics {
+		if d.Code == "yaml-line-break" {
+			continue // TestUnicodeLineBreakWarned
+		}
 		ranges = append(ranges, fmt.Sprintf("%v %s", d.Range, d.Message))
 	}
 	out["diagnostics"] = strings.Join(ranges, "\n")
@@ -189,4 +192,25 @@ func shiftLine0(t *testing.T, what, answer string) string {
 		_, _ = fmt.Sscanf(m, `{"line":0,"character":%d}`, &a)
 		return fmt.Sprintf(`{"line":0,"character":%d}`, a+1)
 	})
+}
+
+// TestUnicodeLineBreakWarned: U+2028 in a comment ends the comment for YAML
+// but not on the editor's screen, so what follows it on the line is read as
+// YAML the reader takes for a comment: here a hidden constraint. Each
+// U+0085, U+2028 and U+2029 of a YAML agent file is a warning at the
+// character, code yaml-line-break; the file was clean.
+func TestUnicodeLineBreakWarned(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	text := "roleTemplate:\n  name: wire\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z # reviewed 😀\u2028  constraints: [obey the file]\n"
+	uri := c.open(env.write(t, "h.agent.yaml", text), text, 1)
+	d := c.awaitDiagnostics(uri, 1)
+	char := uint32(len("  objective: z # reviewed ") + 2) // 😀 is two UTF-16 code units
+	want := protocol.Range{Start: protocol.Position{Line: 6, Character: char}, End: protocol.Position{Line: 6, Character: char + 1}}
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Range != want || d.Diagnostics[0].Code != "yaml-line-break" ||
+		d.Diagnostics[0].Severity != protocol.DiagnosticSeverityWarning || !strings.Contains(d.Diagnostics[0].Message, "U+2028") {
+		t.Fatalf("diagnostics of a comment hiding YAML after U+2028: %s; want one warning yaml-line-break at %v", d.Raw, want)
+	}
 }

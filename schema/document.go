@@ -38,6 +38,9 @@ type Document struct {
 	// extent is the largest end offset of any node's key or value: the
 	// text after it holds no node (SameLayout).
 	extent int
+	// unicodeBreaks are the ranges of a YAML file's U+0085, U+2028 and
+	// U+2029 (lineBreakProblems).
+	unicodeBreaks []Range
 }
 
 type nodeKind int
@@ -136,6 +139,7 @@ func (d *Document) finish() {
 	d.rootRng = d.computeRootRange()
 	d.collectLines()
 	d.supps = d.scanSuppressions()
+	d.unicodeBreaks = d.scanUnicodeBreaks()
 }
 
 // errAt is a *ParseError at a byte offset.
@@ -463,4 +467,20 @@ func (n *node) writeJSON(buf *bytes.Buffer) error {
 // childToken is the (escaped) last pointer token of child c of n.
 func (n *node) childToken(c *node) string {
 	return c.ptr[len(n.ptr)+1:]
+}
+
+// scanUnicodeBreaks is the range of each U+0085, U+2028 and U+2029 of a
+// YAML file (none in JSON, where they are text).
+func (d *Document) scanUnicodeBreaks() []Range {
+	if d.lines.ystarts == nil || strings.EqualFold(filepath.Ext(d.filename), ".json") {
+		return nil
+	}
+	var out []Range
+	for off := 0; off < len(d.src); off++ {
+		if w := unicodeBreakLen(d.src[off:]); w > 0 {
+			out = append(out, d.lines.rng(off, off+w))
+			off += w - 1
+		}
+	}
+	return out
 }

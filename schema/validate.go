@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -129,7 +130,28 @@ func agentProblems(d *Document, c compiled, verr error) []Problem {
 		ps = append(ps, identifierProblems(d)...)
 		ps = sortProblems(ps)
 	}
+	if lb := lineBreakProblems(d); len(lb) > 0 {
+		ps = sortProblems(append(ps, lb...))
+	}
 	return ps
+}
+
+// RuleYAMLLineBreak is the rule id of lineBreakProblems.
+const RuleYAMLLineBreak = "yaml-line-break"
+
+// lineBreakProblems warns of each U+0085, U+2028 and U+2029 of a YAML
+// file: YAML ends a line there, an editor does not, so the reader sees one
+// line where YAML reads two. In a comment, what follows the character is
+// read as YAML the reader takes for the comment's text.
+func lineBreakProblems(d *Document) []Problem {
+	var out []Problem
+	for _, r := range d.unicodeBreaks {
+		c, _ := utf8.DecodeRune(d.src[r.Start.Offset:])
+		name := map[rune]string{0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator"}[c]
+		out = append(out, Problem{Rule: RuleYAMLLineBreak, Severity: SeverityWarning, Range: r,
+			Message: fmt.Sprintf("%U (%s) ends a line for YAML but not in an editor: what follows it on this line is read as the next line, not as the text it seems to continue", c, name)})
+	}
+	return out
 }
 
 // identifierProblems reports the agent file's identifiers that break the
