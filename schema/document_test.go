@@ -187,7 +187,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unclosed flow on the last line", "a.yaml", "a: 1\nb: [1, 2\n", "a.yaml:2:1: invalid YAML: did not find expected ',' or ']'"},
 		{"yaml unterminated quote on line 1", "a.yaml", "a: \"open\nb: 1\n", "a.yaml:1:1: invalid YAML: found unexpected end of stream"},
 		{"yaml unterminated quote", "a.yaml", "a:\n  b: 1\n  c: \"open\n  d: 3\n", "a.yaml:3:3: invalid YAML: found unexpected end of stream"},
-		{"yaml tab indentation", "a.yaml", "a:\n  b: 1\n\tc: 2\n", "a.yaml:3:2: invalid YAML: found a tab character that violates indentation"},
+		{"yaml tab indentation", "a.yaml", "a:\n  b: 1\n\tc: 2\n", "a.yaml:3:1: invalid YAML: a tab indents this line; YAML indents with spaces only (found a tab character that violates indentation)"},
 		{"yaml bad token", "a.yaml", "a: 1\nb: @x\n", "a.yaml:2:1: invalid YAML: found character that cannot start any token"},
 		{"yaml unknown anchor", "a.yaml", "a: 1\nb: *nope\n", "a.yaml:2:1: invalid YAML: unknown anchor 'nope' referenced"},
 		{"yaml duplicate key", "a.yaml", "a: 1\nb:\n  c: 1\n  c: 2\n", `a.yaml:4:3: duplicate key "c" (first on line 3)`},

@@ -80,7 +80,23 @@ func (d *Document) yamlError(err error) *ParseError {
 		line = d.lines.pos(max(consumed-1, 0)).Line
 	}
 	line = min(max(line, 0), d.lines.lines()-1)
+	// A tab in the indentation (an editor's Tab key) is the error yaml.v3
+	// words as a character that cannot start a token: say so, at the tab.
+	if tab := d.indentTab(line); tab >= 0 && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab character")) {
+		return d.errAt(tab, "invalid YAML: a tab indents this line; YAML indents with spaces only ("+msg+")")
+	}
 	return d.errAt(d.lines.firstNonBlank(line), "invalid YAML: "+msg)
+}
+
+// indentTab is the offset of the first tab in line l's indentation, -1
+// when there is none.
+func (d *Document) indentTab(l int) int {
+	for off := d.lines.starts[l]; off < d.lines.lineEnd(l) && (d.src[off] == ' ' || d.src[off] == '\t'); off++ {
+		if d.src[off] == '\t' {
+			return off
+		}
+	}
+	return -1
 }
 
 // oneByteReader hands out its input one byte per Read, so the bytes read
