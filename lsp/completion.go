@@ -106,8 +106,18 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 	if int(pos.Line) >= len(lines) {
 		return completionContext{}, false
 	}
+	// A byte order mark the client keeps is a character of line 0, before
+	// YAML's columns: the lines are read without it, the cursor's
+	// character one less on line 0.
+	var bomShift uint32
+	if strings.HasPrefix(lines[0], "\ufeff") {
+		lines[0] = lines[0][len("\ufeff"):]
+		if pos.Line == 0 && pos.Character > 0 {
+			bomShift = 1
+		}
+	}
 	line := lines[pos.Line]
-	prefix := line[:byteOffset(line, int(pos.Character))]
+	prefix := line[:byteOffset(line, int(pos.Character-bomShift))]
 	var cc completionContext
 	var word string
 	var ind int
@@ -120,7 +130,7 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 	}
 	start := len(prefix) - len(word)
 	cc.replace = protocol.Range{
-		Start: protocol.Position{Line: pos.Line, Character: uint32(utf16Len([]byte(prefix[:start])))},
+		Start: protocol.Position{Line: pos.Line, Character: bomShift + uint32(utf16Len([]byte(prefix[:start])))},
 		End:   pos,
 	}
 	cc.indent = ind

@@ -103,20 +103,22 @@ func TestBOMShiftsNoColumn(t *testing.T) {
 	t.Parallel()
 	const plain = "bogus: 1\nroleTemplate:\n  name: wire\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\n"
 	const jsonPlain = "{\"bogus\": 1, \"roleTemplate\": {\"name\": \"w\", \"persona\": {\"identity\": \"x\", \"tone\": \"y\"}}, \"mission\": {\"objective\": \"z\"}}\n"
-	for _, tt := range []struct{ name, file, plain string }{
-		{"yaml", "m.agent.yaml", plain},
-		{"json", "m.agent.json", jsonPlain},
+	for _, tt := range []struct {
+		name, file, plain, must string
+		completeAt              protocol.Position
+	}{
+		{"yaml", "m.agent.yaml", plain, "bogus", protocol.Position{Line: 5, Character: 6}},
+		{"json", "m.agent.json", jsonPlain, "bogus", protocol.Position{Line: 0, Character: uint32(strings.Index(jsonPlain, `"tone"`) + 3)}},
+		// Typing the first key of a new file.
+		{"yaml typing on line 0", "t.agent.yaml", "ro", "roleTemplate", protocol.Position{Line: 0, Character: 2}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			hoverAt := protocol.Position{Line: 0, Character: 3}
-			completeAt := protocol.Position{Line: 0, Character: uint32(strings.Index(tt.plain, `"tone"`) + 3)}
-			if tt.name == "yaml" {
-				completeAt = protocol.Position{Line: 5, Character: 6}
-			}
+			completeAt := tt.completeAt
 			want := positionAnswers(t, tt.file, tt.plain, hoverAt, completeAt)
-			if !strings.Contains(want["diagnostics"], "bogus") {
-				t.Fatalf("the plain text's diagnostics lack bogus: %q", want["diagnostics"])
+			if !strings.Contains(want["diagnostics"]+want["complete"], tt.must) {
+				t.Fatalf("the plain text's answers lack %s: %v", tt.must, want)
 			}
 			// Text with the mark: every line-0 character one to the right.
 			shift := func(p protocol.Position) protocol.Position {

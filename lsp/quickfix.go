@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -119,7 +120,7 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 			return nil // flow mapping: no block line to add
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
+		text = lineBreak(f.text) + indentAt(f.text, first.Start) + prop + ": " + placeholder
 	}
 	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
@@ -146,9 +147,20 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 			return nil // flow sequence
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
+		text = lineBreak(f.text) + indentAt(f.text, first.Start) + "- domain: " + schema.YAMLScalar(domain)
 	}
 	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
+}
+
+// indentAt is the indentation that puts a new line's key in the column of
+// the key at p: p's character, less a byte order mark before it on line 0
+// (a character of the editor's text, not of YAML's columns).
+func indentAt(text []byte, p schema.Position) string {
+	n := p.Character
+	if p.Line == 0 && bytes.HasPrefix(text, []byte("\ufeff")) {
+		n--
+	}
+	return strings.Repeat(" ", max(n, 0))
 }
 
 // lineEndBefore is the end of the line a value ending at end finishes on

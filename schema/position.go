@@ -282,10 +282,13 @@ func (li *lineIndex) offsetOfRune(line, col int) int {
 }
 
 // firstNonBlank is the offset of line l's first non-blank byte (its end when
-// it is blank).
+// it is blank), after a byte order mark counted as text (never content).
 func (li *lineIndex) firstNonBlank(l int) int {
 	l = min(max(l, 0), len(li.starts)-1)
 	off, end := li.starts[l], li.lineEnd(l)
+	if off == 0 && hasBOM(li.src) {
+		off = len(bom)
+	}
 	for off < end && (li.src[off] == ' ' || li.src[off] == '\t') {
 		off++
 	}
