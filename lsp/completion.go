@@ -43,7 +43,10 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		cc, ok = jsonScanContext(text, pos)
 	}
-	if !ok {
+	if !ok || cc.key == "" && served(path) != nil {
+		// Another file (a memory record's YAML, or any YAML an editor
+		// asks about) gets the values of a record's keys, never an agent
+		// file's keys and snippets.
 		return out, nil
 	}
 	out.Items = completionItems(cc, s.parsedDocument(p.TextDocument.URI, path, text), path)
