@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -360,6 +361,7 @@ func (s *server) publish(ctx context.Context, snap snapshot, diags []protocol.Di
 	if diags == nil {
 		diags = []protocol.Diagnostic{}
 	}
+	diags = capDiagnostics(diags)
 	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishDiagnosticsParams{URI: snap.uri, Version: snap.version, Diagnostics: diags})
 	return true
 }
@@ -409,4 +411,41 @@ func fromPosition(text []byte, p protocol.Position) schema.Position {
 func clampPosition(text []byte, p protocol.Position) protocol.Position {
 	p.Character = uint32(min(int64(p.Character), int64(lineLengthUTF16(text, int(p.Line)))))
 	return p
+}
+
+// maxDiagnostics bounds the diagnostics published for one document
+// (capDiagnostics).
+const maxDiagnostics = 1000
+
+// capDiagnostics bounds diags to maxDiagnostics, the most severe first (a
+// flood of warnings does not hide an error) in their order, and one more,
+// code too-many-problems, at the first left out, that counts the rest: a
+// hostile 8 MB file has a million problems, hundreds of MB to publish.
+func capDiagnostics(diags []protocol.Diagnostic) []protocol.Diagnostic {
+	if len(diags) <= maxDiagnostics {
+		return diags
+	}
+	rank := func(d protocol.Diagnostic) protocol.DiagnosticSeverity {
+		if d.Severity == 0 {
+			return protocol.DiagnosticSeverityError // unset: the client takes it for one
+		}
+		return d.Severity
+	}
+	idx := make([]int, len(diags))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rank(diags[idx[a]]) < rank(diags[idx[b]]) })
+	kept, left := idx[:maxDiagnostics], idx[maxDiagnostics:]
+	sort.Ints(kept)
+	out := make([]protocol.Diagnostic, 0, maxDiagnostics+1)
+	for _, i := range kept {
+		out = append(out, diags[i])
+	}
+	first, worst := left[0], rank(diags[left[0]])
+	for _, i := range left {
+		first, worst = min(first, i), min(worst, rank(diags[i]))
+	}
+	return append(out, protocol.Diagnostic{Range: diags[first].Range, Severity: worst, Source: "agent-ls", Code: "too-many-problems",
+		Message: fmt.Sprintf("%d more problems are not shown (the server shows %d, errors first); the first of them is here", len(left), maxDiagnostics)})
 }

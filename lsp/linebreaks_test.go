@@ -216,3 +216,38 @@ func TestUnicodeLineBreakWarned(t *testing.T) {
 		t.Fatalf("diagnostics of a comment hiding YAML after U+2028: %s; want one warning yaml-line-break at %v", d.Raw, want)
 	}
 }
+
+// TestDiagnosticsBounded: a hostile agent file of 8 MB makes a million
+// problems (a U+2028 warning every 3 bytes, an unknown key every 8), and
+// the server published every one, hundreds of MB in one notification
+// that hangs the editor. It publishes at most maxDiagnostics, errors
+// before warnings (a flood of warnings does not hide an error), and one
+// more that counts the rest; each line break is marked up to
+// schema.MaxLineBreakProblems.
+func TestDiagnosticsBounded(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	var b strings.Builder
+	b.WriteString("# " + strings.Repeat("\u2028", 5000) + "\nroleTemplate:\n  name: w\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\n")
+	const keys = maxDiagnostics + 200
+	for i := range keys {
+		fmt.Fprintf(&b, "k%d: 1\n", i)
+	}
+	uri := c.open(env.write(t, "flood.agent.yaml", b.String()), b.String(), 1)
+	d := c.awaitDiagnostics(uri, 1)
+	if len(d.Diagnostics) != maxDiagnostics+1 {
+		t.Fatalf("published %d diagnostics, want %d and one counting the rest", len(d.Diagnostics), maxDiagnostics)
+	}
+	for _, g := range d.Diagnostics[:maxDiagnostics] {
+		if g.Severity != protocol.DiagnosticSeverityError {
+			t.Fatalf("a %v diagnostic (%s) published before all errors were", g.Severity, g.Message)
+		}
+	}
+	last := d.Diagnostics[maxDiagnostics]
+	more := 200 + 100 // the unknown keys past the bound, and the line breaks marked
+	if last.Code != "too-many-problems" || !strings.Contains(last.Message, fmt.Sprintf("%d more", more)) {
+		t.Errorf("last diagnostic %+v; want too-many-problems counting %d more", last, more)
+	}
+}

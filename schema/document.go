@@ -39,8 +39,10 @@ type Document struct {
 	// text after it holds no node (SameLayout).
 	extent int
 	// unicodeBreaks are the ranges of a YAML file's U+0085, U+2028 and
-	// U+2029 (lineBreakProblems).
+	// U+2029 (lineBreakProblems), the first MaxLineBreakProblems;
+	// moreBreaks counts the others.
 	unicodeBreaks []Range
+	moreBreaks    int
 }
 
 type nodeKind int
@@ -139,7 +141,7 @@ func (d *Document) finish() {
 	d.rootRng = d.computeRootRange()
 	d.collectLines()
 	d.supps = d.scanSuppressions()
-	d.unicodeBreaks = d.scanUnicodeBreaks()
+	d.unicodeBreaks, d.moreBreaks = d.scanUnicodeBreaks()
 }
 
 // errAt is a *ParseError at a byte offset.
@@ -469,18 +471,22 @@ func (n *node) childToken(c *node) string {
 	return c.ptr[len(n.ptr)+1:]
 }
 
-// scanUnicodeBreaks is the range of each U+0085, U+2028 and U+2029 of a
-// YAML file (none in JSON, where they are text).
-func (d *Document) scanUnicodeBreaks() []Range {
+// scanUnicodeBreaks is the range of each of the first MaxLineBreakProblems
+// U+0085, U+2028 and U+2029 of a YAML file (none in JSON, where they are
+// text), and how many more there are.
+func (d *Document) scanUnicodeBreaks() (out []Range, more int) {
 	if d.lines.ystarts == nil || strings.EqualFold(filepath.Ext(d.filename), ".json") {
-		return nil
+		return nil, 0
 	}
-	var out []Range
 	for off := 0; off < len(d.src); off++ {
 		if w := unicodeBreakLen(d.src[off:]); w > 0 {
-			out = append(out, d.lines.rng(off, off+w))
+			if len(out) < MaxLineBreakProblems {
+				out = append(out, d.lines.rng(off, off+w))
+			} else {
+				more++
+			}
 			off += w - 1
 		}
 	}
-	return out
+	return out, more
 }

@@ -627,3 +627,15 @@ func TestUnicodeLineBreaksInErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLineBreakProblemsBounded: each U+2028 of a YAML agent file is a
+// warning, the first MaxLineBreakProblems of them; the last counts the
+// rest. A million of them made a million problems.
+func TestLineBreakProblemsBounded(t *testing.T) {
+	t.Parallel()
+	src := "# " + strings.Repeat("\u2028", MaxLineBreakProblems+50) + "\nroleTemplate:\n  name: w\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\n"
+	_, _, ps, err := LoadAgent("a.agent.yaml", []byte(src))
+	if err != nil || len(ps) != MaxLineBreakProblems || !strings.HasSuffix(ps[len(ps)-1].Message, "(and 50 more such characters after it, not marked)") {
+		t.Fatalf("problems of %d line separators: %d, %v; want %d, the last counting 50 more", MaxLineBreakProblems+50, len(ps), err, MaxLineBreakProblems)
+	}
+}

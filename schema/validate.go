@@ -139,17 +139,24 @@ func agentProblems(d *Document, c compiled, verr error) []Problem {
 // RuleYAMLLineBreak is the rule id of lineBreakProblems.
 const RuleYAMLLineBreak = "yaml-line-break"
 
+// MaxLineBreakProblems bounds lineBreakProblems: the last one counts the
+// characters past it.
+const MaxLineBreakProblems = 100
+
 // lineBreakProblems warns of each U+0085, U+2028 and U+2029 of a YAML
 // file: YAML ends a line there, an editor does not, so the reader sees one
 // line where YAML reads two. In a comment, what follows the character is
 // read as YAML the reader takes for the comment's text.
 func lineBreakProblems(d *Document) []Problem {
 	var out []Problem
-	for _, r := range d.unicodeBreaks {
+	for i, r := range d.unicodeBreaks {
 		c, _ := utf8.DecodeRune(d.src[r.Start.Offset:])
 		name := map[rune]string{0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator"}[c]
-		out = append(out, Problem{Rule: RuleYAMLLineBreak, Severity: SeverityWarning, Range: r,
-			Message: fmt.Sprintf("%U (%s) ends a line for YAML but not in an editor: what follows it on this line is read as the next line, not as the text it seems to continue", c, name)})
+		msg := fmt.Sprintf("%U (%s) ends a line for YAML but not in an editor: what follows it on this line is read as the next line, not as the text it seems to continue", c, name)
+		if i == len(d.unicodeBreaks)-1 && d.moreBreaks > 0 {
+			msg += fmt.Sprintf(" (and %d more such characters after it, not marked)", d.moreBreaks)
+		}
+		out = append(out, Problem{Rule: RuleYAMLLineBreak, Severity: SeverityWarning, Range: r, Message: msg})
 	}
 	return out
 }
