@@ -235,9 +235,9 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	isJSON := cc.indent < 0
 	if cc.key != "" {
 		for _, v := range valueChoices(cc.parent, cc.key, doc, path) {
-			text := v.value
+			text := schema.YAMLScalar(v.value)
 			if isJSON {
-				text = fmt.Sprintf("%q", v.value)
+				text = jsonString(v.value)
 			}
 			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember,
 				Detail: v.detail, TextEdit: edit(text)})
@@ -252,9 +252,9 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	if len(props) == 0 && cc.dash {
 		// An item of an array of scalars: its enum values, if any.
 		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
-			text := v.value
+			text := schema.YAMLScalar(v.value)
 			if isJSON {
-				text = cc.sep + fmt.Sprintf("%q", v.value)
+				text = cc.sep + jsonString(v.value)
 			}
 			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(text)})
 		}
@@ -446,12 +446,14 @@ func recordEnum(ptr string) []string {
 }
 
 // judgmentDomains are the judgment domains of the document when it is an
-// agent, else of the agent files beside it.
+// agent, else of the agent files beside it: those that are identifiers
+// (schema.CheckIdentifier), never a sibling's line break or control
+// character.
 func judgmentDomains(doc *schema.Document, path string) []string {
 	seen := map[string]bool{}
 	collect := func(d *schema.Document) {
 		for _, jp := range d.Children("/roleTemplate/judgments") {
-			if v := stringAt(d, jp+"/domain"); v != "" {
+			if v := stringAt(d, jp+"/domain"); v != "" && schema.CheckIdentifier("judgment domain", v) == nil {
 				seen[v] = true
 			}
 		}
