@@ -1,7 +1,9 @@
 package lsp
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 )
@@ -46,5 +48,63 @@ func TestDomainCompletionQuoted(t *testing.T) {
 		if len(got) != len(tt.want) {
 			t.Errorf("%s: items %q, want only %q", tt.file, got, tt.want)
 		}
+	}
+}
+
+// TestAddJudgmentFixJSONString: the quick fix adding a stored memory's
+// missing judgment domain to a JSON agent wrote the domain with Go's
+// quoting, which for a character Go does not print (a private-use one of
+// plane 15, which identifiers allow) is "\U000f0000": not JSON, so the fix
+// broke the file. It is a JSON string.
+func TestAddJudgmentFixJSONString(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	domain := "ops\U000F0000"
+	agent := func(domains ...string) string {
+		js := ""
+		for i, d := range domains {
+			if i > 0 {
+				js += ", "
+			}
+			js += `{"domain": "` + d + `", "heuristics": ["h"]}`
+		}
+		return `{"roleTemplate": {"name": "j", "persona": {"identity": "i", "tone": "t"}, "judgments": [` + js + `]}, "mission": {"objective": "o"}}` + "\n"
+	}
+	if res := agentSave(t, env, agent("deploy", domain), "Page the owner", "judgment."+domain+".heuristics", "conv-3"); res.Record == nil {
+		t.Fatalf("save: %+v", res)
+	}
+	text := agent("deploy")
+	c := startServer(t, Options{NoWatch: true, OpenStore: boltOpener(time.Now), Lint: LintEngine()})
+	c.initialize(env.root, nil, false)
+	path := env.write(t, "j.agent.json", text)
+	uri := c.open(path, text, 1)
+	var diag *protocol.Diagnostic
+	c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool {
+		for _, d := range diagsOf(ns, uri) {
+			for i := range d.Diagnostics {
+				if d.Diagnostics[i].Code == "unknown-domain" {
+					diag = &d.Diagnostics[i]
+					return true
+				}
+			}
+		}
+		return false
+	})
+	var actions []protocol.CodeAction
+	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
+		"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+	var fix *protocol.CodeAction
+	for i := range actions {
+		if strings.HasPrefix(actions[i].Title, "Add judgment domain") && actions[i].Edit != nil {
+			fix = &actions[i]
+		}
+	}
+	if fix == nil {
+		t.Fatalf("no add-judgment quick fix in %+v", actions)
+	}
+	fixed := applyEdits(t, text, fix.Edit.Changes[uri])
+	a := analyze(path, 0, []byte(fixed), nil)
+	if a.agent == nil || a.agent.JudgmentByDomain(domain) < 0 {
+		t.Fatalf("after the fix the agent has no judgment %q (%v):\n%s", domain, a.parseErr, fixed)
 	}
 }

@@ -113,7 +113,7 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 			placeholder = `["TODO"]`
 		}
 		at = toPosition(lastVal.End)
-		text = fmt.Sprintf(", %q: %s", prop, placeholder)
+		text = ", " + jsonString(prop) + ": " + placeholder
 	} else {
 		objVal, _ := f.doc.ValueRange(ptr)
 		if objVal.Start.Offset < len(f.text) && f.text[objVal.Start.Offset] == '{' {
@@ -141,7 +141,7 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 	var at protocol.Position
 	if strings.EqualFold(filepath.Ext(f.path), ".json") {
 		at = toPosition(lastVal.End)
-		text = fmt.Sprintf(`, {"domain": %q}`, domain)
+		text = `, {"domain": ` + jsonString(domain) + `}`
 	} else {
 		if listVal, _ := f.doc.ValueRange(list); listVal.Start.Offset < len(f.text) && f.text[listVal.Start.Offset] == '[' {
 			return nil // flow sequence
