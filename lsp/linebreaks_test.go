@@ -251,3 +251,29 @@ func TestDiagnosticsBounded(t *testing.T) {
 		t.Errorf("last diagnostic %+v; want too-many-problems counting %d more", last, more)
 	}
 }
+
+// TestConfigLineBreakRefused: the workspace config says whose store is
+// read and as whom the editor acts; U+2028 in what reads as a comment
+// hides a key in it ("# reviewed<U+2028>scope: ..."). Such a character in
+// .agent-ls.yaml is an error (yaml-line-break), so the config is refused
+// as any config with an error is (the workspace read-only, no actor); it
+// was a clean config.
+func TestConfigLineBreakRefused(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	text := "store: .agent-memory/memory.db # reviewed\u2028scope: {project: other}\n"
+	uri := c.open(env.write(t, ".agent-ls.yaml", text), text, 1)
+	d := c.awaitDiagnostics(uri, 1)
+	found := false
+	for _, g := range d.Diagnostics {
+		if g.Code == "yaml-line-break" && g.Severity == protocol.DiagnosticSeverityError &&
+			g.Range.Start == (protocol.Position{Line: 0, Character: uint32(len("store: .agent-memory/memory.db # reviewed"))}) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("diagnostics of a config hiding a key after U+2028: %s; want a yaml-line-break error at it", d.Raw)
+	}
+}
