@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -638,4 +639,36 @@ func TestLineBreakProblemsBounded(t *testing.T) {
 	if err != nil || len(ps) != MaxLineBreakProblems || !strings.HasSuffix(ps[len(ps)-1].Message, "(and 50 more such characters after it, not marked)") {
 		t.Fatalf("problems of %d line separators: %d, %v; want %d, the last counting 50 more", MaxLineBreakProblems+50, len(ps), err, MaxLineBreakProblems)
 	}
+}
+
+// TestLineRangeConcurrent: LineRange (and SameLayout, which the language
+// server's lint reuse calls on the last linted document from overlapping
+// diagnostics runs) converted through the parse's cursors, shared state
+// the race detector caught written by two goroutines. It reads the line
+// tables only.
+func TestLineRangeConcurrent(t *testing.T) {
+	t.Parallel()
+	src := "roleTemplate: # agent-ls-disable-next-line near-duplicate\n  name: wïre 😀\n  persona: {identity: ï, tone: ü}\nmission: {objective: ö}\n"
+	d, err := ParseDocument("a.agent.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]Range, 4)
+	for l := range want {
+		want[l] = d.LineRange(l)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if l := (i * 7) % 4; d.LineRange(l) != want[l] {
+					t.Errorf("LineRange(%d) = %v, want %v", l, d.LineRange(l), want[l])
+				}
+				_ = d.SameLayout(d)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -248,6 +248,17 @@ func (li *lineIndex) pos(off int) Position {
 	return Position{Line: l, Character: char, Offset: off}
 }
 
+// lineRange is line l's range without its line break; unlike pos it
+// changes nothing, so it is safe for concurrent use.
+func (li *lineIndex) lineRange(l int) Range {
+	start, end := li.starts[l], li.lineEnd(l)
+	n := end - start
+	if li.nonASCII[l] {
+		n = utf16Len(li.src[start:end])
+	}
+	return Range{Start: Position{Line: l, Offset: start}, End: Position{Line: l, Character: n, Offset: end}}
+}
+
 // rng converts a byte span to a Range.
 func (li *lineIndex) rng(start, end int) Range {
 	return Range{Start: li.pos(start), End: li.pos(max(start, end))}
