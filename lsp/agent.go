@@ -73,6 +73,9 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 	if err != nil {
 		return nil, err
 	}
+	if err := served(path); err != nil {
+		return nil, err
+	}
 	var text []byte
 	var a *analysis
 	var version *int32
@@ -87,7 +90,7 @@ func (s *server) loadPinned(uri protocol.DocumentURI, p pinned) (*agentFile, err
 			a = parsed
 		}
 	} else {
-		data, err := workspace.ReadFile(path)
+		data, err := readEditorText(path)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("read agent file: %v", err))
 		}
@@ -113,12 +116,24 @@ func errOutOfSync(d *document) error {
 	return jsonrpc2.NewError(protocol.CodeContentModified, outOfSyncMessage(d.path, d.outOfSync))
 }
 
-// unparsedError is loadAgentFile's error for a text that does not parse
-// (InvalidParams). The requests that follow typing (hover, inlay hints,
-// code actions, code lenses, the outline) answer empty instead: the
-// file's diagnostics report the parse error, and a text being typed does
-// not parse most of the time.
+// unparsedError is loadAgentFile's error for a text that does not parse,
+// or a file the server does not serve (served), InvalidParams. The
+// requests that follow typing (hover, inlay hints, code actions, code
+// lenses, the outline) answer empty instead: the file's diagnostics report
+// the parse error, and a text being typed does not parse most of the time.
 type unparsedError struct{ err *jsonrpc2.Error }
+
+// served is nil for the files the server serves, agent files and the
+// workspace config (as DidOpen follows them): an editor that starts the
+// server for every YAML or JSON file also asks it about a
+// docker-compose.yaml, which is not one.
+func served(path string) error {
+	if schema.IsAgentFile(path) || isWorkspaceConfig(path) {
+		return nil
+	}
+	return &unparsedError{jsonrpc2.NewError(jsonrpc2.InvalidParams,
+		fmt.Sprintf("%s is not an agent file (*.agent.yaml, *.agent.yml, *.agent.json) nor the workspace config", path))}
+}
 
 func (e *unparsedError) Error() string { return e.err.Error() }
 func (e *unparsedError) Unwrap() error { return e.err }

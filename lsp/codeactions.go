@@ -316,7 +316,7 @@ func adoptEdit(f *agentFile, rec schema.MemoryRecord) (protocol.TextEdit, error)
 	if t.Primitive == schema.PrimitiveBackground {
 		line = schema.YAMLScalar(t.Key) + ": " + schema.YAMLScalar(rec.Content)
 	}
-	indent := strings.Repeat(" ", first.Start.Character)
+	indent := indentAt(f.text, first.Start)
 	pos := protocol.Position{Line: uint32(last.End.Line), Character: uint32(lineLengthUTF16(f.doc.Source(), last.End.Line))}
 	return protocol.TextEdit{Range: protocol.Range{Start: pos, End: pos}, NewText: lineBreak(f.text) + indent + line}, nil
 }

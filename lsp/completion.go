@@ -43,7 +43,10 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		cc, ok = jsonScanContext(text, pos)
 	}
-	if !ok {
+	if !ok || cc.key == "" && served(path) != nil {
+		// Another file (a memory record's YAML, or any YAML an editor
+		// asks about) gets the values of a record's keys, never an agent
+		// file's keys and snippets.
 		return out, nil
 	}
 	out.Items = completionItems(cc, s.parsedDocument(p.TextDocument.URI, path, text), path)
@@ -64,7 +67,7 @@ func (s *server) currentText(uri protocol.DocumentURI) ([]byte, string, error) {
 	if path == "" {
 		return nil, "", nil
 	}
-	data, err := workspace.ReadFile(path)
+	data, err := readEditorText(path)
 	if err != nil {
 		return nil, path, nil
 	}
@@ -106,8 +109,18 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 	if int(pos.Line) >= len(lines) {
 		return completionContext{}, false
 	}
+	// A byte order mark the client keeps is a character of line 0, before
+	// YAML's columns: the lines are read without it, the cursor's
+	// character one less on line 0.
+	var bomShift uint32
+	if strings.HasPrefix(lines[0], "\ufeff") {
+		lines[0] = lines[0][len("\ufeff"):]
+		if pos.Line == 0 && pos.Character > 0 {
+			bomShift = 1
+		}
+	}
 	line := lines[pos.Line]
-	prefix := line[:byteOffset(line, int(pos.Character))]
+	prefix := line[:byteOffset(line, int(pos.Character-bomShift))]
 	var cc completionContext
 	var word string
 	var ind int
@@ -120,7 +133,7 @@ func yamlContext(text []byte, pos protocol.Position) (completionContext, bool) {
 	}
 	start := len(prefix) - len(word)
 	cc.replace = protocol.Range{
-		Start: protocol.Position{Line: pos.Line, Character: uint32(utf16Len([]byte(prefix[:start])))},
+		Start: protocol.Position{Line: pos.Line, Character: bomShift + uint32(utf16Len([]byte(prefix[:start])))},
 		End:   pos,
 	}
 	cc.indent = ind
@@ -222,9 +235,9 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	isJSON := cc.indent < 0
 	if cc.key != "" {
 		for _, v := range valueChoices(cc.parent, cc.key, doc, path) {
-			text := v.value
+			text := schema.YAMLScalar(v.value)
 			if isJSON {
-				text = fmt.Sprintf("%q", v.value)
+				text = jsonString(v.value)
 			}
 			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember,
 				Detail: v.detail, TextEdit: edit(text)})
@@ -239,9 +252,9 @@ func completionItems(cc completionContext, doc *schema.Document, path string) []
 	if len(props) == 0 && cc.dash {
 		// An item of an array of scalars: its enum values, if any.
 		for _, v := range valueChoices(schema.ParentPointer(cc.parent), lastToken(schema.ParentPointer(cc.parent)), doc, path) {
-			text := v.value
+			text := schema.YAMLScalar(v.value)
 			if isJSON {
-				text = cc.sep + fmt.Sprintf("%q", v.value)
+				text = cc.sep + jsonString(v.value)
 			}
 			items = append(items, protocol.CompletionItem{Label: v.value, Kind: protocol.CompletionItemKindEnumMember, Detail: v.detail, TextEdit: edit(text)})
 		}
@@ -433,12 +446,14 @@ func recordEnum(ptr string) []string {
 }
 
 // judgmentDomains are the judgment domains of the document when it is an
-// agent, else of the agent files beside it.
+// agent, else of the agent files beside it: those that are identifiers
+// (schema.CheckIdentifier), never a sibling's line break or control
+// character.
 func judgmentDomains(doc *schema.Document, path string) []string {
 	seen := map[string]bool{}
 	collect := func(d *schema.Document) {
 		for _, jp := range d.Children("/roleTemplate/judgments") {
-			if v := stringAt(d, jp+"/domain"); v != "" {
+			if v := stringAt(d, jp+"/domain"); v != "" && schema.CheckIdentifier("judgment domain", v) == nil {
 				seen[v] = true
 			}
 		}

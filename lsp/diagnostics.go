@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -86,11 +87,13 @@ func (s *server) diagnose(uri protocol.DocumentURI) {
 
 // analyze parses and validates one snapshot: an agent file against the
 // agent schema, a workspace config against its own. An agent file is
-// parsed through parses when it is not nil.
+// parsed through parses when it is not nil. text is the editor's (or a
+// file's as the editor shows it, readEditorText): a byte order mark in it
+// is a character the editor counts (schema.BOMIsText).
 func analyze(path string, version int32, text []byte, parses *schema.ParseCache) *analysis {
 	a := &analysis{version: version}
 	if isWorkspaceConfig(path) {
-		doc, _, problems, err := schema.LoadWorkspace(path, text)
+		doc, _, problems, err := schema.LoadWorkspace(path, text, schema.BOMIsText)
 		a.doc, a.problems, a.parseErr = doc, problems, err
 		return a
 	}
@@ -98,7 +101,7 @@ func analyze(path string, version int32, text []byte, parses *schema.ParseCache)
 	if parses != nil {
 		load = parses.LoadAgent
 	}
-	doc, agent, problems, err := load(path, text)
+	doc, agent, problems, err := load(path, text, schema.BOMIsText)
 	a.doc, a.agent, a.problems = doc, agent, problems
 	if err != nil {
 		a.parseErr = err
@@ -222,7 +225,7 @@ type earlyLint struct {
 // validation would have seen, one schema pass sooner. ok is
 // publishAnalysis' answer.
 func (s *server) stagedAnalysis(ctx context.Context, snap snapshot) (a *analysis, early *earlyLint, ok bool) {
-	doc, agent, wait := snap.parses.LoadAgentStaged(snap.path, snap.text)
+	doc, agent, wait := snap.parses.LoadAgentStaged(snap.path, snap.text, schema.BOMIsText)
 	type result struct {
 		a  *analysis
 		ok bool
@@ -358,6 +361,7 @@ func (s *server) publish(ctx context.Context, snap snapshot, diags []protocol.Di
 	if diags == nil {
 		diags = []protocol.Diagnostic{}
 	}
+	diags = capDiagnostics(diags)
 	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishDiagnosticsParams{URI: snap.uri, Version: snap.version, Diagnostics: diags})
 	return true
 }
@@ -407,4 +411,41 @@ func fromPosition(text []byte, p protocol.Position) schema.Position {
 func clampPosition(text []byte, p protocol.Position) protocol.Position {
 	p.Character = uint32(min(int64(p.Character), int64(lineLengthUTF16(text, int(p.Line)))))
 	return p
+}
+
+// maxDiagnostics bounds the diagnostics published for one document
+// (capDiagnostics).
+const maxDiagnostics = 1000
+
+// capDiagnostics bounds diags to maxDiagnostics, the most severe first (a
+// flood of warnings does not hide an error) in their order, and one more,
+// code too-many-problems, at the first left out, that counts the rest: a
+// hostile 8 MB file has a million problems, hundreds of MB to publish.
+func capDiagnostics(diags []protocol.Diagnostic) []protocol.Diagnostic {
+	if len(diags) <= maxDiagnostics {
+		return diags
+	}
+	rank := func(d protocol.Diagnostic) protocol.DiagnosticSeverity {
+		if d.Severity == 0 {
+			return protocol.DiagnosticSeverityError // unset: the client takes it for one
+		}
+		return d.Severity
+	}
+	idx := make([]int, len(diags))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rank(diags[idx[a]]) < rank(diags[idx[b]]) })
+	kept, left := idx[:maxDiagnostics], idx[maxDiagnostics:]
+	sort.Ints(kept)
+	out := make([]protocol.Diagnostic, 0, maxDiagnostics+1)
+	for _, i := range kept {
+		out = append(out, diags[i])
+	}
+	first, worst := left[0], rank(diags[left[0]])
+	for _, i := range left {
+		first, worst = min(first, i), min(worst, rank(diags[i]))
+	}
+	return append(out, protocol.Diagnostic{Range: diags[first].Range, Severity: worst, Source: "agent-ls", Code: "too-many-problems",
+		Message: fmt.Sprintf("%d more problems are not shown (the server shows %d, errors first); the first of them is here", len(left), maxDiagnostics)})
 }

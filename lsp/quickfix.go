@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -112,14 +113,14 @@ func insertPropertyFix(f *agentFile, d protocol.Diagnostic, prop string) *protoc
 			placeholder = `["TODO"]`
 		}
 		at = toPosition(lastVal.End)
-		text = fmt.Sprintf(", %q: %s", prop, placeholder)
+		text = ", " + jsonString(prop) + ": " + placeholder
 	} else {
 		objVal, _ := f.doc.ValueRange(ptr)
 		if objVal.Start.Offset < len(f.text) && f.text[objVal.Start.Offset] == '{' {
 			return nil // flow mapping: no block line to add
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + prop + ": " + placeholder
+		text = lineBreak(f.text) + indentAt(f.text, first.Start) + prop + ": " + placeholder
 	}
 	return editAction(f, d, fmt.Sprintf("Add required property %q", prop), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
 }
@@ -140,15 +141,26 @@ func addJudgmentFix(f *agentFile, d protocol.Diagnostic, domain string) *protoco
 	var at protocol.Position
 	if strings.EqualFold(filepath.Ext(f.path), ".json") {
 		at = toPosition(lastVal.End)
-		text = fmt.Sprintf(`, {"domain": %q}`, domain)
+		text = `, {"domain": ` + jsonString(domain) + `}`
 	} else {
 		if listVal, _ := f.doc.ValueRange(list); listVal.Start.Offset < len(f.text) && f.text[listVal.Start.Offset] == '[' {
 			return nil // flow sequence
 		}
 		at = lineEndBefore(f.text, lastVal.End)
-		text = lineBreak(f.text) + strings.Repeat(" ", first.Start.Character) + "- domain: " + schema.YAMLScalar(domain)
+		text = lineBreak(f.text) + indentAt(f.text, first.Start) + "- domain: " + schema.YAMLScalar(domain)
 	}
 	return editAction(f, d, fmt.Sprintf("Add judgment domain %q", domain), protocol.TextEdit{Range: protocol.Range{Start: at, End: at}, NewText: text})
+}
+
+// indentAt is the indentation that puts a new line's key in the column of
+// the key at p: p's character, less a byte order mark before it on line 0
+// (a character of the editor's text, not of YAML's columns).
+func indentAt(text []byte, p schema.Position) string {
+	n := p.Character
+	if p.Line == 0 && bytes.HasPrefix(text, []byte("\ufeff")) {
+		n--
+	}
+	return strings.Repeat(" ", max(n, 0))
 }
 
 // lineEndBefore is the end of the line a value ending at end finishes on

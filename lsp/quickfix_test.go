@@ -60,6 +60,11 @@ func TestQuickFixes(t *testing.T) {
 			[]string{`Change "tne" to "tone"`}, []string{`"tone": "t"`}},
 		{"missing.agent.json", `{"roleTemplate": {"name": "j", "persona": {"identity": "i", "tone": "t"}, "judgments": [{"heuristics": ["h"]}]}, "mission": {"objective": "o"}}` + "\n",
 			[]string{`Add required property "domain"`}, []string{`{"heuristics": ["h"], "domain": "TODO"}`}},
+		// A byte order mark the editor keeps is a character before the
+		// first key, not its indentation: the added key was indented by
+		// one space, which does not parse.
+		{"bom.agent.yaml", "\ufeffroleTemplate:\n  name: j\n  persona:\n    identity: i\n    tone: t\n",
+			[]string{`Add required property "mission"`}, []string{"\nmission: {}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -45,11 +45,6 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	if err := decodeParams(methodComposedPrompt, raw, &p); err != nil {
 		return nil, err
 	}
-	if p.At != "" {
-		if _, err := schema.ParseTime(p.At); err != nil {
-			return nil, invalidParams(methodComposedPrompt, fmt.Errorf("at: %w", err))
-		}
-	}
 	releaseQueue(ctx)
 	f, err := s.loadAgentFile(p.URI)
 	if err != nil {
@@ -68,6 +63,12 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, methodComposedPrompt+": "+err.Error())
 	}
 	res, err := s.compose(ctx, f, scope, p.At)
+	// What a point in time is, is the engine's rule (compose's parse): its
+	// error is worded with this request's own parameter, as MCP's compose
+	// and the lens's agent page word it with theirs.
+	if ae, ok := errors.AsType[*engine.AtError](err); ok {
+		return nil, invalidParams(methodComposedPrompt, fmt.Errorf("at: %w", ae.Err))
+	}
 	if err != nil {
 		return nil, rpcError(err)
 	}

@@ -211,6 +211,6 @@ func (s *server) parsedDocument(uri protocol.DocumentURI, path string, text []by
 	if d, a := s.latest(uri); d != nil && a != nil && a.doc != nil && a.version == d.version && bytes.Equal(d.text, text) {
 		return a.doc
 	}
-	doc, _ := schema.ParseDocument(path, text)
+	doc, _ := schema.ParseDocument(path, text, schema.BOMIsText)
 	return doc
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agent-ls/agent-ls/workspace"
 )
 
 // didChangeParams is textDocument/didChange's params with each change's
@@ -184,4 +186,12 @@ func lineBreak(text []byte) string {
 		return "\r\n"
 	}
 	return "\r"
+}
+
+// readEditorText reads a file as an editor shows it: without a byte order
+// mark at its start, which VS Code and Neovim drop from a document's text.
+// Positions in a file never opened are then those of the file once opened.
+func readEditorText(path string) ([]byte, error) {
+	data, err := workspace.ReadFile(path)
+	return bytes.TrimPrefix(data, []byte("\ufeff")), err
 }

@@ -128,7 +128,7 @@ func TestWireMalformed(t *testing.T) {
 		{"missing params", `{"jsonrpc":"2.0","id":9,"method":"agent-ls/learnings"}`, float64(9), -32602},
 		{"unknown command", `{"jsonrpc":"2.0","id":10,"method":"workspace/executeCommand","params":{"command":"agent-ls.teleport","arguments":[{}]}}`, float64(10), -32602},
 		{"command missing argument", `{"jsonrpc":"2.0","id":11,"method":"workspace/executeCommand","params":{"command":"agent-ls.approve","arguments":[{}]}}`, float64(11), -32602},
-		// A malformed time answered InternalError naming the CLI's flag, "--at: time ...".
+		// A malformed time answered InternalError naming the CLI's flag, "--at: time ..." (TestComposedPromptBadAt has the wording).
 		{"bad at", `{"jsonrpc":"2.0","id":12,"method":"agent-ls/composedPrompt","params":{"uri":"` + agentURI + `","at":"yesterday"}}`, float64(12), -32602},
 		// 300000 days overflowed time.Duration: a since in the future, [] answered.
 		{"since past the time range", `{"jsonrpc":"2.0","id":13,"method":"agent-ls/learnings","params":{"uri":"` + agentURI + `","since":"300000d"}}`, float64(13), -32602},

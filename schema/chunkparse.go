@@ -133,13 +133,13 @@ func newParseCache(chunkLines int) *ParseCache {
 }
 
 // LoadAgent is LoadAgent that parses YAML through the cache.
-func (c *ParseCache) LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
-	return loadAgent(filename, data, nil, c)
+func (c *ParseCache) LoadAgent(filename string, data []byte, opts ...ParseOption) (*Document, *AgentConfig, []Problem, error) {
+	return loadAgent(filename, data, nil, c, parseOptions(opts))
 }
 
 // ParseDocument is ParseDocument that parses YAML through the cache.
-func (c *ParseCache) ParseDocument(filename string, data []byte) (*Document, error) {
-	d, err := parseTreeWith(filename, data, c)
+func (c *ParseCache) ParseDocument(filename string, data []byte, opts ...ParseOption) (*Document, error) {
+	d, err := parseTreeWith(filename, data, c, parseOptions(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,9 @@
 // Document that maps every JSON Pointer to the Range of its key and of its
 // value. A Position has a 0-based Line, a Character counted in UTF-16 code
 // units (as LSP counts them) and a byte Offset; a byte order mark is not part
-// of line 0 and CR, LF and CRLF all end a line. A ParseError prints 1-based
+// of line 0 (unless BOMIsText: an editor's text that keeps it) and CR, LF
+// and CRLF all end a line, as in LSP and editors: U+0085, U+2028 and U+2029,
+// which YAML also counts, do not. A ParseError prints 1-based
 // "file:line:col" with col = Character+1.
 //
 // Hostile input is refused with a clear error: files over MaxDocumentSize,

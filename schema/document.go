@@ -38,6 +38,11 @@ type Document struct {
 	// extent is the largest end offset of any node's key or value: the
 	// text after it holds no node (SameLayout).
 	extent int
+	// unicodeBreaks are the ranges of a YAML file's U+0085, U+2028 and
+	// U+2029 (lineBreakProblems), the first MaxLineBreakProblems;
+	// moreBreaks counts the others.
+	unicodeBreaks []Range
+	moreBreaks    int
 }
 
 type nodeKind int
@@ -63,8 +68,8 @@ type node struct {
 
 // ParseDocument parses an agent file: JSON when the name ends in ".json",
 // YAML otherwise. Malformed input gives a *ParseError with file:line:col.
-func ParseDocument(filename string, data []byte) (*Document, error) {
-	d, err := parseTree(filename, data)
+func ParseDocument(filename string, data []byte, opts ...ParseOption) (*Document, error) {
+	d, err := parseTreeWith(filename, data, nil, parseOptions(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -72,18 +77,36 @@ func ParseDocument(filename string, data []byte) (*Document, error) {
 	return d, nil
 }
 
-// parseTree is the first half of ParseDocument: the node tree and its
-// values, not yet indexed. Only d.root may be read until finish returns.
-func parseTree(filename string, data []byte) (*Document, error) {
-	return parseTreeWith(filename, data, nil)
+// ParseOption changes how a parse counts positions.
+type ParseOption int
+
+// BOMIsText counts a byte order mark at the start of the text as the text's
+// first character (U+FEFF, one UTF-16 code unit of line 0), as an editor
+// that keeps it in the text it sends counts it. Without it the mark is not
+// part of line 0, as editors show a file they read (VS Code and Neovim drop
+// it). It changes positions only: the mark is never part of a value.
+const BOMIsText ParseOption = 1
+
+type parseOpts struct{ bomIsText bool }
+
+func parseOptions(opts []ParseOption) parseOpts {
+	var o parseOpts
+	for _, opt := range opts {
+		if opt == BOMIsText {
+			o.bomIsText = true
+		}
+	}
+	return o
 }
 
-// parseTreeWith is parseTree that parses YAML through cache (when not nil).
-func parseTreeWith(filename string, data []byte, cache *ParseCache) (*Document, error) {
+// parseTreeWith is the first half of ParseDocument: the node tree and its
+// values, not yet indexed, parsing YAML through cache (when not nil). Only
+// d.root may be read until finish returns.
+func parseTreeWith(filename string, data []byte, cache *ParseCache, o parseOpts) (*Document, error) {
 	if len(data) > MaxDocumentSize {
 		return nil, sizeError(filename, int64(len(data)))
 	}
-	d := &Document{filename: filename, src: data, lines: newLineIndex(data)}
+	d := &Document{filename: filename, src: data, lines: newLineIndex(data, o.bomIsText)}
 	if !utf8.Valid(data) {
 		off := 0
 		for off < len(data) {
@@ -118,6 +141,7 @@ func (d *Document) finish() {
 	d.rootRng = d.computeRootRange()
 	d.collectLines()
 	d.supps = d.scanSuppressions()
+	d.unicodeBreaks, d.moreBreaks = d.scanUnicodeBreaks()
 }
 
 // errAt is a *ParseError at a byte offset.
@@ -445,4 +469,24 @@ func (n *node) writeJSON(buf *bytes.Buffer) error {
 // childToken is the (escaped) last pointer token of child c of n.
 func (n *node) childToken(c *node) string {
 	return c.ptr[len(n.ptr)+1:]
+}
+
+// scanUnicodeBreaks is the range of each of the first MaxLineBreakProblems
+// U+0085, U+2028 and U+2029 of a YAML file (none in JSON, where they are
+// text), and how many more there are.
+func (d *Document) scanUnicodeBreaks() (out []Range, more int) {
+	if d.lines.ystarts == nil || strings.EqualFold(filepath.Ext(d.filename), ".json") {
+		return nil, 0
+	}
+	for off := 0; off < len(d.src); off++ {
+		if w := unicodeBreakLen(d.src[off:]); w > 0 {
+			if len(out) < MaxLineBreakProblems {
+				out = append(out, d.lines.rng(off, off+w))
+			} else {
+				more++
+			}
+			off += w - 1
+		}
+	}
+	return out, more
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -187,7 +188,7 @@ func TestParseErrors(t *testing.T) {
 		{"yaml unclosed flow on the last line", "a.yaml", "a: 1\nb: [1, 2\n", "a.yaml:2:1: invalid YAML: did not find expected ',' or ']'"},
 		{"yaml unterminated quote on line 1", "a.yaml", "a: \"open\nb: 1\n", "a.yaml:1:1: invalid YAML: found unexpected end of stream"},
 		{"yaml unterminated quote", "a.yaml", "a:\n  b: 1\n  c: \"open\n  d: 3\n", "a.yaml:3:3: invalid YAML: found unexpected end of stream"},
-		{"yaml tab indentation", "a.yaml", "a:\n  b: 1\n\tc: 2\n", "a.yaml:3:2: invalid YAML: found a tab character that violates indentation"},
+		{"yaml tab indentation", "a.yaml", "a:\n  b: 1\n\tc: 2\n", "a.yaml:3:1: invalid YAML: a tab indents this line; YAML indents with spaces only (found a tab character that violates indentation)"},
 		{"yaml bad token", "a.yaml", "a: 1\nb: @x\n", "a.yaml:2:1: invalid YAML: found character that cannot start any token"},
 		{"yaml unknown anchor", "a.yaml", "a: 1\nb: *nope\n", "a.yaml:2:1: invalid YAML: unknown anchor 'nope' referenced"},
 		{"yaml duplicate key", "a.yaml", "a: 1\nb:\n  c: 1\n  c: 2\n", `a.yaml:4:3: duplicate key "c" (first on line 3)`},
@@ -608,4 +609,66 @@ func BenchmarkLoadAgentLarge(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestUnicodeLineBreaksInErrors: yaml.v3 ends lines at U+0085, U+2028 and
+// U+2029, editors (and LSP) do not: a parse error's file:line:col and the
+// line a duplicate key names are the editor's. They were one line further
+// per such character before them.
+func TestUnicodeLineBreaksInErrors(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ src, want string }{
+		{"a: \"x\u2028y\u0085z\"\nb: 1\na: 2\n", `a.agent.yaml:3:1: duplicate key "a" (first on line 1)`},
+		{"a: 1 # \u2029\nb: \"x\u2028y\"\nc: [1\n", `a.agent.yaml:3:1: invalid YAML: did not find expected ',' or ']'`},
+		{"\ufeffa: \"x\u2028y\"\na: 2\n", `a.agent.yaml:2:1: duplicate key "a" (first on line 1)`},
+	} {
+		_, err := ParseDocument("a.agent.yaml", []byte(tt.src))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("ParseDocument(%q) = %v, want %s", tt.src, err, tt.want)
+		}
+	}
+}
+
+// TestLineBreakProblemsBounded: each U+2028 of a YAML agent file is a
+// warning, the first MaxLineBreakProblems of them; the last counts the
+// rest. A million of them made a million problems.
+func TestLineBreakProblemsBounded(t *testing.T) {
+	t.Parallel()
+	src := "# " + strings.Repeat("\u2028", MaxLineBreakProblems+50) + "\nroleTemplate:\n  name: w\n  persona:\n    identity: x\n    tone: y\nmission:\n  objective: z\n"
+	_, _, ps, err := LoadAgent("a.agent.yaml", []byte(src))
+	if err != nil || len(ps) != MaxLineBreakProblems || !strings.HasSuffix(ps[len(ps)-1].Message, "(and 50 more such characters after it, not marked)") {
+		t.Fatalf("problems of %d line separators: %d, %v; want %d, the last counting 50 more", MaxLineBreakProblems+50, len(ps), err, MaxLineBreakProblems)
+	}
+}
+
+// TestLineRangeConcurrent: LineRange (and SameLayout, which the language
+// server's lint reuse calls on the last linted document from overlapping
+// diagnostics runs) converted through the parse's cursors, shared state
+// the race detector caught written by two goroutines. It reads the line
+// tables only.
+func TestLineRangeConcurrent(t *testing.T) {
+	t.Parallel()
+	src := "roleTemplate: # agent-ls-disable-next-line near-duplicate\n  name: wïre 😀\n  persona: {identity: ï, tone: ü}\nmission: {objective: ö}\n"
+	d, err := ParseDocument("a.agent.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]Range, 4)
+	for l := range want {
+		want[l] = d.LineRange(l)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if l := (i * 7) % 4; d.LineRange(l) != want[l] {
+					t.Errorf("LineRange(%d) = %v, want %v", l, d.LineRange(l), want[l])
+				}
+				_ = d.SameLayout(d)
+			}
+		}()
+	}
+	wg.Wait()
 }

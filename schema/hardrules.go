@@ -33,9 +33,11 @@ func HardRuleProblems(d *Document) []Problem {
 }
 
 // LineRange returns the range of line l (0-based) without its line break.
+// It reads the line tables only (never the parse's cursors): a document
+// is read from several goroutines.
 func (d *Document) LineRange(l int) Range {
 	if l < 0 || l >= d.lines.lines() {
 		return d.rootRange()
 	}
-	return d.lines.rng(d.lines.starts[l], d.lines.lineEnd(l))
+	return d.lines.lineRange(l)
 }

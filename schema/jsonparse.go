@@ -10,8 +10,8 @@ import (
 // strict RFC 8259 JSON: no comments, no trailing commas, no duplicate keys.
 func parseJSON(d *Document) (*node, error) {
 	p := &jsonParser{d: d, src: d.src}
-	if d.lines.starts[0] == 3 {
-		p.i = 3 // byte order mark
+	if hasBOM(d.src) {
+		p.i = len(bom) // the byte order mark is no JSON value
 	}
 	p.skipWS()
 	if p.i >= len(p.src) {

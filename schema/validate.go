@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -129,7 +130,35 @@ func agentProblems(d *Document, c compiled, verr error) []Problem {
 		ps = append(ps, identifierProblems(d)...)
 		ps = sortProblems(ps)
 	}
+	if lb := lineBreakProblems(d); len(lb) > 0 {
+		ps = sortProblems(append(ps, lb...))
+	}
 	return ps
+}
+
+// RuleYAMLLineBreak is the rule id of lineBreakProblems.
+const RuleYAMLLineBreak = "yaml-line-break"
+
+// MaxLineBreakProblems bounds lineBreakProblems: the last one counts the
+// characters past it.
+const MaxLineBreakProblems = 100
+
+// lineBreakProblems warns of each U+0085, U+2028 and U+2029 of a YAML
+// file: YAML ends a line there, an editor does not, so the reader sees one
+// line where YAML reads two. In a comment, what follows the character is
+// read as YAML the reader takes for the comment's text.
+func lineBreakProblems(d *Document) []Problem {
+	var out []Problem
+	for i, r := range d.unicodeBreaks {
+		c, _ := utf8.DecodeRune(d.src[r.Start.Offset:])
+		name := map[rune]string{0x85: "next line", 0x2028: "line separator", 0x2029: "paragraph separator"}[c]
+		msg := fmt.Sprintf("%U (%s) ends a line for YAML but not in an editor: what follows it on this line is read as the next line, not as the text it seems to continue", c, name)
+		if i == len(d.unicodeBreaks)-1 && d.moreBreaks > 0 {
+			msg += fmt.Sprintf(" (and %d more such characters after it, not marked)", d.moreBreaks)
+		}
+		out = append(out, Problem{Rule: RuleYAMLLineBreak, Severity: SeverityWarning, Range: r, Message: msg})
+	}
+	return out
 }
 
 // identifierProblems reports the agent file's identifiers that break the
@@ -218,8 +247,8 @@ func DecodeAgent(d *Document) (*AgentConfig, error) {
 // The agent schema compiles (once a process) on a second goroutine while
 // the file is parsed, and the schema validation of the parsed values runs
 // on one while the document's pointer index and line tables are built.
-func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem, error) {
-	return LoadAgentEarly(filename, data, nil)
+func LoadAgent(filename string, data []byte, opts ...ParseOption) (*Document, *AgentConfig, []Problem, error) {
+	return loadAgent(filename, data, nil, nil, parseOptions(opts))
 }
 
 // LoadAgentEarly is LoadAgent that calls parsed (when not nil) as soon as
@@ -228,13 +257,13 @@ func LoadAgent(filename string, data []byte) (*Document, *AgentConfig, []Problem
 // work that needs only the agent's name, such as reading its memories, and
 // must check the name against the decoded config before using that work.
 func LoadAgentEarly(filename string, data []byte, parsed func(name string)) (*Document, *AgentConfig, []Problem, error) {
-	return loadAgent(filename, data, parsed, nil)
+	return loadAgent(filename, data, parsed, nil, parseOpts{})
 }
 
 // loadAgent is LoadAgentEarly that parses YAML through cache (when not
 // nil).
-func loadAgent(filename string, data []byte, parsed func(name string), cache *ParseCache) (*Document, *AgentConfig, []Problem, error) {
-	_, _, wait := loadStaged(filename, data, parsed, cache, false)
+func loadAgent(filename string, data []byte, parsed func(name string), cache *ParseCache, o parseOpts) (*Document, *AgentConfig, []Problem, error) {
+	_, _, wait := loadStaged(filename, data, parsed, cache, false, o)
 	return wait()
 }
 
@@ -245,16 +274,16 @@ func loadAgent(filename string, data []byte, parsed func(name string), cache *Pa
 // decode), while schema validation runs on another goroutine; wait returns
 // what LoadAgent returns. Work done on the early agent is valid only when
 // wait returns that same agent: an agent with schema errors is not one.
-func (c *ParseCache) LoadAgentStaged(filename string, data []byte) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
-	return loadStaged(filename, data, nil, c, true)
+func (c *ParseCache) LoadAgentStaged(filename string, data []byte, opts ...ParseOption) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
+	return loadStaged(filename, data, nil, c, true, parseOptions(opts))
 }
 
 // loadStaged is LoadAgentStaged; early decodes the agent before the
 // validation is done (else only when it found no errors).
-func loadStaged(filename string, data []byte, parsed func(name string), cache *ParseCache, early bool) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
+func loadStaged(filename string, data []byte, parsed func(name string), cache *ParseCache, early bool, o parseOpts) (*Document, *AgentConfig, func() (*Document, *AgentConfig, []Problem, error)) {
 	schemaReady := make(chan compiled, 1)
 	go func() { schemaReady <- agentSchema() }()
-	d, err := parseTreeWith(filename, data, cache)
+	d, err := parseTreeWith(filename, data, cache, o)
 	if err != nil {
 		return nil, nil, func() (*Document, *AgentConfig, []Problem, error) { return nil, nil, nil, err }
 	}

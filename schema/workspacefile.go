@@ -13,9 +13,9 @@ func ParseWorkspaceConfig(filename string, data []byte) (WorkspaceConfig, []Prob
 // LoadWorkspace is ParseWorkspaceConfig that also returns the parsed
 // document (nil when the text does not parse), for editors: positions,
 // hover and completion over the config as written.
-func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []Problem, error) {
+func LoadWorkspace(filename string, data []byte, opts ...ParseOption) (*Document, WorkspaceConfig, []Problem, error) {
 	var cfg WorkspaceConfig
-	d, err := ParseDocument(filename, data)
+	d, err := ParseDocument(filename, data, opts...)
 	if err != nil {
 		return nil, cfg, nil, err
 	}
@@ -23,6 +23,13 @@ func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []
 		return d, cfg, nil, nil
 	}
 	ps := validateWith(d, workspaceSchema())
+	// The config says whose store is read and as whom: a key hidden after
+	// a line break the editor does not show is an error, so the config is
+	// refused (fail closed), not a warning as in an agent file.
+	for _, p := range lineBreakProblems(d) {
+		p.Severity = SeverityError
+		ps = append(ps, p)
+	}
 	// Unknown keys are already problems; decode the rest to check values.
 	if err := decodeLoose(d.Value(), &cfg); err != nil {
 		if len(ps) == 0 {

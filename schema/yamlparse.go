@@ -71,14 +71,32 @@ func (d *Document) yamlError(err error) *ParseError {
 		}
 		// yaml.v3 omits an opening on the first line and reports the end of
 		// input instead: past the last line of text means line 0.
-		if last := d.lines.lines() - 1; line >= last && d.lines.lineEnd(last) == d.lines.starts[last] {
+		ystarts, _ := d.lines.yamlLines()
+		if last := len(ystarts) - 1; line >= last && d.lines.yamlLineEnd(last) == ystarts[last] {
 			line = 0
 		}
+		line = d.lines.lineOfYAML(line) // yaml.v3's lines count U+2028 and the like
 	} else {
 		line = d.lines.pos(max(consumed-1, 0)).Line
 	}
 	line = min(max(line, 0), d.lines.lines()-1)
+	// A tab in the indentation (an editor's Tab key) is the error yaml.v3
+	// words as a character that cannot start a token: say so, at the tab.
+	if tab := d.indentTab(line); tab >= 0 && (strings.Contains(msg, "cannot start any token") || strings.Contains(msg, "tab character")) {
+		return d.errAt(tab, "invalid YAML: a tab indents this line; YAML indents with spaces only ("+msg+")")
+	}
 	return d.errAt(d.lines.firstNonBlank(line), "invalid YAML: "+msg)
+}
+
+// indentTab is the offset of the first tab in line l's indentation, -1
+// when there is none.
+func (d *Document) indentTab(l int) int {
+	for off := d.lines.starts[l]; off < d.lines.lineEnd(l) && (d.src[off] == ' ' || d.src[off] == '\t'); off++ {
+		if d.src[off] == '\t' {
+			return off
+		}
+	}
+	return -1
 }
 
 // oneByteReader hands out its input one byte per Read, so the bytes read
@@ -255,7 +273,8 @@ func (b *yamlBuilder) mapping(y *yaml.Node, ptr string, depth int, aliased bool)
 			return nil, b.errNode(k, "mapping keys must be strings")
 		}
 		if first, dup := explicit[k.Value]; dup {
-			return nil, b.errNode(k, fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(k.Value), first.Line))
+			firstLine := b.d.lines.pos(b.d.lines.offsetOfRune(first.Line, first.Column)).Line + 1
+			return nil, b.errNode(k, fmt.Sprintf("duplicate key %s (first on line %d)", quoteKey(k.Value), firstLine))
 		}
 		explicit[k.Value] = k
 	}
