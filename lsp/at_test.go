@@ -11,14 +11,17 @@ import (
 )
 
 // TestComposedPromptBadAt: agent-ls/composedPrompt's at that is not a time
-// is InvalidParams worded with the request's own parameter name, "at: "
-// and why (the engine's rule, engine.AtError), with a store and without;
+// is InvalidParams worded with the request's own parameter name once,
+// `at "yesterday": ...` (as MCP's compose and the lens word it), and why (the engine's rule, engine.AtError), with a store and without;
 // never the composition layer's wording ("point in time: ...") nor the
 // CLI's flag. The server checked it with its own copy of the rule.
 func TestComposedPromptBadAt(t *testing.T) {
 	t.Parallel()
 	_, perr := schema.ParseTime("yesterday")
-	want := methodComposedPrompt + ": invalid params: at: " + perr.Error()
+	want := methodComposedPrompt + ": invalid params: " + schema.Named("at", perr).Error()
+	if want != methodComposedPrompt+`: invalid params: at "yesterday": want RFC 3339, e.g. 2026-11-03T14:05:00.000Z` {
+		t.Fatalf("the wording changed: %q", want)
+	}
 	for _, withStore := range []bool{false, true} {
 		env := newTestEnv(t)
 		path := env.write(t, "a.agent.yaml", cleanAgent)

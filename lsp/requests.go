@@ -67,7 +67,7 @@ func (s *server) composedPromptRequest(ctx context.Context, raw json.RawMessage)
 	// error is worded with this request's own parameter, as MCP's compose
 	// and the lens's agent page word it with theirs.
 	if ae, ok := errors.AsType[*engine.AtError](err); ok {
-		return nil, invalidParams(methodComposedPrompt, fmt.Errorf("at: %w", ae.Err))
+		return nil, invalidParams(methodComposedPrompt, schema.Named("at", ae.Err))
 	}
 	if err != nil {
 		return nil, rpcError(err)
