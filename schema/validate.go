@@ -565,6 +565,11 @@ func leafMessage(d *Document, e *jsonschema.ValidationError, kw string) string {
 			return "a background value must not be null: use a string, number, boolean, list or map"
 		}
 		if m := typeRE.FindStringSubmatch(msg); m != nil {
+			if e.InstanceLocation == "" && m[2] == "null" {
+				// An empty file, or one of comments only: "got null" says
+				// nothing to someone who wrote no null.
+				return "the document holds no value (the file is empty, comments only, or null): expected " + m[1]
+			}
 			want := strings.Split(m[1], " or ")
 			if len(want) > 2 {
 				m[1] = strings.Join(want[:len(want)-1], ", ") + " or " + want[len(want)-1]

@@ -134,7 +134,7 @@ func TestValidateUsageAndIOErrors(t *testing.T) {
 	}{
 		{"missing file", []string{"validate", "testdata/agents/nope.agent.yaml"}, exitUsage, "agent-ls validate: stat testdata/agents/nope.agent.yaml: no such file or directory\n", ""},
 		{"missing file beside a clean one", []string{"validate", "testdata/agents/support.agent.yaml", "nope.yaml"}, exitUsage, "agent-ls validate: stat nope.yaml: no such file or directory\n", ""},
-		{"missing file beside findings", []string{"validate", "nope.yaml", "testdata/invalid/empty.agent.yaml"}, exitUsage, "agent-ls validate: stat nope.yaml: no such file or directory\n", "testdata/invalid/empty.agent.yaml:1:1: error: expected object, got null [schema]\n"},
+		{"missing file beside findings", []string{"validate", "nope.yaml", "testdata/invalid/empty.agent.yaml"}, exitUsage, "agent-ls validate: stat nope.yaml: no such file or directory\n", "testdata/invalid/empty.agent.yaml:1:1: error: the document holds no value (the file is empty, comments only, or null): expected object [schema]\n"},
 		{"after --, a dash is a file name", []string{"validate", "--", "-x.agent.yaml"}, exitUsage, "agent-ls validate: stat -x.agent.yaml: no such file or directory\n", ""},
 		{"no arguments", []string{"validate"}, exitUsage, "agent-ls validate: no files given (run 'agent-ls validate --help')\n", ""},
 		{"bad format", []string{"validate", "--format", "xml", "testdata/agents"}, exitUsage, "agent-ls validate: --format \"xml\": want text or json (run 'agent-ls validate --help')\n", ""},
