@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -461,13 +462,16 @@ func judgmentDomains(doc *schema.Document, path string) []string {
 	if doc != nil && doc.Has("/roleTemplate") {
 		collect(doc)
 	} else if path != "" {
-		for _, pat := range []string{"*.agent.yaml", "*.agent.yml", "*.agent.json"} {
-			matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), pat))
-			for _, m := range matches {
-				if data, err := workspace.ReadFile(m); err == nil {
-					if d, err := schema.ParseDocument(m, data); err == nil {
-						collect(d)
-					}
+		dir := filepath.Dir(path)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() || !schema.IsAgentFile(e.Name()) {
+				continue
+			}
+			m := filepath.Join(dir, e.Name())
+			if data, err := workspace.ReadFile(m); err == nil {
+				if d, err := schema.ParseDocument(m, data); err == nil {
+					collect(d)
 				}
 			}
 		}

@@ -108,3 +108,27 @@ func TestAddJudgmentFixJSONString(t *testing.T) {
 		t.Fatalf("after the fix the agent has no judgment %q (%v):\n%s", domain, a.parseErr, fixed)
 	}
 }
+
+// TestDomainCompletionSiblingsAsAgentFiles: the siblings a memory record's
+// domain completion reads are the directory's agent files by the one rule
+// (schema.IsAgentFile: its suffix in any case), in a directory whose name
+// holds glob metacharacters too. They were found with filepath.Glob, which
+// missed Ops.Agent.YAML and, under a directory named team[1], found nothing.
+func TestDomainCompletionSiblingsAsAgentFiles(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	env.write(t, "team[1]/Ops.Agent.YAML", "roleTemplate:\n  name: ops\n  persona: {identity: i, tone: t}\n  judgments:\n    - domain: deploy\nmission: {objective: o}\n")
+	uri := pathToURI(env.write(t, "team[1]/r.memory.yaml", "target:\n  primitive: judgment\n  domain: \n"))
+	var list protocol.CompletionList
+	c.call(protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"position": protocol.Position{Line: 2, Character: 10}}, &list)
+	var labels []string
+	for _, it := range list.Items {
+		labels = append(labels, it.Label)
+	}
+	if len(labels) != 1 || labels[0] != "deploy" {
+		t.Errorf("domain completion = %q, want [deploy] from team[1]/Ops.Agent.YAML", labels)
+	}
+}
