@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -120,9 +121,17 @@ const staleTempAge = 10 * time.Minute
 
 // removeStaleTemps removes create's temporary files that a killed creator
 // left behind (older than staleTempAge; a live creator needs milliseconds).
+// The names are read from dir, not matched with filepath.Glob: a path
+// holding glob metacharacters (a directory named ws[1]) is a pattern there,
+// which misses these files and matches other directories' ones.
 func (s *Store) removeStaleTemps(dir string) {
-	names, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(s.path)+".creating-*"))
-	for _, n := range names {
+	entries, _ := os.ReadDir(dir)
+	prefix := "." + filepath.Base(s.path) + ".creating-"
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		n := filepath.Join(dir, e.Name())
 		if fi, err := os.Lstat(n); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleTempAge {
 			_ = os.Remove(n)
 		}
