@@ -86,7 +86,7 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		check := func(lo, hi int) {
 			var c voucher
 			for i := lo; i < hi; i++ {
-				errs[i] = c.vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+				errs[i] = c.vouchOne(&recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -131,15 +131,29 @@ func firstErr(errs []error) error {
 type voucher struct {
 	v       store.Voucher
 	entries []store.LedgerEntry
+	prom    store.Promotion
 }
 
 // vouchOne checks one record against its entries' stored bytes and its
 // stored promotion row (nil when none).
-func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+//
+// The entries and the row are decoded for this check alone: their strings
+// equal to the record's (or to the entry before's) are the record's
+// (recordDecoder.strLike: the same bytes, so the same values; the entry's
+// hash is still checked over its stored bytes, and the replay still
+// compared with the record field by field), and the replay takes the
+// records they carry without copying them (store.Voucher.CheckOwned).
+func (c *voucher) vouchOne(r *schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
 	entries := c.entries[:0]
 	for j, v := range raw {
 		entries = append(entries, store.LedgerEntry{})
-		ok, err := store.DecodeEntryJSON(v, &entries[j], unmarshalEntry)
+		d := recordDecoder{data: v, like: r}
+		if j > 0 {
+			d.likeEntry = &entries[j-1]
+		}
+		ok, err := store.DecodeEntryJSON(v, &entries[j], func(_ []byte, e *store.LedgerEntry) error {
+			return decodeDirect(d, e, (*recordDecoder).entry)
+		})
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
 		}
@@ -148,11 +162,32 @@ func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, p
 		}
 	}
 	c.entries = entries
-	prom, err := decodePromotion(r.ID, promRaw)
+	prom, err := c.promotion(r, promRaw, entries)
 	if err != nil {
 		return err
 	}
-	return c.v.Check(r, prom, entries)
+	return c.v.CheckOwned(*r, prom, entries)
+}
+
+// promotion decodes record r's stored promotion row v (nil when none)
+// into the voucher's own row, its strings shared with r's and with its
+// promote entry's among entries (strLike).
+func (c *voucher) promotion(r *schema.MemoryRecord, v []byte, entries []store.LedgerEntry) (*store.Promotion, error) {
+	if v == nil {
+		return nil, nil
+	}
+	d := recordDecoder{data: v, like: r}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Op == store.OpPromote {
+			d.likeEntry = &entries[i]
+			break
+		}
+	}
+	c.prom = store.Promotion{}
+	if decodeDirect(d, &c.prom, (*recordDecoder).promotion) != nil {
+		return nil, &store.UnvouchedError{ID: r.ID, Detail: "its promotion row does not decode"}
+	}
+	return &c.prom, nil
 }
 
 func decodePromotion(id string, v []byte) (*store.Promotion, error) {
