@@ -34,6 +34,56 @@ type recordDecoder struct {
 	// theirs in the same place is theirs, not a copy (strLike).
 	like      *schema.MemoryRecord
 	likeEntry *store.LedgerEntry
+	// scratch, when set, gives the records, scope maps, targets and
+	// evidence an entry's decode needs (Vouch's, for one check only).
+	scratch *scratch
+}
+
+// scratch is what a decoder for one check takes its records' parts from
+// instead of allocating them: Vouch decodes a record's ledger entries,
+// checks them and drops them, record after record, so the parts one check
+// used are free for the next (reset). A part is zeroed (a map emptied)
+// when taken. The zero value is ready; one goroutine uses it.
+type scratch struct {
+	recs      parts[schema.MemoryRecord]
+	targets   parts[schema.MemoryTarget]
+	evidences parts[store.Evidence]
+	scopes    []map[string]string
+	nScopes   int
+}
+
+// reset makes every part free again.
+func (s *scratch) reset() {
+	s.recs.n, s.targets.n, s.evidences.n, s.nScopes = 0, 0, 0, 0
+}
+
+// scope returns an empty map, free until the next reset.
+func (s *scratch) scope() map[string]string {
+	if s.nScopes == len(s.scopes) {
+		s.scopes = append(s.scopes, map[string]string{})
+	}
+	m := s.scopes[s.nScopes]
+	s.nScopes++
+	clear(m)
+	return m
+}
+
+// parts are the values of one type a scratch hands out.
+type parts[T any] struct {
+	list []*T
+	n    int
+}
+
+// take returns a zero value, free until the next reset.
+func (p *parts[T]) take() *T {
+	if p.n == len(p.list) {
+		p.list = append(p.list, new(T))
+	}
+	v := p.list[p.n]
+	p.n++
+	var zero T
+	*v = zero
+	return v
 }
 
 // Read-only stand-ins for a decoder without like or likeEntry: every
@@ -230,7 +280,11 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 			if !seen.first(1) {
 				return false
 			}
-			r.Scope = map[string]string{}
+			if d.scratch != nil {
+				r.Scope = d.scratch.scope()
+			} else {
+				r.Scope = map[string]string{}
+			}
 			return d.object(func(k []byte) bool {
 				name, known := "", ""
 				for hk, hv := range h.Scope {
@@ -287,7 +341,11 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 			if !seen.first(12) {
 				return false
 			}
-			r.Target = &schema.MemoryTarget{}
+			if d.scratch != nil {
+				r.Target = d.scratch.targets.take()
+			} else {
+				r.Target = &schema.MemoryTarget{}
+			}
 			ht := h.Target
 			if ht == nil {
 				ht = &noTarget

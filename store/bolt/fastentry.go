@@ -70,7 +70,11 @@ func (d *recordDecoder) entry(e *store.LedgerEntry) bool {
 			if !seen.first(9) {
 				return false
 			}
-			e.Evidence = &store.Evidence{}
+			if d.scratch != nil {
+				e.Evidence = d.scratch.evidences.take()
+			} else {
+				e.Evidence = &store.Evidence{}
+			}
 			return d.evidence(e.Evidence, &noEvidence)
 		case "support":
 			if !seen.first(10) {
@@ -82,7 +86,11 @@ func (d *recordDecoder) entry(e *store.LedgerEntry) bool {
 			if !seen.first(11) {
 				return false
 			}
-			e.Record = &schema.MemoryRecord{}
+			if d.scratch != nil {
+				e.Record = d.scratch.recs.take()
+			} else {
+				e.Record = &schema.MemoryRecord{}
+			}
 			return d.recordObject(e.Record)
 		case "prevHash":
 			return seen.first(12) && d.strLike(&e.PrevHash, p.Hash)

@@ -132,6 +132,7 @@ type voucher struct {
 	v       store.Voucher
 	entries []store.LedgerEntry
 	prom    store.Promotion
+	scratch scratch
 }
 
 // vouchOne checks one record against its entries' stored bytes and its
@@ -143,11 +144,16 @@ type voucher struct {
 // hash is still checked over its stored bytes, and the replay still
 // compared with the record field by field), and the replay takes the
 // records they carry without copying them (store.Voucher.CheckOwned).
+// Their records, scope maps, targets and evidence are the voucher's
+// scratch, which the previous record's check used: nothing of that check
+// is read after it returned (the replay state is emptied first thing in
+// the next), so each check sees only values decoded for it.
 func (c *voucher) vouchOne(r *schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+	c.scratch.reset()
 	entries := c.entries[:0]
 	for j, v := range raw {
 		entries = append(entries, store.LedgerEntry{})
-		d := recordDecoder{data: v, like: r}
+		d := recordDecoder{data: v, like: r, scratch: &c.scratch}
 		if j > 0 {
 			d.likeEntry = &entries[j-1]
 		}
