@@ -39,10 +39,16 @@ func decodeRecord(key, v []byte) (store.Stored, bool) {
 // fallback, makes the record it decodes into escape). On !ok *r holds
 // whatever was decoded.
 func decodeRecordTo(key, v []byte, r *schema.MemoryRecord) (seq uint64, ok bool) {
+	return decodeRecordShared(key, v, r, nil)
+}
+
+// decodeRecordShared is decodeRecordTo giving r the scope map of scopes
+// decoded from the same bytes, when there is one (nil scopes: none).
+func decodeRecordShared(key, v []byte, r *schema.MemoryRecord, scopes sharedScopes) (seq uint64, ok bool) {
 	if len(v) < 8 {
 		return 0, false
 	}
-	if err := unmarshalRecord(v[8:], r); err != nil || r.ID != string(key) {
+	if err := unmarshalRecordShared(v[8:], r, scopes); err != nil || r.ID != string(key) {
 		return 0, false
 	}
 	if r.Scope == nil {
@@ -64,39 +70,42 @@ const decodeParallelMin = 256
 // transaction is still open. ok[i] is false for a damaged value.
 func decodeAll(raw []rawRecord) (sts []store.Stored, ok []bool) {
 	sts, ok = make([]store.Stored, len(raw)), make([]bool, len(raw))
-	inParallel(len(raw), func(i int) {
-		sts[i].Seq, ok[i] = decodeRecordTo(raw[i].key, raw[i].val, &sts[i].Rec)
+	inParallel(len(raw), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sts[i].Seq, ok[i] = decodeRecordTo(raw[i].key, raw[i].val, &sts[i].Rec)
+		}
 	})
 	return sts, ok
 }
 
 // decodeInto is decodeAll into the caller's arrays, each as long as raw:
 // recs[i] and seqs[i] are raw[i]'s record and write sequence when ok[i].
+// Records whose scope is stored as the same bytes get the same scope map
+// (one per goroutine; a sharer makes them one): the caller's records are
+// read, not modified (see sharer).
 func decodeInto(raw []rawRecord, recs []schema.MemoryRecord, seqs []uint64, ok []bool) {
-	inParallel(len(raw), func(i int) {
-		seqs[i], ok[i] = decodeRecordTo(raw[i].key, raw[i].val, &recs[i])
+	inParallel(len(raw), func(lo, hi int) {
+		scopes := sharedScopes{}
+		for i := lo; i < hi; i++ {
+			seqs[i], ok[i] = decodeRecordShared(raw[i].key, raw[i].val, &recs[i], scopes)
+		}
 	})
 }
 
-// inParallel runs decode(i) for every i below n, on up to GOMAXPROCS
-// goroutines from decodeParallelMin.
-func inParallel(n int, decode func(i int)) {
-	run := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			decode(i)
-		}
-	}
+// inParallel runs decode on ranges of [0, n) that cover it, each on its
+// goroutine, on up to GOMAXPROCS goroutines from decodeParallelMin.
+func inParallel(n int, decode func(lo, hi int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/(decodeParallelMin/2))
 	if workers < 2 {
-		run(0, n)
+		decode(0, n)
 		return
 	}
 	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
 	for lo := per; lo < n; lo += per {
-		wg.Go(func() { run(lo, min(lo+per, n)) })
+		wg.Go(func() { decode(lo, min(lo+per, n)) })
 	}
-	run(0, min(per, n))
+	decode(0, min(per, n))
 	wg.Wait()
 }
 

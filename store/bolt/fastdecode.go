@@ -15,13 +15,24 @@ import (
 // a duplicate or unknown key, the compact target form, invalid UTF-8 or
 // JSON) goes to json.Unmarshal, which decides.
 func unmarshalRecord(data []byte, r *schema.MemoryRecord) error {
-	d := recordDecoder{data: data}
+	return unmarshalRecordShared(data, r, nil)
+}
+
+// unmarshalRecordShared is unmarshalRecord that takes the record's scope
+// map from scopes when one was decoded from the same bytes, else puts the
+// one it decodes there (nil scopes: none). The map is then shared: the
+// records of one read that share it are read, not modified (see sharer).
+func unmarshalRecordShared(data []byte, r *schema.MemoryRecord, scopes sharedScopes) error {
+	d := recordDecoder{data: data, scopes: scopes}
 	if d.record(r) {
 		return nil
 	}
 	*r = schema.MemoryRecord{}
 	return json.Unmarshal(data, r)
 }
+
+// sharedScopes are scope maps by the bytes they were decoded from.
+type sharedScopes map[string]map[string]string
 
 // recordDecoder is the direct decoder: each method reports false when the
 // input is not in the shape it handles (not necessarily invalid).
@@ -37,6 +48,9 @@ type recordDecoder struct {
 	// scratch, when set, gives the records, scope maps, targets and
 	// evidence an entry's decode needs (Vouch's, for one check only).
 	scratch *scratch
+	// scopes, when set, holds the scope maps decoded so far by their
+	// bytes: a scope stored as the same bytes gets the same map.
+	scopes sharedScopes
 }
 
 // scratch is what a decoder for one check takes its records' parts from
@@ -280,12 +294,31 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 			if !seen.first(1) {
 				return false
 			}
-			if d.scratch != nil {
-				r.Scope = d.scratch.scope()
-			} else {
-				r.Scope = map[string]string{}
+			var from []byte
+			if d.scopes != nil {
+				// The scope's bytes (strings without escapes, else they
+				// go to json.Unmarshal): a map decoded from the same is
+				// the same map.
+				d.ws()
+				start := d.pos
+				if !d.object(func([]byte) bool { _, ok := d.raw(); return ok }) {
+					return false
+				}
+				from = d.data[start:d.pos]
+				if m, ok := d.scopes[string(from)]; ok {
+					r.Scope = m
+					return true
+				}
+				d.pos = start
 			}
-			return d.object(func(k []byte) bool {
+			var m map[string]string
+			if d.scratch != nil {
+				m = d.scratch.scope()
+			} else {
+				m = map[string]string{}
+			}
+			r.Scope = m
+			ok := d.object(func(k []byte) bool {
 				name, known := "", ""
 				for hk, hv := range h.Scope {
 					if hk == string(k) {
@@ -300,9 +333,13 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 				if !d.strLike(&v, known) {
 					return false
 				}
-				r.Scope[name] = v
+				m[name] = v
 				return true
 			})
+			if ok && from != nil && len(d.scopes) < maxSharedScopes {
+				d.scopes[string(from)] = m
+			}
+			return ok
 		case "kind":
 			var s string
 			ok := seen.first(2) && d.strLike(&s, string(h.Kind))
