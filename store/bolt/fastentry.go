@@ -17,22 +17,25 @@ import (
 // proposal, conflict or token, an eval result, a number other than a plain
 // unsigned integer, an escape, ...) goes to json.Unmarshal, which decides.
 func unmarshalEntry(data []byte, e *store.LedgerEntry) error {
-	return decodeDirect(recordDecoder{data: data}, e, (*recordDecoder).entry)
+	return unmarshalEntryWith(recordDecoder{data: data}, e)
 }
 
-// decodeDirect decodes d's data into *v with direct when the whole input
-// is in the shape direct handles, else (v reset) with json.Unmarshal,
-// which decides.
-func decodeDirect[T any](d recordDecoder, v *T, direct func(*recordDecoder, *T) bool) error {
-	if direct(&d, v) {
-		d.ws()
-		if d.pos == len(d.data) {
-			return nil
-		}
+// unmarshalEntryWith is unmarshalEntry with d (its data, and its like,
+// likeEntry and scratch when set). The direct decoder is called as a
+// method, not a function value, so that d stays on the stack.
+func unmarshalEntryWith(d recordDecoder, e *store.LedgerEntry) error {
+	if d.entry(e) && d.atEnd() {
+		return nil
 	}
-	var zero T
-	*v = zero
-	return json.Unmarshal(d.data, v)
+	*e = store.LedgerEntry{}
+	return json.Unmarshal(d.data, e)
+}
+
+// atEnd reports whether only white space is left: the direct decoder
+// decoded the whole input.
+func (d *recordDecoder) atEnd() bool {
+	d.ws()
+	return d.pos == len(d.data)
 }
 
 // entry reads a ledger entry; d.like and d.likeEntry offer their strings
@@ -186,7 +189,16 @@ func (d *recordDecoder) uint(out *uint64) bool {
 // without an eval result (unmarshalEntry's rules); anything else goes to
 // json.Unmarshal.
 func unmarshalPromotion(data []byte, p *store.Promotion) error {
-	return decodeDirect(recordDecoder{data: data}, p, (*recordDecoder).promotion)
+	return unmarshalPromotionWith(recordDecoder{data: data}, p)
+}
+
+// unmarshalPromotionWith is unmarshalPromotion with d (unmarshalEntryWith).
+func unmarshalPromotionWith(d recordDecoder, p *store.Promotion) error {
+	if d.promotion(p) && d.atEnd() {
+		return nil
+	}
+	*p = store.Promotion{}
+	return json.Unmarshal(d.data, p)
 }
 
 // promotion reads a promotion row; d.like and d.likeEntry (the promote

@@ -36,13 +36,10 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		if idx == nil {
 			return s.vouchByScan(tx, recs)
 		}
-		type work struct {
-			seqs []uint64
-			raw  [][]byte // the entries' stored bytes, valid while tx is open
-			prom []byte
-		}
-		// One cursor per bucket and one array of seqs and of entries for
-		// all the records: the lookups allocate nothing per record.
+		// One cursor per bucket and one array of seqs, of entries, of
+		// promotion rows and of ends for all the records, sized for the
+		// usual two entries a record (a write and its promotion): the
+		// lookups allocate nothing per record.
 		ic := idx.Cursor()
 		var lc, pc *bbolt.Cursor
 		if ledger != nil {
@@ -51,10 +48,10 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		if proms != nil {
 			pc = proms.Cursor()
 		}
-		ws := make([]work, len(recs))
 		ends := make([]int, len(recs))
-		var seqs []uint64
-		var raw [][]byte
+		promRaw := make([][]byte, len(recs))
+		seqs := make([]uint64, 0, 2*len(recs))
+		raw := make([][]byte, 0, 2*len(recs))
 		pg := newPager(tx)
 		for i, r := range recs {
 			pg.step()
@@ -72,21 +69,18 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 			}
 			ends[i] = len(seqs)
 			if pc != nil {
-				ws[i].prom = get(pc, []byte(r.ID))
+				promRaw[i] = get(pc, []byte(r.ID))
 			}
-		}
-		for i, end := range ends {
-			lo := 0
-			if i > 0 {
-				lo = ends[i-1]
-			}
-			ws[i].seqs, ws[i].raw = seqs[lo:end:end], raw[lo:end:end]
 		}
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
 			var c voucher
 			for i := lo; i < hi; i++ {
-				errs[i] = c.vouchOne(&recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+				from := 0
+				if i > 0 {
+					from = ends[i-1]
+				}
+				errs[i] = c.vouchOne(&recs[i], seqs[from:ends[i]], raw[from:ends[i]], promRaw[i])
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -158,7 +152,7 @@ func (c *voucher) vouchOne(r *schema.MemoryRecord, seqs []uint64, raw [][]byte, 
 			d.likeEntry = &entries[j-1]
 		}
 		ok, err := store.DecodeEntryJSON(v, &entries[j], func(_ []byte, e *store.LedgerEntry) error {
-			return decodeDirect(d, e, (*recordDecoder).entry)
+			return unmarshalEntryWith(d, e)
 		})
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
@@ -190,7 +184,7 @@ func (c *voucher) promotion(r *schema.MemoryRecord, v []byte, entries []store.Le
 		}
 	}
 	c.prom = store.Promotion{}
-	if decodeDirect(d, &c.prom, (*recordDecoder).promotion) != nil {
+	if unmarshalPromotionWith(d, &c.prom) != nil {
 		return nil, &store.UnvouchedError{ID: r.ID, Detail: "its promotion row does not decode"}
 	}
 	return &c.prom, nil
