@@ -18,14 +18,29 @@ func escapeToken(s string) string { return schema.EscapePointer(s) }
 func backgroundPtr(section string) string { return "/background/" + escapeToken(section) }
 
 func backgroundKeyPtr(section, key string) string {
-	return "/background/" + section + "/" + escapeToken(key)
+	return string(appendBackgroundKeyPtr(nil, section, key))
+}
+
+// appendBackgroundKeyPtr appends backgroundKeyPtr(section, key) to b.
+func appendBackgroundKeyPtr(b []byte, section, key string) []byte {
+	b = append(b, "/background/"...)
+	b = append(b, section...)
+	b = append(b, '/')
+	return append(b, escapeToken(key)...)
 }
 
 func judgmentSlotPtr(j int, slot string) string {
 	return "/roleTemplate/judgments/" + strconv.Itoa(j) + "/" + slot
 }
 
-func indexPtr(list string, i int) string { return list + "/" + strconv.Itoa(i) }
+func indexPtr(list string, i int) string { return string(appendIndexPtr(nil, list, i)) }
+
+// appendIndexPtr appends indexPtr(list, i) to b.
+func appendIndexPtr(b []byte, list string, i int) []byte {
+	b = append(b, list...)
+	b = append(b, '/')
+	return strconv.AppendInt(b, int64(i), 10)
+}
 
 func manualPtr(capability string) string {
 	return "/manuals/" + escapeToken(capability) + "/workflows"

@@ -92,6 +92,23 @@ type renderer struct {
 	attr Attribution
 	cfg  *schema.AgentConfig
 	sec  *Section
+	// ptr is where the pointers of the elements a section lists are built
+	// to look them up in attr (lineAt), one after another.
+	ptr []byte
+}
+
+// grow makes room for n more fragments in the current section: the big
+// sections (context, methodology) list one per background entry or
+// heuristic, and growing the slice as they come allocated about twice
+// what they hold.
+func (r *renderer) grow(n int) {
+	r.sec.Fragments = slices.Grow(r.sec.Fragments, n)
+}
+
+// indexPtr is indexPtr(list, i) in r.ptr, valid until the next.
+func (r *renderer) indexPtr(list string, i int) []byte {
+	r.ptr = appendIndexPtr(r.ptr[:0], list, i)
+	return r.ptr
 }
 
 func (r *renderer) begin(title, source, heading string) *Section {
@@ -107,8 +124,16 @@ func (r *renderer) text(s string) {
 
 // line adds a fragment for the element at ptr: memory-derived when attr
 // names it.
-func (r *renderer) line(s, ptr string) {
-	if ids := r.attr.Lines[ptr]; len(ids) > 0 {
+func (r *renderer) line(s, ptr string) { r.lineOf(s, r.attr.Lines[ptr]) }
+
+// lineAt is line with the element's pointer as bytes (looked up without
+// a string of its own).
+func (r *renderer) lineAt(s string, ptr []byte) { r.lineOf(s, r.attr.Lines[string(ptr)]) }
+
+// lineOf adds a fragment for an element attr names with ids: memory-derived
+// when there are any.
+func (r *renderer) lineOf(s string, ids []string) {
+	if len(ids) > 0 {
 		r.sec.Fragments = append(r.sec.Fragments, Fragment{Source: SourceMemory, Text: s, MemoryIDs: slices.Clone(ids)})
 		return
 	}
@@ -149,7 +174,7 @@ func (r *renderer) bullets(heading string, items []string, listPtr string, spill
 		r.text(heading)
 	}
 	for i, s := range items {
-		r.line("- "+s, indexPtr(listPtr, i))
+		r.lineAt("- "+s, r.indexPtr(listPtr, i))
 	}
 	r.marker(spilled)
 }
@@ -219,7 +244,7 @@ func (r *renderer) boundaries() Section {
 		for j := range rt.Judgments {
 			list := judgmentSlotPtr(j, slot.name)
 			for i, c := range judgmentSlot(&rt.Judgments[j], slot.name) {
-				r.line("- "+c, indexPtr(list, i))
+				r.lineAt("- "+c, r.indexPtr(list, i))
 			}
 		}
 		r.marker(spilled)
@@ -286,7 +311,7 @@ func (r *renderer) capabilities() Section {
 		}
 		r.text("### " + name)
 		for i, w := range workflows {
-			r.line("- "+w, indexPtr(list, i))
+			r.lineAt("- "+w, r.indexPtr(list, i))
 		}
 		r.marker(spilled)
 	}
@@ -302,6 +327,11 @@ var backgroundHeadings = map[string]string{
 
 func (r *renderer) context() Section {
 	s := r.begin(TitleContext, SourceInstance, "## Context")
+	n := 4 + len(r.cfg.Awareness.Domains)
+	for _, name := range schema.BackgroundSections {
+		n += 2 + len(*r.cfg.Background.Section(name))
+	}
+	r.grow(n)
 	for _, name := range schema.BackgroundSections {
 		entries := *r.cfg.Background.Section(name)
 		spilled := r.spilled(backgroundPtr(name))
@@ -310,7 +340,8 @@ func (r *renderer) context() Section {
 		}
 		r.text(backgroundHeadings[name])
 		for _, e := range entries {
-			r.line("- **"+e.Key+"**: "+FormatValue(e.Value), backgroundKeyPtr(name, e.Key))
+			r.ptr = appendBackgroundKeyPtr(r.ptr[:0], name, e.Key)
+			r.lineAt("- **"+e.Key+"**: "+FormatValue(e.Value), r.ptr)
 		}
 		r.marker(spilled)
 	}
@@ -321,7 +352,7 @@ func (r *renderer) context() Section {
 	} else {
 		r.text("You can access:")
 		for i, d := range aw.Domains {
-			r.line("- **"+d.Name+"**: "+d.Description+" (via "+d.AccessMethod+")", indexPtr(awarenessPtr, i))
+			r.lineAt("- **"+d.Name+"**: "+d.Description+" (via "+d.AccessMethod+")", r.indexPtr(awarenessPtr, i))
 		}
 	}
 	r.marker(r.spilled(awarenessPtr))
@@ -349,6 +380,14 @@ func (r *renderer) mission() Section {
 func (r *renderer) methodology() Section {
 	rt := &r.cfg.RoleTemplate
 	s := r.begin(TitleMethodology, SourceRole, "## Methodology")
+	n := 0
+	if m := rt.Methodology; m != nil {
+		n += 1 + len(m.Checklist)
+	}
+	for j := range rt.Judgments {
+		n += 4 + len(rt.Judgments[j].Heuristics) + len(rt.Judgments[j].Examples)
+	}
+	r.grow(n)
 	if m := rt.Methodology; m != nil {
 		if m.Prompt != "" {
 			r.text(m.Prompt)
@@ -371,7 +410,7 @@ func (r *renderer) methodology() Section {
 		}
 		r.text("**Examples:**")
 		for i, ex := range jd.Examples {
-			r.line(exampleText(ex), indexPtr(exPtr, i))
+			r.lineAt(exampleText(ex), r.indexPtr(exPtr, i))
 		}
 		r.marker(exSpilled)
 	}

@@ -56,15 +56,21 @@ func PromotionOf(e LedgerEntry) Promotion {
 }
 
 // ApplyEntry applies one ledger entry to st (see ReplayAll).
-func ApplyEntry(st *State, e LedgerEntry) {
+func ApplyEntry(st *State, e LedgerEntry) { applyEntry(st, e, false) }
+
+// applyEntry is ApplyEntry; owned says e is the caller's to give away: the
+// record it carries goes into st as it is (its scope map, target and
+// slices shared with e, which the replay may then change) instead of a
+// copy.
+func applyEntry(st *State, e LedgerEntry, owned bool) {
 	switch e.Op {
 	case OpWrite, OpImport:
 		if e.Record != nil {
-			st.Records[e.Record.ID] = CloneRecord(*e.Record)
+			st.Records[e.Record.ID] = recordOf(e.Record, owned)
 		}
 	case OpSupersede:
 		if e.Record != nil {
-			st.Records[e.Record.ID] = CloneRecord(*e.Record)
+			st.Records[e.Record.ID] = recordOf(e.Record, owned)
 			if old, ok := st.Records[e.RecordID]; ok {
 				ApplySupersede(&old, e.Record.ID, e.At)
 				st.Records[e.RecordID] = old
@@ -108,6 +114,15 @@ func ApplyEntry(st *State, e LedgerEntry) {
 			st.Records[e.RecordID] = r
 		}
 	}
+}
+
+// recordOf is the record an entry carries, as the replay takes it: a copy
+// unless owned.
+func recordOf(r *schema.MemoryRecord, owned bool) schema.MemoryRecord {
+	if owned {
+		return *r
+	}
+	return CloneRecord(*r)
 }
 
 // Difference is one way a store's content departs from what its ledger

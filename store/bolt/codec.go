@@ -24,17 +24,37 @@ const appendFill = 0.9
 // key. ok is false when the value is damaged: too short, not JSON, or naming
 // another id.
 func decodeRecord(key, v []byte) (store.Stored, bool) {
-	if len(v) < 8 {
+	var st store.Stored
+	var ok bool
+	st.Seq, ok = decodeRecordTo(key, v, &st.Rec)
+	if !ok {
 		return store.Stored{}, false
 	}
-	var r schema.MemoryRecord
-	if err := unmarshalRecord(v[8:], &r); err != nil || r.ID != string(key) {
-		return store.Stored{}, false
+	return st, true
+}
+
+// decodeRecordTo is decodeRecord into *r, returning the write sequence:
+// a caller decoding many records gives each its place in one array
+// instead of a record on the heap for each (json.Unmarshal, the
+// fallback, makes the record it decodes into escape). On !ok *r holds
+// whatever was decoded.
+func decodeRecordTo(key, v []byte, r *schema.MemoryRecord) (seq uint64, ok bool) {
+	return decodeRecordShared(key, v, r, nil)
+}
+
+// decodeRecordShared is decodeRecordTo giving r the scope map of scopes
+// decoded from the same bytes, when there is one (nil scopes: none).
+func decodeRecordShared(key, v []byte, r *schema.MemoryRecord, scopes sharedScopes) (seq uint64, ok bool) {
+	if len(v) < 8 {
+		return 0, false
+	}
+	if err := unmarshalRecordShared(v[8:], r, scopes); err != nil || r.ID != string(key) {
+		return 0, false
 	}
 	if r.Scope == nil {
 		r.Scope = map[string]string{}
 	}
-	return store.Stored{Rec: r, Seq: binary.BigEndian.Uint64(v[:8])}, true
+	return binary.BigEndian.Uint64(v[:8]), true
 }
 
 // rawRecord is a records value and its key, as read in a transaction.
@@ -50,24 +70,43 @@ const decodeParallelMin = 256
 // transaction is still open. ok[i] is false for a damaged value.
 func decodeAll(raw []rawRecord) (sts []store.Stored, ok []bool) {
 	sts, ok = make([]store.Stored, len(raw)), make([]bool, len(raw))
-	decode := func(lo, hi int) {
+	inParallel(len(raw), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			sts[i], ok[i] = decodeRecord(raw[i].key, raw[i].val)
+			sts[i].Seq, ok[i] = decodeRecordTo(raw[i].key, raw[i].val, &sts[i].Rec)
 		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(raw)/(decodeParallelMin/2))
+	})
+	return sts, ok
+}
+
+// decodeInto is decodeAll into the caller's arrays, each as long as raw:
+// recs[i] and seqs[i] are raw[i]'s record and write sequence when ok[i].
+// Records whose scope is stored as the same bytes get the same scope map
+// (one per goroutine; a sharer makes them one): the caller's records are
+// read, not modified (see sharer).
+func decodeInto(raw []rawRecord, recs []schema.MemoryRecord, seqs []uint64, ok []bool) {
+	inParallel(len(raw), func(lo, hi int) {
+		scopes := sharedScopes{}
+		for i := lo; i < hi; i++ {
+			seqs[i], ok[i] = decodeRecordShared(raw[i].key, raw[i].val, &recs[i], scopes)
+		}
+	})
+}
+
+// inParallel runs decode on ranges of [0, n) that cover it, each on its
+// goroutine, on up to GOMAXPROCS goroutines from decodeParallelMin.
+func inParallel(n int, decode func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/(decodeParallelMin/2))
 	if workers < 2 {
-		decode(0, len(raw))
-		return sts, ok
+		decode(0, n)
+		return
 	}
 	var wg sync.WaitGroup
-	per := (len(raw) + workers - 1) / workers
-	for lo := per; lo < len(raw); lo += per {
-		wg.Go(func() { decode(lo, min(lo+per, len(raw))) })
+	per := (n + workers - 1) / workers
+	for lo := per; lo < n; lo += per {
+		wg.Go(func() { decode(lo, min(lo+per, n)) })
 	}
-	decode(0, min(per, len(raw)))
+	decode(0, min(per, n))
 	wg.Wait()
-	return sts, ok
 }
 
 // putRecord stores rec with its write sequence. When rec is promoted, its

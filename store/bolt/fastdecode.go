@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-ls/agent-ls/schema"
+	"github.com/agent-ls/agent-ls/store"
 )
 
 // unmarshalRecord decodes a stored record's JSON as json.Unmarshal into a
@@ -14,7 +15,15 @@ import (
 // a duplicate or unknown key, the compact target form, invalid UTF-8 or
 // JSON) goes to json.Unmarshal, which decides.
 func unmarshalRecord(data []byte, r *schema.MemoryRecord) error {
-	d := recordDecoder{data: data}
+	return unmarshalRecordShared(data, r, nil)
+}
+
+// unmarshalRecordShared is unmarshalRecord that takes the record's scope
+// map from scopes when one was decoded from the same bytes, else puts the
+// one it decodes there (nil scopes: none). The map is then shared: the
+// records of one read that share it are read, not modified (see sharer).
+func unmarshalRecordShared(data []byte, r *schema.MemoryRecord, scopes sharedScopes) error {
+	d := recordDecoder{data: data, scopes: scopes}
 	if d.record(r) {
 		return nil
 	}
@@ -22,11 +31,97 @@ func unmarshalRecord(data []byte, r *schema.MemoryRecord) error {
 	return json.Unmarshal(data, r)
 }
 
+// sharedScopes are scope maps by the bytes they were decoded from.
+type sharedScopes map[string]map[string]string
+
 // recordDecoder is the direct decoder: each method reports false when the
 // input is not in the shape it handles (not necessarily invalid).
 type recordDecoder struct {
 	data []byte
 	pos  int
+	// like and likeEntry, when set, are a record and a ledger entry the
+	// decoded values are expected to repeat (Vouch: the record as
+	// rendered, the entry about it decoded before): a string equal to
+	// theirs in the same place is theirs, not a copy (strLike).
+	like      *schema.MemoryRecord
+	likeEntry *store.LedgerEntry
+	// scratch, when set, gives the records, scope maps, targets and
+	// evidence an entry's decode needs (Vouch's, for one check only).
+	scratch *scratch
+	// scopes, when set, holds the scope maps decoded so far by their
+	// bytes: a scope stored as the same bytes gets the same map.
+	scopes sharedScopes
+}
+
+// scratch is what a decoder for one check takes its records' parts from
+// instead of allocating them: Vouch decodes a record's ledger entries,
+// checks them and drops them, record after record, so the parts one check
+// used are free for the next (reset). A part is zeroed (a map emptied)
+// when taken. The zero value is ready; one goroutine uses it.
+type scratch struct {
+	recs      parts[schema.MemoryRecord]
+	targets   parts[schema.MemoryTarget]
+	evidences parts[store.Evidence]
+	scopes    []map[string]string
+	nScopes   int
+}
+
+// reset makes every part free again.
+func (s *scratch) reset() {
+	s.recs.n, s.targets.n, s.evidences.n, s.nScopes = 0, 0, 0, 0
+}
+
+// scope returns an empty map, free until the next reset.
+func (s *scratch) scope() map[string]string {
+	if s.nScopes == len(s.scopes) {
+		s.scopes = append(s.scopes, map[string]string{})
+	}
+	m := s.scopes[s.nScopes]
+	s.nScopes++
+	clear(m)
+	return m
+}
+
+// parts are the values of one type a scratch hands out.
+type parts[T any] struct {
+	list []*T
+	n    int
+}
+
+// take returns a zero value, free until the next reset.
+func (p *parts[T]) take() *T {
+	if p.n == len(p.list) {
+		p.list = append(p.list, new(T))
+	}
+	v := p.list[p.n]
+	p.n++
+	var zero T
+	*v = zero
+	return v
+}
+
+// Read-only stand-ins for a decoder without like or likeEntry: every
+// string they offer is empty.
+var (
+	noRecord schema.MemoryRecord
+	noTarget schema.MemoryTarget
+	noEntry  store.LedgerEntry
+)
+
+// likeRecord is d.like, or noRecord.
+func (d *recordDecoder) likeRecord() *schema.MemoryRecord {
+	if d.like != nil {
+		return d.like
+	}
+	return &noRecord
+}
+
+// likeLedgerEntry is d.likeEntry, or noEntry.
+func (d *recordDecoder) likeLedgerEntry() *store.LedgerEntry {
+	if d.likeEntry != nil {
+		return d.likeEntry
+	}
+	return &noEntry
 }
 
 func (d *recordDecoder) ws() {
@@ -95,6 +190,35 @@ func (d *recordDecoder) str(out *string) bool {
 	return ok
 }
 
+// strLike is str that, when the string's bytes equal one of known, stores
+// that string instead of a copy of the bytes. Go strings are immutable and
+// the bytes are the same, so *out holds exactly the value a copy would:
+// whatever compares it with another value compares the same bytes (Vouch
+// compares the record as rendered with its ledger entries' replay field by
+// field, never by identity). Only the copy is saved.
+func (d *recordDecoder) strLike(out *string, known ...string) bool {
+	b, ok := d.raw()
+	if !ok {
+		return false
+	}
+	for _, k := range known {
+		if string(b) == k {
+			*out = k
+			return true
+		}
+	}
+	*out = string(b)
+	return true
+}
+
+// stringAt is list[i], or "" past its end.
+func stringAt(list []string, i int) string {
+	if i < len(list) {
+		return list[i]
+	}
+	return ""
+}
+
 // object reads {"key": value, ...}, calling field with each key and the
 // decoder at the value; field reports false for a key it does not handle
 // and may not see the same key twice.
@@ -161,30 +285,68 @@ func (d *recordDecoder) record(r *schema.MemoryRecord) bool {
 // recordObject reads a record's object, leaving the decoder after it.
 func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 	var seen once
+	h := d.likeRecord()
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "id":
-			return seen.first(0) && d.str(&r.ID)
+			return seen.first(0) && d.strLike(&r.ID, h.ID)
 		case "scope":
 			if !seen.first(1) {
 				return false
 			}
-			r.Scope = map[string]string{}
-			return d.object(func(k []byte) bool {
-				var v string
-				if !d.str(&v) {
+			var from []byte
+			if d.scopes != nil {
+				// The scope's bytes (strings without escapes, else they
+				// go to json.Unmarshal): a map decoded from the same is
+				// the same map.
+				d.ws()
+				start := d.pos
+				if !d.object(func([]byte) bool { _, ok := d.raw(); return ok }) {
 					return false
 				}
-				r.Scope[string(k)] = v
+				from = d.data[start:d.pos]
+				if m, ok := d.scopes[string(from)]; ok {
+					r.Scope = m
+					return true
+				}
+				d.pos = start
+			}
+			var m map[string]string
+			if d.scratch != nil {
+				m = d.scratch.scope()
+			} else {
+				m = map[string]string{}
+			}
+			r.Scope = m
+			ok := d.object(func(k []byte) bool {
+				name, known := "", ""
+				for hk, hv := range h.Scope {
+					if hk == string(k) {
+						name, known = hk, hv
+						break
+					}
+				}
+				if name == "" {
+					name = string(k)
+				}
+				var v string
+				if !d.strLike(&v, known) {
+					return false
+				}
+				m[name] = v
 				return true
 			})
+			if ok && from != nil && len(d.scopes) < maxSharedScopes {
+				d.scopes[string(from)] = m
+			}
+			return ok
 		case "kind":
 			var s string
-			ok := seen.first(2) && d.str(&s)
+			ok := seen.first(2) && d.strLike(&s, string(h.Kind))
 			r.Kind = schema.Kind(s)
 			return ok
 		case "content":
-			return seen.first(3) && d.str(&r.Content)
+			return seen.first(3) && d.strLike(&r.Content, h.Content)
 		case "tags":
 			if !seen.first(4) {
 				return false
@@ -192,32 +354,40 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 			r.Tags = []string{}
 			return d.array(func() bool {
 				var s string
-				if !d.str(&s) {
+				if !d.strLike(&s, stringAt(h.Tags, len(r.Tags))) {
 					return false
 				}
 				r.Tags = append(r.Tags, s)
 				return true
 			})
 		case "provenance":
-			return seen.first(5) && d.provenance(&r.Provenance)
+			return seen.first(5) && d.provenance(&r.Provenance, &h.Provenance, r.CreatedAt)
 		case "createdAt":
-			return seen.first(6) && d.str(&r.CreatedAt)
+			return seen.first(6) && d.strLike(&r.CreatedAt, h.CreatedAt, r.Provenance.At)
 		case "updatedAt":
-			return seen.first(7) && d.str(&r.UpdatedAt)
+			return seen.first(7) && d.strLike(&r.UpdatedAt, h.UpdatedAt, r.CreatedAt)
 		case "invalidAt":
-			return seen.first(8) && d.str(&r.InvalidAt)
+			return seen.first(8) && d.strLike(&r.InvalidAt, h.InvalidAt)
 		case "invalidReason":
-			return seen.first(9) && d.str(&r.InvalidReason)
+			return seen.first(9) && d.strLike(&r.InvalidReason, h.InvalidReason)
 		case "supersededBy":
-			return seen.first(10) && d.str(&r.SupersededBy)
+			return seen.first(10) && d.strLike(&r.SupersededBy, h.SupersededBy)
 		case "expiresAt":
-			return seen.first(11) && d.str(&r.ExpiresAt)
+			return seen.first(11) && d.strLike(&r.ExpiresAt, h.ExpiresAt)
 		case "target":
 			if !seen.first(12) {
 				return false
 			}
-			r.Target = &schema.MemoryTarget{}
-			return d.target(r.Target)
+			if d.scratch != nil {
+				r.Target = d.scratch.targets.take()
+			} else {
+				r.Target = &schema.MemoryTarget{}
+			}
+			ht := h.Target
+			if ht == nil {
+				ht = &noTarget
+			}
+			return d.target(r.Target, ht)
 		case "payload":
 			return seen.first(13) && d.payload(&r.Payload)
 		case "supports":
@@ -226,71 +396,79 @@ func (d *recordDecoder) recordObject(r *schema.MemoryRecord) bool {
 			}
 			r.Supports = []schema.Support{}
 			return d.array(func() bool {
+				var hs schema.Support
+				if i := len(r.Supports); i < len(h.Supports) {
+					hs = h.Supports[i]
+				}
 				r.Supports = append(r.Supports, schema.Support{})
-				return d.support(&r.Supports[len(r.Supports)-1])
+				return d.support(&r.Supports[len(r.Supports)-1], &hs)
 			})
 		}
 		return false
 	})
 }
 
-func (d *recordDecoder) provenance(p *schema.Provenance) bool {
+// provenance reads a provenance; h offers its strings, and created (the
+// record's creation time, when read before) the time (strLike).
+func (d *recordDecoder) provenance(p, h *schema.Provenance, created string) bool {
 	var seen once
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "conversationId":
-			return seen.first(0) && d.str(&p.ConversationID)
+			return seen.first(0) && d.strLike(&p.ConversationID, h.ConversationID)
 		case "runId":
-			return seen.first(1) && d.str(&p.RunID)
+			return seen.first(1) && d.strLike(&p.RunID, h.RunID)
 		case "author":
-			return seen.first(2) && d.str(&p.Author)
+			return seen.first(2) && d.strLike(&p.Author, h.Author)
 		case "at":
-			return seen.first(3) && d.str(&p.At)
+			return seen.first(3) && d.strLike(&p.At, h.At, created)
 		case "restoredFrom":
-			return seen.first(4) && d.str(&p.RestoredFrom)
+			return seen.first(4) && d.strLike(&p.RestoredFrom, h.RestoredFrom)
 		}
 		return false
 	})
 }
 
-func (d *recordDecoder) support(s *schema.Support) bool {
+// support reads a support; h offers its strings (strLike).
+func (d *recordDecoder) support(s, h *schema.Support) bool {
 	var seen once
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "conversationId":
-			return seen.first(0) && d.str(&s.ConversationID)
+			return seen.first(0) && d.strLike(&s.ConversationID, h.ConversationID)
 		case "runId":
-			return seen.first(1) && d.str(&s.RunID)
+			return seen.first(1) && d.strLike(&s.RunID, h.RunID)
 		case "at":
-			return seen.first(2) && d.str(&s.At)
+			return seen.first(2) && d.strLike(&s.At, h.At)
 		}
 		return false
 	})
 }
 
 // target reads the union object form (the compact string form is left to
-// json.Unmarshal and MemoryTarget.UnmarshalJSON).
-func (d *recordDecoder) target(t *schema.MemoryTarget) bool {
+// json.Unmarshal and MemoryTarget.UnmarshalJSON); h offers its strings
+// (strLike).
+func (d *recordDecoder) target(t, h *schema.MemoryTarget) bool {
 	var seen once
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "primitive":
 			var s string
-			ok := seen.first(0) && d.str(&s)
+			ok := seen.first(0) && d.strLike(&s, string(h.Primitive))
 			t.Primitive = schema.Primitive(s)
 			return ok
 		case "section":
-			return seen.first(1) && d.str(&t.Section)
+			return seen.first(1) && d.strLike(&t.Section, h.Section)
 		case "key":
-			return seen.first(2) && d.str(&t.Key)
+			return seen.first(2) && d.strLike(&t.Key, h.Key)
 		case "domain":
-			return seen.first(3) && d.str(&t.Domain)
+			return seen.first(3) && d.strLike(&t.Domain, h.Domain)
 		case "slot":
-			return seen.first(4) && d.str(&t.Slot)
+			return seen.first(4) && d.strLike(&t.Slot, h.Slot)
 		case "judgmentDomain":
-			return seen.first(5) && d.str(&t.JudgmentDomain)
+			return seen.first(5) && d.strLike(&t.JudgmentDomain, h.JudgmentDomain)
 		case "capability":
-			return seen.first(6) && d.str(&t.Capability)
+			return seen.first(6) && d.strLike(&t.Capability, h.Capability)
 		}
 		return false
 	})

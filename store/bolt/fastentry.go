@@ -17,73 +17,86 @@ import (
 // proposal, conflict or token, an eval result, a number other than a plain
 // unsigned integer, an escape, ...) goes to json.Unmarshal, which decides.
 func unmarshalEntry(data []byte, e *store.LedgerEntry) error {
-	return decodeDirect(data, e, (*recordDecoder).entry)
+	return unmarshalEntryWith(recordDecoder{data: data}, e)
 }
 
-// decodeDirect decodes data into *v with direct when the whole input is in
-// the shape direct handles, else (v reset) with json.Unmarshal, which
-// decides.
-func decodeDirect[T any](data []byte, v *T, direct func(*recordDecoder, *T) bool) error {
-	d := recordDecoder{data: data}
-	if direct(&d, v) {
-		d.ws()
-		if d.pos == len(d.data) {
-			return nil
-		}
+// unmarshalEntryWith is unmarshalEntry with d (its data, and its like,
+// likeEntry and scratch when set). The direct decoder is called as a
+// method, not a function value, so that d stays on the stack.
+func unmarshalEntryWith(d recordDecoder, e *store.LedgerEntry) error {
+	if d.entry(e) && d.atEnd() {
+		return nil
 	}
-	var zero T
-	*v = zero
-	return json.Unmarshal(data, v)
+	*e = store.LedgerEntry{}
+	return json.Unmarshal(d.data, e)
 }
 
+// atEnd reports whether only white space is left: the direct decoder
+// decoded the whole input.
+func (d *recordDecoder) atEnd() bool {
+	d.ws()
+	return d.pos == len(d.data)
+}
+
+// entry reads a ledger entry; d.like and d.likeEntry offer their strings
+// (strLike).
 func (d *recordDecoder) entry(e *store.LedgerEntry) bool {
 	var seen once
+	h, p := d.likeRecord(), d.likeLedgerEntry()
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "seq":
 			return seen.first(0) && d.uint(&e.Seq)
 		case "at":
-			return seen.first(1) && d.str(&e.At)
+			return seen.first(1) && d.strLike(&e.At, h.UpdatedAt, h.CreatedAt, p.At)
 		case "op":
 			var s string
-			ok := seen.first(2) && d.str(&s)
+			ok := seen.first(2) && d.strLike(&s, string(store.OpWrite), string(store.OpPromote), string(p.Op))
 			e.Op = store.Op(s)
 			return ok
 		case "recordId":
-			return seen.first(3) && d.str(&e.RecordID)
+			return seen.first(3) && d.strLike(&e.RecordID, h.ID)
 		case "proposalId":
-			return seen.first(4) && d.str(&e.ProposalID)
+			return seen.first(4) && d.strLike(&e.ProposalID, p.ProposalID)
 		case "actor":
-			return seen.first(5) && d.actor(&e.Actor)
+			return seen.first(5) && d.actor(&e.Actor, &p.Actor)
 		case "reason":
 			return seen.first(6) && d.str(&e.Reason)
 		case "tier":
 			var s string
-			ok := seen.first(7) && d.str(&s)
+			ok := seen.first(7) && d.strLike(&s, string(schema.TierAuto), string(schema.TierEarned), string(schema.TierGuarded))
 			e.Tier = schema.Tier(s)
 			return ok
 		case "approver":
-			return seen.first(8) && d.str(&e.Approver)
+			return seen.first(8) && d.strLike(&e.Approver, p.Approver)
 		case "evidence":
 			if !seen.first(9) {
 				return false
 			}
-			e.Evidence = &store.Evidence{}
-			return d.evidence(e.Evidence)
+			if d.scratch != nil {
+				e.Evidence = d.scratch.evidences.take()
+			} else {
+				e.Evidence = &store.Evidence{}
+			}
+			return d.evidence(e.Evidence, &noEvidence)
 		case "support":
 			if !seen.first(10) {
 				return false
 			}
 			e.Support = &schema.Support{}
-			return d.support(e.Support)
+			return d.support(e.Support, &noSupport)
 		case "record":
 			if !seen.first(11) {
 				return false
 			}
-			e.Record = &schema.MemoryRecord{}
+			if d.scratch != nil {
+				e.Record = d.scratch.recs.take()
+			} else {
+				e.Record = &schema.MemoryRecord{}
+			}
 			return d.recordObject(e.Record)
 		case "prevHash":
-			return seen.first(12) && d.str(&e.PrevHash)
+			return seen.first(12) && d.strLike(&e.PrevHash, p.Hash)
 		case "hash":
 			return seen.first(13) && d.str(&e.Hash)
 		}
@@ -92,25 +105,32 @@ func (d *recordDecoder) entry(e *store.LedgerEntry) bool {
 	})
 }
 
-func (d *recordDecoder) actor(a *store.Actor) bool {
+// Read-only stand-ins with no strings to offer.
+var (
+	noEvidence store.Evidence
+	noSupport  schema.Support
+)
+
+// actor reads an actor; h offers its strings (strLike).
+func (d *recordDecoder) actor(a, h *store.Actor) bool {
 	var seen once
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "kind":
 			var s string
-			ok := seen.first(0) && d.str(&s)
+			ok := seen.first(0) && d.strLike(&s, string(h.Kind))
 			a.Kind = store.ActorKind(s)
 			return ok
 		case "name":
-			return seen.first(1) && d.str(&a.Name)
+			return seen.first(1) && d.strLike(&a.Name, h.Name)
 		}
 		return false
 	})
 }
 
 // evidence reads an Evidence without an eval result (left to
-// json.Unmarshal).
-func (d *recordDecoder) evidence(ev *store.Evidence) bool {
+// json.Unmarshal); h offers its strings (strLike).
+func (d *recordDecoder) evidence(ev, h *store.Evidence) bool {
 	var seen once
 	return d.object(func(key []byte) bool {
 		switch string(key) {
@@ -121,18 +141,18 @@ func (d *recordDecoder) evidence(ev *store.Evidence) bool {
 			ev.Conversations = []string{}
 			return d.array(func() bool {
 				var s string
-				if !d.str(&s) {
+				if !d.strLike(&s, stringAt(h.Conversations, len(ev.Conversations))) {
 					return false
 				}
 				ev.Conversations = append(ev.Conversations, s)
 				return true
 			})
 		case "approvedBy":
-			return seen.first(1) && d.str(&ev.ApprovedBy)
+			return seen.first(1) && d.strLike(&ev.ApprovedBy, h.ApprovedBy)
 		case "proposalId":
-			return seen.first(2) && d.str(&ev.ProposalID)
+			return seen.first(2) && d.strLike(&ev.ProposalID, h.ProposalID)
 		case "note":
-			return seen.first(3) && d.str(&ev.Note)
+			return seen.first(3) && d.strLike(&ev.Note, h.Note)
 		}
 		return false
 	})
@@ -169,28 +189,44 @@ func (d *recordDecoder) uint(out *uint64) bool {
 // without an eval result (unmarshalEntry's rules); anything else goes to
 // json.Unmarshal.
 func unmarshalPromotion(data []byte, p *store.Promotion) error {
-	return decodeDirect(data, p, (*recordDecoder).promotion)
+	return unmarshalPromotionWith(recordDecoder{data: data}, p)
 }
 
+// unmarshalPromotionWith is unmarshalPromotion with d (unmarshalEntryWith).
+func unmarshalPromotionWith(d recordDecoder, p *store.Promotion) error {
+	if d.promotion(p) && d.atEnd() {
+		return nil
+	}
+	*p = store.Promotion{}
+	return json.Unmarshal(d.data, p)
+}
+
+// promotion reads a promotion row; d.like and d.likeEntry (the promote
+// entry) offer their strings (strLike).
 func (d *recordDecoder) promotion(p *store.Promotion) bool {
 	var seen once
+	h, e := d.likeRecord(), d.likeLedgerEntry()
+	ev := e.Evidence
+	if ev == nil {
+		ev = &noEvidence
+	}
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "recordId":
-			return seen.first(0) && d.str(&p.RecordID)
+			return seen.first(0) && d.strLike(&p.RecordID, h.ID)
 		case "tier":
 			var s string
-			ok := seen.first(1) && d.str(&s)
+			ok := seen.first(1) && d.strLike(&s, string(e.Tier))
 			p.Tier = schema.Tier(s)
 			return ok
 		case "promotedAt":
-			return seen.first(2) && d.str(&p.PromotedAt)
+			return seen.first(2) && d.strLike(&p.PromotedAt, e.At)
 		case "actor":
-			return seen.first(3) && d.actor(&p.Actor)
+			return seen.first(3) && d.actor(&p.Actor, &e.Actor)
 		case "approver":
-			return seen.first(4) && d.str(&p.Approver)
+			return seen.first(4) && d.strLike(&p.Approver, e.Approver, ev.ApprovedBy)
 		case "evidence":
-			return seen.first(5) && d.evidence(&p.Evidence)
+			return seen.first(5) && d.evidence(&p.Evidence, ev)
 		}
 		return false
 	})

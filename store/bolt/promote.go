@@ -203,31 +203,37 @@ func (s *Store) indexed(ctx context.Context, all, byScope []byte, scope map[stri
 				raw = append(raw, rawRecord{id, v})
 			}
 		})
-		// Decoded a chunk at a time into the result: the records are held
-		// once, not as decoded values and again as the result (30 MB each
-		// for 100k candidates).
-		recs, seqs = make([]schema.MemoryRecord, 0, len(raw)), make([]uint64, 0, len(raw))
+		// Decoded a chunk at a time in place into the result, the records
+		// kept moved down over those dropped: the records are held once,
+		// not as decoded values and again as the result (30 MB each for
+		// 100k candidates).
+		recs, seqs = make([]schema.MemoryRecord, len(raw)), make([]uint64, len(raw))
+		oks := make([]bool, min(len(raw), decodeChunk))
+		n := 0
 		var share sharer
 		for lo := 0; lo < len(raw); lo += decodeChunk {
-			chunk := raw[lo:min(lo+decodeChunk, len(raw))]
-			sts, oks := decodeAll(chunk)
-			for i := range sts {
+			hi := min(lo+decodeChunk, len(raw))
+			chunk := raw[lo:hi]
+			decodeInto(chunk, recs[lo:hi], seqs[lo:hi], oks)
+			for i := range chunk {
 				pg.step()
-				id := string(chunk[i].key)
 				if !oks[i] {
 					// A damaged record is left out, as in Search.
-					s.logger.Warn("skipped record that does not decode", "store", s.path, "id", id)
+					s.logger.Warn("skipped record that does not decode", "store", s.path, "id", string(chunk[i].key))
 					continue
 				}
-				st := &sts[i]
-				if !st.Rec.Valid(now) || !store.MatchScope(st.Rec.Scope, filter) || !mine(st.Rec.Scope) || !keep(tx, id) {
+				r := &recs[lo+i]
+				if !r.Valid(now) || !store.MatchScope(r.Scope, filter) || !mine(r.Scope) || !keep(tx, r.ID) {
 					continue
 				}
-				share.record(&st.Rec)
-				recs = append(recs, st.Rec)
-				seqs = append(seqs, st.Seq)
+				share.record(r)
+				recs[n], seqs[n] = *r, seqs[lo+i]
+				n++
 			}
 		}
+		// What was dropped is garbage: nothing of it stays reachable.
+		clear(recs[n:])
+		recs, seqs = recs[:n], seqs[:n]
 		return nil
 	})
 	if err != nil && !errors.Is(err, errNoFile) {

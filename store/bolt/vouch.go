@@ -36,13 +36,10 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		if idx == nil {
 			return s.vouchByScan(tx, recs)
 		}
-		type work struct {
-			seqs []uint64
-			raw  [][]byte // the entries' stored bytes, valid while tx is open
-			prom []byte
-		}
-		// One cursor per bucket and one array of seqs and of entries for
-		// all the records: the lookups allocate nothing per record.
+		// One cursor per bucket and one array of seqs, of entries, of
+		// promotion rows and of ends for all the records, sized for the
+		// usual two entries a record (a write and its promotion): the
+		// lookups allocate nothing per record.
 		ic := idx.Cursor()
 		var lc, pc *bbolt.Cursor
 		if ledger != nil {
@@ -51,10 +48,10 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 		if proms != nil {
 			pc = proms.Cursor()
 		}
-		ws := make([]work, len(recs))
 		ends := make([]int, len(recs))
-		var seqs []uint64
-		var raw [][]byte
+		promRaw := make([][]byte, len(recs))
+		seqs := make([]uint64, 0, 2*len(recs))
+		raw := make([][]byte, 0, 2*len(recs))
 		pg := newPager(tx)
 		for i, r := range recs {
 			pg.step()
@@ -72,21 +69,18 @@ func (s *Store) Vouch(ctx context.Context, recs []schema.MemoryRecord) error {
 			}
 			ends[i] = len(seqs)
 			if pc != nil {
-				ws[i].prom = get(pc, []byte(r.ID))
+				promRaw[i] = get(pc, []byte(r.ID))
 			}
-		}
-		for i, end := range ends {
-			lo := 0
-			if i > 0 {
-				lo = ends[i-1]
-			}
-			ws[i].seqs, ws[i].raw = seqs[lo:end:end], raw[lo:end:end]
 		}
 		errs := make([]error, len(recs))
 		check := func(lo, hi int) {
 			var c voucher
 			for i := lo; i < hi; i++ {
-				errs[i] = c.vouchOne(recs[i], ws[i].seqs, ws[i].raw, ws[i].prom)
+				from := 0
+				if i > 0 {
+					from = ends[i-1]
+				}
+				errs[i] = c.vouchOne(&recs[i], seqs[from:ends[i]], raw[from:ends[i]], promRaw[i])
 			}
 		}
 		workers := min(runtime.GOMAXPROCS(0), len(recs)/(vouchParallelMin/2))
@@ -131,15 +125,35 @@ func firstErr(errs []error) error {
 type voucher struct {
 	v       store.Voucher
 	entries []store.LedgerEntry
+	prom    store.Promotion
+	scratch scratch
 }
 
 // vouchOne checks one record against its entries' stored bytes and its
 // stored promotion row (nil when none).
-func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+//
+// The entries and the row are decoded for this check alone: their strings
+// equal to the record's (or to the entry before's) are the record's
+// (recordDecoder.strLike: the same bytes, so the same values; the entry's
+// hash is still checked over its stored bytes, and the replay still
+// compared with the record field by field), and the replay takes the
+// records they carry without copying them (store.Voucher.CheckOwned).
+// Their records, scope maps, targets and evidence are the voucher's
+// scratch, which the previous record's check used: nothing of that check
+// is read after it returned (the replay state is emptied first thing in
+// the next), so each check sees only values decoded for it.
+func (c *voucher) vouchOne(r *schema.MemoryRecord, seqs []uint64, raw [][]byte, promRaw []byte) error {
+	c.scratch.reset()
 	entries := c.entries[:0]
 	for j, v := range raw {
 		entries = append(entries, store.LedgerEntry{})
-		ok, err := store.DecodeEntryJSON(v, &entries[j], unmarshalEntry)
+		d := recordDecoder{data: v, like: r, scratch: &c.scratch}
+		if j > 0 {
+			d.likeEntry = &entries[j-1]
+		}
+		ok, err := store.DecodeEntryJSON(v, &entries[j], func(_ []byte, e *store.LedgerEntry) error {
+			return unmarshalEntryWith(d, e)
+		})
 		if err != nil {
 			return &store.UnvouchedError{ID: r.ID, Detail: fmt.Sprintf("ledger entry %d does not decode", seqs[j])}
 		}
@@ -148,11 +162,32 @@ func (c *voucher) vouchOne(r schema.MemoryRecord, seqs []uint64, raw [][]byte, p
 		}
 	}
 	c.entries = entries
-	prom, err := decodePromotion(r.ID, promRaw)
+	prom, err := c.promotion(r, promRaw, entries)
 	if err != nil {
 		return err
 	}
-	return c.v.Check(r, prom, entries)
+	return c.v.CheckOwned(*r, prom, entries)
+}
+
+// promotion decodes record r's stored promotion row v (nil when none)
+// into the voucher's own row, its strings shared with r's and with its
+// promote entry's among entries (strLike).
+func (c *voucher) promotion(r *schema.MemoryRecord, v []byte, entries []store.LedgerEntry) (*store.Promotion, error) {
+	if v == nil {
+		return nil, nil
+	}
+	d := recordDecoder{data: v, like: r}
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Op == store.OpPromote {
+			d.likeEntry = &entries[i]
+			break
+		}
+	}
+	c.prom = store.Promotion{}
+	if unmarshalPromotionWith(d, &c.prom) != nil {
+		return nil, &store.UnvouchedError{ID: r.ID, Detail: "its promotion row does not decode"}
+	}
+	return &c.prom, nil
 }
 
 func decodePromotion(id string, v []byte) (*store.Promotion, error) {
