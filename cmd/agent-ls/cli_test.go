@@ -533,3 +533,26 @@ func TestMemoryArgumentErrorsPointAtHelp(t *testing.T) {
 		t.Error("a usage error created the store")
 	}
 }
+
+// TestFlagValueErrorsSayWhatIsWanted: a bad value of a boolean, duration,
+// integer or --head flag is worded like every other flag error ("flag
+// --NAME: invalid value "V": what is wanted"), never the flag package's
+// single-dash "invalid boolean value ... for -all" or a bare "parse error".
+func TestFlagValueErrorsSayWhatIsWanted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "list", "--all=maybe"}, `agent-ls memory list: flag --all: invalid value "maybe": want true or false (run 'agent-ls memory list --help')`},
+		{[]string{"garden", "--every", "abc"}, `agent-ls garden: flag --every: invalid value "abc": want a duration such as 30s, 10m or 1h30m (run 'agent-ls garden --help')`},
+		{[]string{"lint", "--max-warnings", "many"}, `agent-ls lint: flag --max-warnings: invalid value "many": want an integer (run 'agent-ls lint --help')`},
+		{[]string{"memory", "ledger", "--verify", "--head", "3:abc"}, `agent-ls memory ledger: flag --head: invalid value "3:abc": the hash must be 64 hex digits (run 'agent-ls memory ledger --help')`},
+	} {
+		r := runBin(t, dir, "", nil, tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want+"\n" {
+			t.Errorf("%v: exit %d, stderr %q; want 2, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

@@ -1186,7 +1186,8 @@ func (h *headFlag) Set(v string) error {
 	}
 	p, err := store.ParseHead(v)
 	if err != nil {
-		return err
+		// The flag's error names the flag and the value already.
+		return errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("head %q: ", v)))
 	}
 	h.pin = &p
 	return nil
