@@ -556,3 +556,42 @@ func TestFlagValueErrorsSayWhatIsWanted(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigLintRuleDidYouMean: a lint.rules entry naming no rule (a typo
+// of near-duplicate) was taken silently, and the rule kept its default
+// severity. It is a config error at the key, with the nearest rule, like an
+// unknown key: validate reports it (exit 1) and commands refuse the config
+// (exit 2, file:line:col).
+func TestConfigLintRuleDidYouMean(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "lint: {rules: {near-dup: off}}\n")
+	const want = `unknown lint rule "near-dup" (did you mean "near-duplicate"?)`
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	if r.code != exitFindings || !strings.Contains(r.stdout, want) || !regexp.MustCompile(`\.agent-ls\.yaml:\d+:\d+: error: `).MatchString(r.stdout) {
+		t.Errorf("validate .agent-ls.yaml: exit %d, stdout %q; want 1 and %q at file:line:col", r.code, r.stdout, want)
+	}
+	for _, args := range [][]string{{"lint", "deploy.agent.yaml"}, {"memory", "list"}} {
+		r := runBin(t, w.dir, "", nil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want)
+		}
+	}
+
+	// A suppression comment naming no rule suppresses nothing: lint says so
+	// at the comment, where it was taken silently.
+	v := newEvoWorkspace(t, "")
+	path := filepath.Join(v.dir, "deploy.agent.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(data[:strings.Index(string(data), "roleTemplate:\n")]), "\n") + 1
+	data = []byte(strings.Replace(string(data), "roleTemplate:\n", "roleTemplate: # agent-ls: ignore near-dup restated on purpose\n", 1))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runBin(t, v.dir, "", nil, "lint", "deploy.agent.yaml")
+	if wantS := fmt.Sprintf("deploy.agent.yaml:%d:1: warning: ", line) + strings.Replace(want, "unknown lint rule", "the suppression names no lint rule:", 1); !strings.Contains(r.stdout, wantS) {
+		t.Errorf("lint with a suppression of no rule: exit %d, stdout %q; want %q", r.code, r.stdout, wantS)
+	}
+}
