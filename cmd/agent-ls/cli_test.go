@@ -595,3 +595,18 @@ func TestConfigLintRuleDidYouMean(t *testing.T) {
 		t.Errorf("lint with a suppression of no rule: exit %d, stdout %q; want %q", r.code, r.stdout, wantS)
 	}
 }
+
+// TestConfigBoundsInIntegers: a config number over its maximum was worded
+// by the schema library in floats ("must be <= 4.194304e+06 but found
+// 5e+06"); it is "must be at most 4194304, got 5000000", as a number under
+// its minimum is "must be at least 1, got 0".
+func TestConfigBoundsInIntegers(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "limits: {content: 5000000, tags: 0}\n")
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	for _, want := range []string{"must be at most 4194304, got 5000000 [schema]", "must be at least 1, got 0 [schema]"} {
+		if r.code != exitFindings || !strings.Contains(r.stdout, want) {
+			t.Errorf("validate: exit %d, stdout %q; want 1 and %q", r.code, r.stdout, want)
+		}
+	}
+}
