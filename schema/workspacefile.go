@@ -50,8 +50,10 @@ func LoadWorkspace(filename string, data []byte) (*Document, WorkspaceConfig, []
 		if f.val == "" || bad[f.ptr] {
 			continue
 		}
-		if _, err := ParseDuration(f.val); err != nil {
+		if d, err := ParseDuration(f.val); err != nil {
 			errAt(f.ptr, "must be a duration such as 72h, 30m, 7d or 2w")
+		} else if d <= 0 {
+			errAt(f.ptr, "must be a positive duration such as 72h, 30m, 7d or 2w")
 		}
 	}
 	if cfg.StorePoll != "" && !bad["/storePoll"] {

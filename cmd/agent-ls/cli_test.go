@@ -610,3 +610,16 @@ func TestConfigBoundsInIntegers(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDurationsPositive: eval.timeout: 0s was accepted and ran the
+// gate with the 5m default; a zero proposalExpiry or staleAfter was taken
+// too. A zero duration in the config is an error at its value, as a zero
+// --lock-timeout is on the command line.
+func TestConfigDurationsPositive(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "eval: {command: [\"./evals/run.sh\"], timeout: 0s}\npromotion: {proposalExpiry: 0d}\nstaleAfter: 0h\n")
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	if n := strings.Count(r.stdout, "must be a positive duration"); r.code != exitFindings || n != 3 {
+		t.Errorf("validate: exit %d, %d problems, stdout %q; want 1 and 3 problems", r.code, n, r.stdout)
+	}
+}
