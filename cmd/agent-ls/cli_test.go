@@ -623,3 +623,14 @@ func TestConfigDurationsPositive(t *testing.T) {
 		t.Errorf("validate: exit %d, %d problems, stdout %q; want 1 and 3 problems", r.code, n, r.stdout)
 	}
 }
+
+// TestMCPLogLevelHelpDefault: mcp --help said --log-level defaults to
+// "warn", but with --http it is info (a service logs every request, as
+// docs/SERVICE.md says): the help says both.
+func TestMCPLogLevelHelpDefault(t *testing.T) {
+	t.Parallel()
+	r := runBin(t, t.TempDir(), "", nil, "mcp", "--help")
+	if !strings.Contains(r.stdout, "(default warn; info with --http)") || strings.Contains(r.stdout, `(default "warn")`) {
+		t.Errorf("mcp --help on --log-level:\n%s", r.stdout)
+	}
+}
