@@ -634,3 +634,34 @@ func TestMCPLogLevelHelpDefault(t *testing.T) {
 		t.Errorf("mcp --help on --log-level:\n%s", r.stdout)
 	}
 }
+
+// TestAgentFlagOnCompositionCommands: docs/COMMANDS.md says a command
+// about one agent takes the agent file as an argument and that --agent FILE
+// is the same; render, overlay, diff and bisect answered "unknown flag
+// --agent". They take it now, with the same answer as the argument, and
+// two different files are a usage error.
+func TestAgentFlagOnCompositionCommands(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	for _, cmd := range [][]string{{"render"}, {"overlay"}, {"diff", "--from", "2020-01-01T00:00:00Z"}} {
+		byArg := w.cli(append(append([]string{}, cmd...), "deploy.agent.yaml")...)
+		byFlag := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml")...)
+		if byFlag.code != byArg.code || byFlag.stdout != byArg.stdout || byFlag.stderr != byArg.stderr || byArg.code != 0 {
+			t.Errorf("%v --agent: exit %d, stdout %q, stderr %q; the argument gave %d, %q, %q", cmd, byFlag.code, byFlag.stdout, byFlag.stderr, byArg.code, byArg.stdout, byArg.stderr)
+		}
+		both := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml", "code-review.agent.yaml")...)
+		if both.code != exitUsage || !strings.Contains(both.stderr, "two agent files") {
+			t.Errorf("%v with two files: exit %d, stderr %q; want 2 and 'two agent files'", cmd, both.code, both.stderr)
+		}
+		same := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml", "deploy.agent.yaml")...)
+		if same.code != 0 {
+			t.Errorf("%v with the same file twice: exit %d, stderr %q", cmd, same.code, same.stderr)
+		}
+	}
+	if r := w.cli("bisect", "--agent", "deploy.agent.yaml"); strings.Contains(r.stderr, "unknown flag") {
+		t.Errorf("bisect --agent: %s", r.stderr)
+	}
+}

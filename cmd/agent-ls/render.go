@@ -31,6 +31,7 @@ type compCmd struct {
 	format    string
 	formats   []string
 	actorFlag string
+	agentFlag string
 }
 
 func newCompCmd(e *env, name, usageLine, summary string, formats []string) *compCmd {
@@ -41,6 +42,7 @@ func newCompCmd(e *env, name, usageLine, summary string, formats []string) *comp
 	fs.StringVar(&c.scopeFlag, "scope", "", "scope: "+scopeUsage+" (the agent key comes from roleTemplate.name)")
 	fs.StringVar(&c.format, "format", formats[0], "output `format`: "+strings.Join(formats, ", "))
 	fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME may compose only agent NAME")
+	fs.StringVar(&c.agentFlag, "agent", "", "the agent `file`, the same as the AGENT_FILE argument")
 	fs.Usage = func() {}
 	c.fs = fs
 	return c
@@ -60,6 +62,15 @@ func (c *compCmd) parse(args []string) (file string, code int, ok bool) {
 	}
 	if err != nil {
 		return "", usageFail(c.e.stderr, c.name, err), false
+	}
+	if c.agentFlag != "" {
+		// --agent FILE is the argument; the same file given both ways is one.
+		switch {
+		case len(pos) == 0:
+			pos = []string{c.agentFlag}
+		case len(pos) == 1 && pos[0] != c.agentFlag:
+			return "", usageFail(c.e.stderr, c.name, fmt.Errorf("two agent files, %s and %s: give one", c.agentFlag, pos[0])), false
+		}
 	}
 	if len(pos) != 1 {
 		return "", usageFail(c.e.stderr, c.name, fmt.Errorf("want one AGENT_FILE, got %d arguments", len(pos))), false
