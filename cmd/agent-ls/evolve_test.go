@@ -534,3 +534,30 @@ func TestRetargetThroughCLI(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 }
+
+// TestRetargetLockedRefused: retargeting a record to a locked slot is a
+// refusal (exit 1, "refused: persona is locked: ..."), as saving there is,
+// and as the engine's Retarget documents; it was a usage error (exit 2)
+// worded by the target parser. Nothing is written.
+func TestRetargetLockedRefused(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	var s struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	w.cliJSON(&s, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "background.projectContext.k", "a fact")
+	save := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "persona", "a persona")
+	for _, tgt := range []string{"persona", "mission", "manual.deploy.workflows"} {
+		r := w.cli("memory", "retarget", s.Record.ID, tgt)
+		if r.code != exitFindings || r.code != save.code || !strings.Contains(r.stderr, "refused: "+tgt+" is locked: ") {
+			t.Errorf("retarget to %s: exit %d, stderr %q; want 1 and 'refused: %s is locked' (save there: exit %d, %q)", tgt, r.code, r.stderr, tgt, save.code, save.stderr)
+		}
+	}
+	var js struct {
+		Status string `json:"status"`
+		Tier   string `json:"tier"`
+	}
+	if r := w.cliJSON(&js, "memory", "retarget", s.Record.ID, "persona"); r.code != exitFindings || js.Status != "refused" || js.Tier != "locked" {
+		t.Errorf("retarget --format json to persona: exit %d, %+v", r.code, js)
+	}
+}

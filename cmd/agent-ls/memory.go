@@ -345,16 +345,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if target != "" {
 		t, err := schema.ParseTarget(target)
 		if errors.Is(err, schema.ErrLockedTarget) {
-			// A locked target is a refused save (exit 1), as Save refuses
-			// the locked targets it can parse.
-			res := engine.SaveResult{Status: engine.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
-			if m.format == "json" {
-				if c := m.writeJSON(res); c != exitOK {
-					return c
-				}
-			}
-			m.errorf("%s: %s", res.Status, res.Guidance)
-			return exitFindings
+			return m.lockedRefusal(target)
 		}
 		if err != nil {
 			m.errorf("--target: %v", err)
@@ -1538,7 +1529,8 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	to, err := schema.ParseTarget(pos[1])
-	if err != nil {
+	locked := errors.Is(err, schema.ErrLockedTarget)
+	if err != nil && !locked {
 		m.errorf("%v", err) // ParseTarget names the target
 		return exitUsage
 	}
@@ -1547,6 +1539,9 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	defer s.Close()
+	if locked {
+		return m.lockedRefusal(pos[1])
+	}
 	res, err := eng.Retarget(ctx, id, to, a)
 	if err != nil {
 		return m.storeError(err)
@@ -1564,6 +1559,20 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		fmt.Fprintf(m.e.stdout, "%s: %s\n", res.State, res.Guidance)
 	}
 	return exitOK
+}
+
+// lockedRefusal answers a save or retarget to a locked target, which
+// schema.ParseTarget refuses to parse: a refusal (exit 1) in the words Save
+// uses for the locked targets it can parse.
+func (m *memCmd) lockedRefusal(target string) int {
+	res := engine.SaveResult{Status: engine.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+	if m.format == "json" {
+		if c := m.writeJSON(res); c != exitOK {
+			return c
+		}
+	}
+	m.errorf("%s: %s", res.Status, res.Guidance)
+	return exitFindings
 }
 
 // agentFileName reports whether arg names an agent file (NAME.agent.yaml,
