@@ -561,3 +561,29 @@ func TestRetargetLockedRefused(t *testing.T) {
 		t.Errorf("retarget --format json to persona: exit %d, %+v", r.code, js)
 	}
 }
+
+// TestRenderJSONRecallText: docs/RUNTIME.md's runtime without MCP reads
+// `recall.text` from render --recall --format json, the block to deliver
+// with the first message (MCP's compose has it); render's JSON had only
+// the entries. It has the block's text now, the one the text format
+// appends after the prompt.
+func TestRenderJSONRecallText(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "judgment.deploy.heuristics", "Pause the rollout when the queue depth doubles"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	var out struct {
+		Text   string `json:"text"`
+		Recall *struct {
+			Text    string            `json:"text"`
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"recall"`
+	}
+	w.cliJSON(&out, "render", "deploy.agent.yaml", "--recall")
+	text := w.cli("render", "deploy.agent.yaml", "--recall")
+	if out.Recall == nil || len(out.Recall.Entries) != 1 || !strings.Contains(out.Recall.Text, "Pause the rollout when the queue depth doubles") ||
+		text.stdout != out.Text+"\n"+out.Recall.Text {
+		t.Errorf("render --recall --format json: recall %+v\ntext format:\n%s", out.Recall, text.stdout)
+	}
+}

@@ -236,14 +236,24 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	c.noteStore(k)
 	switch c.format {
 	case "json":
+		// recall: the block's entries and its text as delivered (the one the
+		// text format appends), as MCP's compose answers it.
+		type recallJSON struct {
+			engine.RecallBlock
+			Text string `json:"text"`
+		}
+		var rj *recallJSON
+		if block != nil {
+			rj = &recallJSON{*block, block.Text()}
+		}
 		out := struct {
-			Agent    string              `json:"agent"`
-			At       string              `json:"at,omitempty"`
-			Text     string              `json:"text"`
-			Markdown string              `json:"markdown"`
-			Sections []engine.Section    `json:"sections"`
-			Recall   *engine.RecallBlock `json:"recall,omitempty"`
-		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, block}
+			Agent    string           `json:"agent"`
+			At       string           `json:"at,omitempty"`
+			Text     string           `json:"text"`
+			Markdown string           `json:"markdown"`
+			Sections []engine.Section `json:"sections"`
+			Recall   *recallJSON      `json:"recall,omitempty"`
+		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, rj}
 		return writeJSONTo(e, c.name, out)
 	case "markdown":
 		fmt.Fprint(e.stdout, res.Prompt.Markdown())
