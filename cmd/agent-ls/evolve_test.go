@@ -587,3 +587,39 @@ func TestRenderJSONRecallText(t *testing.T) {
 		t.Errorf("render --recall --format json: recall %+v\ntext format:\n%s", out.Recall, text.stdout)
 	}
 }
+
+// TestLintConfinedToTheActor: lint reads the store, so it acts as the
+// actor (--actor, else the workspace's actor:) like every command that
+// reads records. An agent actor linting another agent's file got that
+// agent's records in the findings and the health report (its candidates'
+// content, pending reviews, sizes), though render of the same file is
+// refused; and lint DIR counted other agents' records as orphans. Now the
+// other agent's file is linted without its memories (a note says so on
+// stderr), its own file with its own and shared ones.
+func TestLintConfinedToTheActor(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	for _, args := range [][]string{
+		{"--scope", "agent=code-reviewer", "--target", "judgment.code-review.heuristics", "Ask for the secret reviewer rubric"},
+		{"--scope", "agent=deploy-ops", "--target", "judgment.deploy.heuristics", "Watch the canary for ten minutes"},
+		{"--scope", "agent=ghost", "an orphan record"},
+	} {
+		if r := w.cli(append([]string{"memory", "save", "--conversation", "c1"}, args...)...); r.code > 1 {
+			t.Fatalf("save %v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"lint", "."}, {"lint", "code-review.agent.yaml"}, {"lint", "--report", "code-review.agent.yaml"}} {
+		human := w.cli(args...)
+		if !strings.Contains(human.stdout, "secret reviewer rubric") && !strings.Contains(human.stdout, "1 candidate") && !strings.Contains(human.stdout, "candidates: 1") {
+			t.Fatalf("%v as a human does not show code-reviewer's candidate:\n%s", args, human.stdout)
+		}
+		r := w.cli(append(args, "--actor", "agent:deploy-ops")...)
+		if strings.Contains(r.stdout, "secret reviewer rubric") || strings.Contains(r.stdout, "ghost") ||
+			strings.Contains(r.stdout, "candidates: 1 ") || !strings.Contains(r.stderr, `agent:deploy-ops cannot act on or read agent "code-reviewer"'s memories`) {
+			t.Errorf("%v --actor agent:deploy-ops: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := w.cli("lint", "deploy.agent.yaml", "--actor", "agent:deploy-ops"); !strings.Contains(r.stdout, "Watch the canary for ten minutes") {
+		t.Errorf("lint of its own file as agent:deploy-ops lacks its candidate:\n%s%s", r.stdout, r.stderr)
+	}
+}
