@@ -665,3 +665,24 @@ func TestAgentFlagOnCompositionCommands(t *testing.T) {
 		t.Errorf("bisect --agent: %s", r.stderr)
 	}
 }
+
+// TestEventsPollFlag: --poll goes with --follow (its help says so); without
+// it the flag was taken and ignored. A bad value names the flag, not the
+// config key (`--poll: storePoll "50ms": ...`).
+func TestEventsPollFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "events", "--poll", "1s"}, "agent-ls memory events: --poll goes with --follow (run 'agent-ls memory events --help')\n"},
+		{[]string{"memory", "events", "--follow", "--poll", "50ms"}, "agent-ls memory events: --poll \"50ms\": at least 100ms, or off\n"},
+		{[]string{"memory", "events", "--follow", "--poll", "soon"}, "agent-ls memory events: --poll \"soon\": want a duration such as 1s or 500ms, or off\n"},
+	} {
+		r := runBin(t, dir, "", nil, tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 2, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

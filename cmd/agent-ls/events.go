@@ -43,9 +43,13 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		// store's whole history first buries the live events.
 		since = schema.FormatTime(m.e.now())
 	}
+	if poll != "" && !follow {
+		return m.usagef("--poll goes with --follow")
+	}
 	pollEvery, err := schema.ParseStorePoll(poll)
 	if err != nil {
-		m.errorf("--poll: %v", err)
+		// The flag, not the config key the parser names.
+		m.errorf("--poll %q: %s", poll, strings.TrimPrefix(err.Error(), fmt.Sprintf("storePoll %q: ", poll)))
 		return exitUsage
 	}
 	s, loc, code, ok := m.open(true)
