@@ -686,3 +686,17 @@ func TestEventsPollFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideReasonHelp: approve --help said its --reason is "why (required
+// to reject)", reject's wording; approve's reason is optional, reject's
+// required, and each help says its own.
+func TestDecideReasonHelp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for cmd, want := range map[string]string{"approve": "why you approve (optional; kept with the decision)", "reject": "why you reject (required; kept with the decision)"} {
+		r := runBin(t, dir, "", nil, cmd, "--help")
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("%s --help on --reason, want %q:\n%s", cmd, want, r.stdout)
+		}
+	}
+}
