@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/agent-ls/agent-ls/schema"
 	"github.com/agent-ls/agent-ls/store"
@@ -102,8 +103,46 @@ func (e *Engine) planRestore(ctx context.Context, id string) (plan restorePlan, 
 		}
 		next = r.SupersededBy
 	}
+	if plan.cur == "" {
+		// No live successor on the supersededBy chain: the line was
+		// invalidated without one. Its slot may still be current: a copy
+		// restored from id (or the same version written again) is id
+		// current again; a keyed slot (a background key) may be held by a
+		// record written since, which the restore supersedes, so that no
+		// two live records hold the key.
+		holder, why, err := e.slotHolder(ctx, old, now)
+		if err != nil || why != "" {
+			return plan, why, err
+		}
+		plan.cur = holder
+	}
 	plan.wasPromoted, err = e.promotedWhenRetired(ctx, old)
 	return plan, "", err
+}
+
+// slotHolder looks at the live records of old's scope and target for the
+// version current on its slot: why is set when old is current again (a
+// record restored from it, or the same version); holder names the live
+// record holding old's key (keyed slots only), "" when none.
+func (e *Engine) slotHolder(ctx context.Context, old schema.MemoryRecord, now string) (holder, why string, err error) {
+	res, err := e.st.Search(ctx, store.Query{Scope: old.Scope, Target: old.Target, Limit: store.Limit(store.Unlimited)})
+	if err != nil {
+		return "", "", fmt.Errorf("records of %s's slot: %w", old.ID, err)
+	}
+	keyed := old.Target != nil && old.Target.SlotKey() != ""
+	for _, r := range res.Records {
+		if r.ID == old.ID || !r.Valid(now) || !maps.Equal(r.Scope, old.Scope) ||
+			(r.Target == nil) != (old.Target == nil) || (r.Target != nil && *r.Target != *old.Target) {
+			continue
+		}
+		if r.Provenance.RestoredFrom == old.ID || sameVersion(r, old) {
+			return "", fmt.Sprintf("record %s is already the current version on its slot, as %s: nothing to restore", old.ID, r.ID), nil
+		}
+		if keyed && holder == "" {
+			holder = r.ID
+		}
+	}
+	return holder, "", nil
 }
 
 // RestorePreview is the composition diff restoring id would make (the

@@ -134,21 +134,22 @@ type RuleInfo struct {
 	Workspace bool `json:"workspace,omitempty"`
 }
 
-// Rule ids, stable.
+// Rule ids, stable: stated once in schema (schema.LintRuleIDs), which the
+// workspace config's lint.rules is checked against.
 const (
 	RuleSchema            = schema.RuleSchema
 	RuleCeilingExceeded   = schema.RuleCeilingExceeded
-	RuleBudgetSpill       = "budget-spill"
-	RuleAuthoredWins      = "authored-wins"
-	RuleMemoryConflict    = "memory-conflict"
-	RuleUnknownDomain     = "unknown-domain"
-	RuleMissingPayload    = "missing-payload"
-	RuleContradiction     = "contradiction"
-	RulePendingReview     = "pending-review"
-	RuleStaleState        = "stale-state"
-	RuleNearDuplicate     = "near-duplicate"
-	RuleCandidateProgress = "candidate-progress"
-	RuleStructuredContent = "structured-content"
+	RuleBudgetSpill       = schema.RuleBudgetSpill
+	RuleAuthoredWins      = schema.RuleAuthoredWins
+	RuleMemoryConflict    = schema.RuleMemoryConflict
+	RuleUnknownDomain     = schema.RuleUnknownDomain
+	RuleMissingPayload    = schema.RuleMissingPayload
+	RuleContradiction     = schema.RuleContradiction
+	RulePendingReview     = schema.RulePendingReview
+	RuleStaleState        = schema.RuleStaleState
+	RuleNearDuplicate     = schema.RuleNearDuplicate
+	RuleCandidateProgress = schema.RuleCandidateProgress
+	RuleStructuredContent = schema.RuleStructuredContent
 )
 
 type rule struct {
@@ -241,7 +242,7 @@ func Run(in Input) []Finding {
 			}
 		}
 	}
-	for _, p := range schema.HardRuleProblems(in.Doc) {
+	for _, p := range append(schema.HardRuleProblems(in.Doc), schema.UnknownRuleSuppressions(in.Doc)...) {
 		all = append(all, Finding{Rule: p.Rule, Severity: p.Severity, Message: p.Message, Pointer: p.Pointer, Range: p.Range})
 	}
 	out := all[:0]

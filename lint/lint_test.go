@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -461,5 +462,20 @@ func TestCandidateProgressGroups(t *testing.T) {
 				t.Errorf("grouped finding %q with %d related", m, len(fs[0].Related))
 			}
 		}
+	}
+}
+
+// TestRuleIDsStatedOnce: the rule table is exactly schema.LintRuleIDs, in
+// order: the workspace config's lint.rules is checked against that list,
+// so a rule missing from it would be refused in the config, and an id in it
+// without a rule accepted for nothing.
+func TestRuleIDsStatedOnce(t *testing.T) {
+	t.Parallel()
+	var got []string
+	for _, r := range lint.Rules() {
+		got = append(got, r.ID)
+	}
+	if want := schema.LintRuleIDs(); !slices.Equal(got, want) {
+		t.Errorf("lint's rules %v, schema.LintRuleIDs %v", got, want)
 	}
 }

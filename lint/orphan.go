@@ -10,7 +10,7 @@ import (
 // RuleOrphanRecords flags stored records whose agent key names no agent
 // file of the workspace (a misspelt --scope agent=..., or a renamed agent):
 // they reach no composition.
-const RuleOrphanRecords = "orphan-records"
+const RuleOrphanRecords = schema.RuleOrphanRecords
 
 // Orphans returns one finding per agent key of the store's records (counts:
 // agent name to record count) that none of the workspace's agents (names,

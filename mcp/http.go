@@ -401,6 +401,12 @@ func (h *httpHandler) server(b Binding) (*Server, error) {
 		if s.Agent() != b.Agent {
 			return nil, fmt.Errorf("the agent file names agent %q, the token %q", s.Agent(), b.Agent)
 		}
+		// The file is read again on every request, as New read it: a file
+		// renamed to another agent, removed or broken since serves nothing,
+		// whichever tool the request calls (some read no agent file).
+		if _, err := s.loadAgent(); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	h.mu.Unlock()

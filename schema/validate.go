@@ -595,8 +595,16 @@ func leafMessage(d *Document, e *jsonschema.ValidationError, kw string) string {
 				return pm.msg
 			}
 		}
-	case "minimum":
-		return strings.Replace(strings.Replace(msg, " but found ", ", got ", 1), "must be >=", "must be at least", 1)
+	case "minimum", "maximum":
+		// must be >= 1 but found 0; must be <= 4.194304e+06 but found 5e+06
+		var op, want, got string
+		if _, err := fmt.Sscanf(msg, "must be %s %s but found %s", &op, &want, &got); err == nil {
+			word := map[string]string{">=": "at least", "<=": "at most"}[op]
+			if word != "" {
+				return fmt.Sprintf("must be %s %s, got %s", word, plainNumber(want), plainNumber(got))
+			}
+		}
+		return msg
 	case "minItems":
 		var want, got int
 		if _, err := fmt.Sscanf(msg, "minimum %d items required, but found %d items", &want, &got); err == nil {
@@ -639,4 +647,14 @@ func plural(n int, word string) string { return Count(n, word) }
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// plainNumber writes a number the schema library printed in Go's %v of a
+// float (4.194304e+06) as its digits (4194304).
+func plainNumber(s string) string {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }

@@ -175,7 +175,7 @@ budgets: {background: 2000, judgment: 1500, example: 1500, awareness: 800, recov
 ceiling: 6000
 promotion: {recurrence: 2, candidateSlice: 3, proposalExpiry: 72h}
 eval: {command: ["./evals/run.sh"], timeout: 5m, require: non-regression}
-lint: {rules: {SOME-RULE: "off", OTHER-RULE: error}}
+lint: {rules: {near-duplicate: "off", budget-spill: error}}
 recall: 4000
 staleAfter: 7d
 `
@@ -183,7 +183,7 @@ staleAfter: 7d
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("the issue's example config: %v %s", err, problemsText(ps))
 	}
-	if cfg.Scope["project"] != "atlas" || cfg.Eval == nil || cfg.Eval.Command[0] != "./evals/run.sh" || cfg.Lint.Rules["SOME-RULE"] != "off" || cfg.StaleAfter != "7d" {
+	if cfg.Scope["project"] != "atlas" || cfg.Eval == nil || cfg.Eval.Command[0] != "./evals/run.sh" || cfg.Lint.Rules["near-duplicate"] != "off" || cfg.StaleAfter != "7d" {
 		t.Errorf("decoded config %+v", cfg)
 	}
 	tests := []struct{ name, src, want string }{

@@ -1,5 +1,10 @@
 package schema
 
+import (
+	"fmt"
+	"strings"
+)
+
 // ParseWorkspaceConfig parses and checks a workspace config (.agent-ls.yaml)
 // as written, without defaults (see WorkspaceConfig.WithDefaults). Malformed
 // YAML gives a *ParseError; unknown keys, wrong types, bad durations and a
@@ -52,8 +57,10 @@ func LoadWorkspace(filename string, data []byte, opts ...ParseOption) (*Document
 		if f.val == "" || bad[f.ptr] {
 			continue
 		}
-		if _, err := ParseDuration(f.val); err != nil {
+		if d, err := ParseDuration(f.val); err != nil {
 			errAt(f.ptr, "must be a duration such as 72h, 30m, 7d or 2w")
+		} else if d <= 0 {
+			errAt(f.ptr, "must be a positive duration such as 72h, 30m, 7d or 2w")
 		}
 	}
 	if cfg.StorePoll != "" && !bad["/storePoll"] {
@@ -67,6 +74,15 @@ func LoadWorkspace(filename string, data []byte, opts ...ParseOption) (*Document
 	}
 	for id, sev := range cfg.Lint.Rules {
 		ptr := "/lint/rules/" + id
+		if !KnownLintRule(id) && !bad[ptr] {
+			msg := "unknown lint rule " + quoteKey(id)
+			if best, ok := nearestRule(id); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", best)
+			}
+			ps = append(ps, Problem{Rule: RuleSchema, Severity: SeverityError, Pointer: ptr, Range: keyRange(d, ptr),
+				Message: msg + "; agent-ls lint --list-rules lists them"})
+			continue
+		}
 		if HardRule(id) && sev != SeverityError && !bad[ptr] {
 			how := "turned off"
 			if sev != "off" {
@@ -91,4 +107,19 @@ func keyRange(d *Document, ptr string) Range {
 	}
 	_, r := d.Nearest(ptr)
 	return r
+}
+
+// nearestRule is the lint rule a misspelt id most likely meant: the nearest
+// by NearestName, else the one rule the id is a prefix of (near-dup).
+func nearestRule(id string) (string, bool) {
+	if best, ok := NearestName(id, LintRuleIDs()); ok {
+		return best, true
+	}
+	best, n := "", 0
+	for _, r := range LintRuleIDs() {
+		if len(id) >= 3 && strings.HasPrefix(r, strings.ToLower(id)) {
+			best, n = r, n+1
+		}
+	}
+	return best, n == 1
 }

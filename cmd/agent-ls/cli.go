@@ -60,15 +60,54 @@ func usageError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("flag --%s needs a value", name)
 	case strings.HasPrefix(msg, "invalid value ") || strings.HasPrefix(msg, "invalid boolean value "):
 		// invalid value "x" for flag -n: parse error
-		if i := strings.Index(msg, " for flag -"); i >= 0 {
-			rest := msg[i+len(" for flag -"):]
+		// invalid boolean value "x" for -n: parse error
+		sep := " for flag -"
+		if strings.HasPrefix(msg, "invalid boolean value ") {
+			sep = " for -"
+		}
+		if i := strings.Index(msg, sep); i >= 0 {
+			rest := msg[i+len(sep):]
 			name, why, _ := strings.Cut(rest, ": ")
-			return fmt.Errorf("flag --%s: %s: %s", strings.TrimLeft(name, "-"), msg[:i], why)
+			name = strings.TrimLeft(name, "-")
+			what := "invalid value " + strings.TrimPrefix(strings.TrimPrefix(msg[:i], "invalid value "), "invalid boolean value ")
+			return fmt.Errorf("flag --%s: %s: %s", name, what, flagWant(fs, name, why))
 		}
 	case strings.HasPrefix(msg, "bad flag syntax: "):
 		return fmt.Errorf("bad flag syntax %s", strings.TrimPrefix(msg, "bad flag syntax: "))
 	}
 	return err
+}
+
+// flagWant turns the flag package's bare "parse error" (or "value out of
+// range") for flag name into what the flag wants; other reasons, a flag's
+// own, are kept.
+func flagWant(fs *flag.FlagSet, name, why string) string {
+	if why != "parse error" && why != "value out of range" {
+		return why
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return why
+	}
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "want true or false"
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return why
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "want a duration such as 30s, 10m or 1h30m"
+	case int, int64, uint, uint64:
+		if why == "value out of range" {
+			return "want an integer in range"
+		}
+		return "want an integer"
+	case float64:
+		return "want a number"
+	}
+	return why
 }
 
 // flagHint is ` (did you mean "--y"?)` for the flag of fs nearest to the

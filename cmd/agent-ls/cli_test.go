@@ -533,3 +533,170 @@ func TestMemoryArgumentErrorsPointAtHelp(t *testing.T) {
 		t.Error("a usage error created the store")
 	}
 }
+
+// TestFlagValueErrorsSayWhatIsWanted: a bad value of a boolean, duration,
+// integer or --head flag is worded like every other flag error ("flag
+// --NAME: invalid value "V": what is wanted"), never the flag package's
+// single-dash "invalid boolean value ... for -all" or a bare "parse error".
+func TestFlagValueErrorsSayWhatIsWanted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "list", "--all=maybe"}, `agent-ls memory list: flag --all: invalid value "maybe": want true or false (run 'agent-ls memory list --help')`},
+		{[]string{"garden", "--every", "abc"}, `agent-ls garden: flag --every: invalid value "abc": want a duration such as 30s, 10m or 1h30m (run 'agent-ls garden --help')`},
+		{[]string{"lint", "--max-warnings", "many"}, `agent-ls lint: flag --max-warnings: invalid value "many": want an integer (run 'agent-ls lint --help')`},
+		{[]string{"memory", "ledger", "--verify", "--head", "3:abc"}, `agent-ls memory ledger: flag --head: invalid value "3:abc": the hash must be 64 hex digits (run 'agent-ls memory ledger --help')`},
+	} {
+		r := runBin(t, dir, "", nil, tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want+"\n" {
+			t.Errorf("%v: exit %d, stderr %q; want 2, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestConfigLintRuleDidYouMean: a lint.rules entry naming no rule (a typo
+// of near-duplicate) was taken silently, and the rule kept its default
+// severity. It is a config error at the key, with the nearest rule, like an
+// unknown key: validate reports it (exit 1) and commands refuse the config
+// (exit 2, file:line:col).
+func TestConfigLintRuleDidYouMean(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "lint: {rules: {near-dup: off}}\n")
+	const want = `unknown lint rule "near-dup" (did you mean "near-duplicate"?)`
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	if r.code != exitFindings || !strings.Contains(r.stdout, want) || !regexp.MustCompile(`\.agent-ls\.yaml:\d+:\d+: error: `).MatchString(r.stdout) {
+		t.Errorf("validate .agent-ls.yaml: exit %d, stdout %q; want 1 and %q at file:line:col", r.code, r.stdout, want)
+	}
+	for _, args := range [][]string{{"lint", "deploy.agent.yaml"}, {"memory", "list"}} {
+		r := runBin(t, w.dir, "", nil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", strings.Join(args, " "), r.code, r.stdout, r.stderr, want)
+		}
+	}
+
+	// A suppression comment naming no rule suppresses nothing: lint says so
+	// at the comment, where it was taken silently.
+	v := newEvoWorkspace(t, "")
+	path := filepath.Join(v.dir, "deploy.agent.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Count(string(data[:strings.Index(string(data), "roleTemplate:\n")]), "\n") + 1
+	data = []byte(strings.Replace(string(data), "roleTemplate:\n", "roleTemplate: # agent-ls: ignore near-dup restated on purpose\n", 1))
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runBin(t, v.dir, "", nil, "lint", "deploy.agent.yaml")
+	if wantS := fmt.Sprintf("deploy.agent.yaml:%d:1: warning: ", line) + strings.Replace(want, "unknown lint rule", "the suppression names no lint rule:", 1); !strings.Contains(r.stdout, wantS) {
+		t.Errorf("lint with a suppression of no rule: exit %d, stdout %q; want %q", r.code, r.stdout, wantS)
+	}
+}
+
+// TestConfigBoundsInIntegers: a config number over its maximum was worded
+// by the schema library in floats ("must be <= 4.194304e+06 but found
+// 5e+06"); it is "must be at most 4194304, got 5000000", as a number under
+// its minimum is "must be at least 1, got 0".
+func TestConfigBoundsInIntegers(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "limits: {content: 5000000, tags: 0}\n")
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	for _, want := range []string{"must be at most 4194304, got 5000000 [schema]", "must be at least 1, got 0 [schema]"} {
+		if r.code != exitFindings || !strings.Contains(r.stdout, want) {
+			t.Errorf("validate: exit %d, stdout %q; want 1 and %q", r.code, r.stdout, want)
+		}
+	}
+}
+
+// TestConfigDurationsPositive: eval.timeout: 0s was accepted and ran the
+// gate with the 5m default; a zero proposalExpiry or staleAfter was taken
+// too. A zero duration in the config is an error at its value, as a zero
+// --lock-timeout is on the command line.
+func TestConfigDurationsPositive(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "eval: {command: [\"./evals/run.sh\"], timeout: 0s}\npromotion: {proposalExpiry: 0d}\nstaleAfter: 0h\n")
+	r := runBin(t, w.dir, "", nil, "validate", ".agent-ls.yaml")
+	if n := strings.Count(r.stdout, "must be a positive duration"); r.code != exitFindings || n != 3 {
+		t.Errorf("validate: exit %d, %d problems, stdout %q; want 1 and 3 problems", r.code, n, r.stdout)
+	}
+}
+
+// TestMCPLogLevelHelpDefault: mcp --help said --log-level defaults to
+// "warn", but with --http it is info (a service logs every request, as
+// docs/SERVICE.md says): the help says both.
+func TestMCPLogLevelHelpDefault(t *testing.T) {
+	t.Parallel()
+	r := runBin(t, t.TempDir(), "", nil, "mcp", "--help")
+	if !strings.Contains(r.stdout, "(default warn; info with --http)") || strings.Contains(r.stdout, `(default "warn")`) {
+		t.Errorf("mcp --help on --log-level:\n%s", r.stdout)
+	}
+}
+
+// TestAgentFlagOnCompositionCommands: docs/COMMANDS.md says a command
+// about one agent takes the agent file as an argument and that --agent FILE
+// is the same; render, overlay, diff and bisect answered "unknown flag
+// --agent". They take it now, with the same answer as the argument, and
+// two different files are a usage error.
+func TestAgentFlagOnCompositionCommands(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--target", "background.projectContext.freeze", "deploys freeze on Fridays"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	for _, cmd := range [][]string{{"render"}, {"overlay"}, {"diff", "--from", "2020-01-01T00:00:00Z"}} {
+		byArg := w.cli(append(append([]string{}, cmd...), "deploy.agent.yaml")...)
+		byFlag := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml")...)
+		if byFlag.code != byArg.code || byFlag.stdout != byArg.stdout || byFlag.stderr != byArg.stderr || byArg.code != 0 {
+			t.Errorf("%v --agent: exit %d, stdout %q, stderr %q; the argument gave %d, %q, %q", cmd, byFlag.code, byFlag.stdout, byFlag.stderr, byArg.code, byArg.stdout, byArg.stderr)
+		}
+		both := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml", "code-review.agent.yaml")...)
+		if both.code != exitUsage || !strings.Contains(both.stderr, "two agent files") {
+			t.Errorf("%v with two files: exit %d, stderr %q; want 2 and 'two agent files'", cmd, both.code, both.stderr)
+		}
+		same := w.cli(append(append([]string{}, cmd...), "--agent", "deploy.agent.yaml", "deploy.agent.yaml")...)
+		if same.code != 0 {
+			t.Errorf("%v with the same file twice: exit %d, stderr %q", cmd, same.code, same.stderr)
+		}
+	}
+	if r := w.cli("bisect", "--agent", "deploy.agent.yaml"); strings.Contains(r.stderr, "unknown flag") {
+		t.Errorf("bisect --agent: %s", r.stderr)
+	}
+}
+
+// TestEventsPollFlag: --poll goes with --follow (its help says so); without
+// it the flag was taken and ignored. A bad value names the flag, not the
+// config key (`--poll: storePoll "50ms": ...`).
+func TestEventsPollFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "events", "--poll", "1s"}, "agent-ls memory events: --poll goes with --follow (run 'agent-ls memory events --help')\n"},
+		{[]string{"memory", "events", "--follow", "--poll", "50ms"}, "agent-ls memory events: --poll \"50ms\": at least 100ms, or off\n"},
+		{[]string{"memory", "events", "--follow", "--poll", "soon"}, "agent-ls memory events: --poll \"soon\": want a duration such as 1s or 500ms, or off\n"},
+	} {
+		r := runBin(t, dir, "", nil, tc.args...)
+		if r.code != exitUsage || r.stderr != tc.want {
+			t.Errorf("%v: exit %d, stderr %q; want 2, %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestDecideReasonHelp: approve --help said its --reason is "why (required
+// to reject)", reject's wording; approve's reason is optional, reject's
+// required, and each help says its own.
+func TestDecideReasonHelp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for cmd, want := range map[string]string{"approve": "why you approve (optional; kept with the decision)", "reject": "why you reject (required; kept with the decision)"} {
+		r := runBin(t, dir, "", nil, cmd, "--help")
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("%s --help on --reason, want %q:\n%s", cmd, want, r.stdout)
+		}
+	}
+}

@@ -248,7 +248,8 @@ func TestNotAnAgentFile(t *testing.T) {
 }
 
 // TestStoreSymlinkRefused: a store file that is a symbolic link is refused
-// on every open, with a precise error; nothing is ever created or written
+// on every open, with a precise error and only that (a dangling one was
+// also reported as no store at all); nothing is ever created or written
 // through it (a dangling .agent-memory/memory.db -> /nonexistent/dir/x.db
 // used to create its target).
 func TestStoreSymlinkRefused(t *testing.T) {
@@ -276,6 +277,11 @@ func TestStoreSymlinkRefused(t *testing.T) {
 				r := o.cli(args...)
 				if r.code == exitOK || !strings.Contains(r.stderr, "is a symbolic link") {
 					t.Errorf("%v: exit %d, want a refusal naming the symbolic link:\nstdout: %s\nstderr: %s", args[:2], r.code, r.stdout, r.stderr)
+				}
+				// The refusal alone: a dangling link is no missing store
+				// ("no memory store at ...: no records" and then the refusal).
+				if strings.Contains(r.stderr, "no memory store") {
+					t.Errorf("%v: a link read as a missing store as well as refused:\n%s", args[:2], r.stderr)
 				}
 			}
 			after, err := os.Stat(target)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/agent-ls/agent-ls/events"
@@ -41,6 +42,9 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 		// Following starts at now, as tail -f and the lens do: replaying a
 		// store's whole history first buries the live events.
 		since = schema.FormatTime(m.e.now())
+	}
+	if poll != "" && !follow {
+		return m.usagef("--poll goes with --follow")
 	}
 	pollEvery, err := schema.ParseStorePoll(poll)
 	if err != nil {
@@ -85,7 +89,8 @@ func memEvents(ctx context.Context, m *memCmd, args []string) int {
 	return exitOK
 }
 
-// writeEvent prints one event: a JSON line, or a text line of its ids.
+// writeEvent prints one event: a JSON line, or a text line of its fields
+// (all but bytesPerPrimitive).
 func writeEvent(w io.Writer, format string, ev events.Event) error {
 	if format == "json" {
 		b, err := json.Marshal(ev)
@@ -97,9 +102,14 @@ func writeEvent(w io.Writer, format string, ev events.Event) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %-27s", ev.At, ev.Type)
+	seq := ""
+	if ev.Seq > 0 {
+		seq = strconv.FormatUint(ev.Seq, 10)
+	}
 	for _, f := range []struct{ k, v string }{
-		{"record", ev.RecordID}, {"new", ev.NewRecordID}, {"records", strings.Join(ev.RecordIDs, ",")},
-		{"proposal", ev.ProposalID}, {"agent", ev.Agent}, {"target", ev.Target}, {"tier", string(ev.Tier)},
+		{"seq", seq}, {"record", ev.RecordID}, {"new", ev.NewRecordID}, {"records", strings.Join(ev.RecordIDs, ",")},
+		{"candidates", strings.Join(ev.CandidateIDs, ",")}, {"proposal", ev.ProposalID}, {"kind", ev.ProposalKind},
+		{"token", ev.TokenID}, {"agent", ev.Agent}, {"target", ev.Target}, {"tier", string(ev.Tier)},
 		{"actor", ev.Actor}, {"conversation", ev.ConversationID},
 	} {
 		if f.v != "" {

@@ -534,3 +534,92 @@ func TestRetargetThroughCLI(t *testing.T) {
 		t.Errorf("stderr: %s", r.stderr)
 	}
 }
+
+// TestRetargetLockedRefused: retargeting a record to a locked slot is a
+// refusal (exit 1, "refused: persona is locked: ..."), as saving there is,
+// and as the engine's Retarget documents; it was a usage error (exit 2)
+// worded by the target parser. Nothing is written.
+func TestRetargetLockedRefused(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	var s struct {
+		Record struct{ ID string } `json:"record"`
+	}
+	w.cliJSON(&s, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "background.projectContext.k", "a fact")
+	save := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "persona", "a persona")
+	for _, tgt := range []string{"persona", "mission", "manual.deploy.workflows"} {
+		r := w.cli("memory", "retarget", s.Record.ID, tgt)
+		if r.code != exitFindings || r.code != save.code || !strings.Contains(r.stderr, "refused: "+tgt+" is locked: ") {
+			t.Errorf("retarget to %s: exit %d, stderr %q; want 1 and 'refused: %s is locked' (save there: exit %d, %q)", tgt, r.code, r.stderr, tgt, save.code, save.stderr)
+		}
+	}
+	var js struct {
+		Status string `json:"status"`
+		Tier   string `json:"tier"`
+	}
+	if r := w.cliJSON(&js, "memory", "retarget", s.Record.ID, "persona"); r.code != exitFindings || js.Status != "refused" || js.Tier != "locked" {
+		t.Errorf("retarget --format json to persona: exit %d, %+v", r.code, js)
+	}
+}
+
+// TestRenderJSONRecallText: docs/RUNTIME.md's runtime without MCP reads
+// `recall.text` from render --recall --format json, the block to deliver
+// with the first message (MCP's compose has it); render's JSON had only
+// the entries. It has the block's text now, the one the text format
+// appends after the prompt.
+func TestRenderJSONRecallText(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	if r := w.cli("memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "judgment.deploy.heuristics", "Pause the rollout when the queue depth doubles"); r.code != 0 {
+		t.Fatalf("save: %d %s", r.code, r.stderr)
+	}
+	var out struct {
+		Text   string `json:"text"`
+		Recall *struct {
+			Text    string            `json:"text"`
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"recall"`
+	}
+	w.cliJSON(&out, "render", "deploy.agent.yaml", "--recall")
+	text := w.cli("render", "deploy.agent.yaml", "--recall")
+	if out.Recall == nil || len(out.Recall.Entries) != 1 || !strings.Contains(out.Recall.Text, "Pause the rollout when the queue depth doubles") ||
+		text.stdout != out.Text+"\n"+out.Recall.Text {
+		t.Errorf("render --recall --format json: recall %+v\ntext format:\n%s", out.Recall, text.stdout)
+	}
+}
+
+// TestLintConfinedToTheActor: lint reads the store, so it acts as the
+// actor (--actor, else the workspace's actor:) like every command that
+// reads records. An agent actor linting another agent's file got that
+// agent's records in the findings and the health report (its candidates'
+// content, pending reviews, sizes), though render of the same file is
+// refused; and lint DIR counted other agents' records as orphans. Now the
+// other agent's file is linted without its memories (a note says so on
+// stderr), its own file with its own and shared ones.
+func TestLintConfinedToTheActor(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	for _, args := range [][]string{
+		{"--scope", "agent=code-reviewer", "--target", "judgment.code-review.heuristics", "Ask for the secret reviewer rubric"},
+		{"--scope", "agent=deploy-ops", "--target", "judgment.deploy.heuristics", "Watch the canary for ten minutes"},
+		{"--scope", "agent=ghost", "an orphan record"},
+	} {
+		if r := w.cli(append([]string{"memory", "save", "--conversation", "c1"}, args...)...); r.code > 1 {
+			t.Fatalf("save %v: %d %s", args, r.code, r.stderr)
+		}
+	}
+	for _, args := range [][]string{{"lint", "."}, {"lint", "code-review.agent.yaml"}, {"lint", "--report", "code-review.agent.yaml"}} {
+		human := w.cli(args...)
+		if !strings.Contains(human.stdout, "secret reviewer rubric") && !strings.Contains(human.stdout, "1 candidate") && !strings.Contains(human.stdout, "candidates: 1") {
+			t.Fatalf("%v as a human does not show code-reviewer's candidate:\n%s", args, human.stdout)
+		}
+		r := w.cli(append(args, "--actor", "agent:deploy-ops")...)
+		if strings.Contains(r.stdout, "secret reviewer rubric") || strings.Contains(r.stdout, "ghost") ||
+			strings.Contains(r.stdout, "candidates: 1 ") || !strings.Contains(r.stderr, `agent:deploy-ops cannot act on or read agent "code-reviewer"'s memories`) {
+			t.Errorf("%v --actor agent:deploy-ops: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := w.cli("lint", "deploy.agent.yaml", "--actor", "agent:deploy-ops"); !strings.Contains(r.stdout, "Watch the canary for ten minutes") {
+		t.Errorf("lint of its own file as agent:deploy-ops lacks its candidate:\n%s%s", r.stdout, r.stderr)
+	}
+}

@@ -154,7 +154,7 @@ func TestFlagErrorsNameTheFlagOnce(t *testing.T) {
 		{[]string{"memory", "--store", db, "ledger", "--since", "x"}, `--since "x": want a duration`},
 		{[]string{"memory", "--store", db, "ledger", "--since", huge}, `--since "xxxx`},
 		{[]string{"learnings", "--since", "x"}, `--since "x": want a duration`},
-		{[]string{"memory", "--store", db, "events", "--poll", "1ms"}, `--poll "1ms": at least 100ms, or off`},
+		{[]string{"memory", "--store", db, "events", "--follow", "--poll", "1ms"}, `--poll "1ms": at least 100ms, or off`},
 		{[]string{"memory", "--store", db, "save", "--target", "judgment.x", "c"}, `--target "judgment.x": want judgment.DOMAIN.SLOT`},
 		{[]string{"memory", "--store", db, "list", "--target", "bad"}, `--target "bad": unknown primitive "bad"`},
 		{[]string{"memory", "--store", db, "save", "--conversation", "c\x01", "c"}, `--conversation "c\x01": contains a control character (U+0001) at rune 2`},

@@ -71,6 +71,10 @@ type lintCmd struct {
 	storeFailed bool
 	// wsOf is the workspace of each store opened, for the workspace rules.
 	wsOf map[string]*workspace.Workspace
+	// actorFlag is --actor; confined: some file was linted for an agent
+	// actor, who sees no other agent's records (no orphans are counted).
+	actorFlag string
+	confined  bool
 }
 
 // lintStore is a store opened for the run, or why it could not be.
@@ -88,6 +92,7 @@ func runLint(ctx context.Context, e *env, args []string) int {
 	listRules := fs.Bool("list-rules", false, "document every rule and exit")
 	report := fs.Bool("report", false, "print each agent's health report instead of findings")
 	c.store.register(fs, storeFlags{lockTimeout: bolt.DefaultLockTimeout})
+	fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME lints another agent's file without its memories")
 	paths, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
 		printHelp(e.stdout, help{path: "lint", usage: "[flags] [PATH...]", body: lintUsage}, fs)
@@ -172,7 +177,7 @@ func runLint(ctx context.Context, e *env, args []string) int {
 			}
 		}
 	}
-	if linted.dir && !*report {
+	if linted.dir && !*report && !c.confined {
 		findings = append(findings, c.orphans(ctx)...)
 	}
 	if *report {
@@ -264,6 +269,21 @@ func (c *lintCmd) load(ctx context.Context, file string) (*lint.Input, []lint.Fi
 	in.Settings = ws.Config
 	if cfg == nil {
 		return in, pre, true
+	}
+	// The store is read as the actor: an agent sees its own records and
+	// shared ones, so another agent's file is linted without memories.
+	a, _, err := engine.ResolveActor(c.actorFlag, ws, e.getenv)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agent-ls lint: %v\n", err)
+		return in, pre, false
+	}
+	view := engine.ViewOf(a, ws.Config.Scope)
+	if view.Confined() {
+		c.confined = true
+		if err := engine.ConfineFile(view, cfg); err != nil {
+			fmt.Fprintf(e.stderr, "agent-ls lint: %s: %v; linted without its memories\n", file, err)
+			return in, pre, true
+		}
 	}
 	storePath := ws.StorePath
 	if c.store.path != "" {

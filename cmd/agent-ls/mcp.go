@@ -31,7 +31,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&scopeFlag, "scope", "", "base scope: "+scopeUsage)
 	fs.StringVar(&conv, "conversation", "", "provenance conversation `id` of saves (a request's _meta \"agent-ls/conversationId\" wins; never a tool argument)")
 	fs.StringVar(&run, "run", "", "provenance run `id` of saves (a request's _meta \"agent-ls/runId\" wins; never a tool argument)")
-	fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
+	fs.StringVar(&logLevel, "log-level", "", "stderr log `level`: debug, info, warn or error (default warn; info with --http)")
 	hf := httpFlags{}
 	fs.StringVar(&hf.addr, "http", "", "serve MCP over streamable HTTP at `addr` (HOST:PORT; 127.0.0.1:0 picks a free port) instead of stdio: every agent file of the workspace, a request's bearer token deciding the agent")
 	fs.StringVar(&hf.tlsCert, "tls-cert", "", "with --http: TLS certificate `file` (PEM); required for a non-loopback address")
@@ -75,16 +75,18 @@ Over HTTP on a free loopback port (the first line printed is the URL):
 		fmt.Fprintf(e.stderr, "agent-ls mcp: %s\n", fmt.Sprintf(format, a...))
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
-		return fail("--log-level %q: want debug, info, warn or error", logLevel)
+	level := slog.LevelWarn
+	if logLevel == "" && hf.addr != "" {
+		level = slog.LevelInfo // a service logs its requests
+	}
+	if logLevel != "" {
+		if err := level.UnmarshalText([]byte(strings.ToUpper(logLevel))); err != nil {
+			return fail("--log-level %q: want debug, info, warn or error", logLevel)
+		}
 	}
 	if hf.addr != "" {
 		if agentFile != "" || len(pos) > 0 || scopeFlag != "" || conv != "" || run != "" {
 			return usageFail(e.stderr, "mcp", errors.New("--http serves every agent file of the workspace: a request's token decides the agent and scope, its _meta the conversation and run; give no AGENT_FILE, --scope, --conversation or --run"))
-		}
-		if !flagSet(fs, "log-level") {
-			level = slog.LevelInfo // a service logs its requests
 		}
 		return runMCPHTTP(ctx, e, &hf, sf, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})))
 	}

@@ -332,3 +332,52 @@ func TestMCPHTTPRefusesNonPositiveLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPHTTPAgentFileChanged: a token serves its agent file only while the
+// file names the token's agent. Once a human renames the agent
+// (roleTemplate.name) or removes its file, every request of the token is
+// refused (403, nothing served) at once, as docs/SERVICE.md says, even on a
+// server that already served that file (whose cached server answered
+// memory_list for the old agent until the process restarted); with the file
+// back, the token serves again.
+func TestMCPHTTPAgentFileChanged(t *testing.T) {
+	t.Parallel()
+	dir := httpWorkspace(t)
+	secret, _, r := createTokenCLI(t, dir, "--agent", "support.agent.yaml")
+	if r.code != 0 {
+		t.Fatalf("token create: %d %s", r.code, r.stderr)
+	}
+	s := startHTTP(t, dir, "127.0.0.1:0")
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_list","arguments":{}}}`
+	hdr := map[string]string{"Authorization": "Bearer " + secret}
+	status := func(what string, want int) {
+		t.Helper()
+		resp, body := do(t, http.DefaultClient, "POST", s.url, list, hdr)
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d\n%s", what, resp.StatusCode, want, body)
+		}
+		if want != http.StatusOK && strings.Contains(body, "records") {
+			t.Errorf("%s: a refused request carries data: %s", what, body)
+		}
+	}
+	status("the token's file", http.StatusOK)
+
+	path := filepath.Join(dir, "support.agent.yaml")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.Replace(string(orig), "name: support-bot", "name: support-bot-v2", 1)
+	if err := os.WriteFile(path, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status("the agent renamed", http.StatusForbidden)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	status("the agent file removed", http.StatusForbidden)
+	if err := os.WriteFile(path, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status("the agent file back", http.StatusOK)
+}

@@ -355,16 +355,7 @@ func memSave(ctx context.Context, m *memCmd, args []string) int {
 	if target != "" {
 		t, err := schema.ParseTarget(target)
 		if errors.Is(err, schema.ErrLockedTarget) {
-			// A locked target is a refused save (exit 1), as Save refuses
-			// the locked targets it can parse.
-			res := engine.SaveResult{Status: engine.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
-			if m.format == "json" {
-				if c := m.writeJSON(res); c != exitOK {
-					return c
-				}
-			}
-			m.errorf("%s: %s", res.Status, res.Guidance)
-			return exitFindings
+			return m.lockedRefusal(target)
 		}
 		if err != nil {
 			m.errorf("%v", schema.Named("--target", err))
@@ -1199,7 +1190,8 @@ func (h *headFlag) Set(v string) error {
 	}
 	p, err := store.ParseHead(v)
 	if err != nil {
-		return err
+		// The flag's error names the flag and the value already.
+		return errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("head %q: ", v)))
 	}
 	h.pin = &p
 	return nil
@@ -1553,7 +1545,8 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return exitUsage
 	}
 	to, err := schema.ParseTarget(pos[1])
-	if err != nil {
+	locked := errors.Is(err, schema.ErrLockedTarget)
+	if err != nil && !locked {
 		m.errorf("%v", err) // ParseTarget names the target
 		return exitUsage
 	}
@@ -1562,6 +1555,9 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		return code
 	}
 	defer s.Close()
+	if locked {
+		return m.lockedRefusal(pos[1])
+	}
 	res, err := eng.Retarget(ctx, id, to, a)
 	if err != nil {
 		return m.storeError(err)
@@ -1579,6 +1575,20 @@ func memRetarget(ctx context.Context, m *memCmd, args []string) int {
 		fmt.Fprintf(m.e.stdout, "%s: %s\n", res.State, res.Guidance)
 	}
 	return exitOK
+}
+
+// lockedRefusal answers a save or retarget to a locked target, which
+// schema.ParseTarget refuses to parse: a refusal (exit 1) in the words Save
+// uses for the locked targets it can parse.
+func (m *memCmd) lockedRefusal(target string) int {
+	res := engine.SaveResult{Status: engine.SaveRefused, Tier: schema.TierLocked, Guidance: fmt.Sprintf("%s is locked: %s", target, schema.LockedReason)}
+	if m.format == "json" {
+		if c := m.writeJSON(res); c != exitOK {
+			return c
+		}
+	}
+	m.errorf("%s: %s", res.Status, res.Guidance)
+	return exitFindings
 }
 
 // agentFileName reports whether arg names an agent file (NAME.agent.yaml,

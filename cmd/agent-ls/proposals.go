@@ -110,7 +110,11 @@ func runDecide(ctx context.Context, e *env, args []string, approve bool) int {
 	}
 	c := newEvoCmd(e, name, line, summary, true)
 	var reason, content string
-	c.fs.StringVar(&reason, "reason", "", "why (required to reject)")
+	reasonUsage := "why you reject (required; kept with the decision)"
+	if approve {
+		reasonUsage = "why you approve (optional; kept with the decision)"
+	}
+	c.fs.StringVar(&reason, "reason", "", reasonUsage)
 	if approve {
 		c.fs.StringVar(&content, "content", "", "a merge proposal's merged `text`, edited (default: the text garden proposed)")
 	}

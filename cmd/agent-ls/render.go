@@ -32,6 +32,7 @@ type compCmd struct {
 	format    string
 	formats   []string
 	actorFlag string
+	agentFlag string
 }
 
 func newCompCmd(e *env, name, usageLine, summary string, formats []string) *compCmd {
@@ -42,6 +43,7 @@ func newCompCmd(e *env, name, usageLine, summary string, formats []string) *comp
 	fs.StringVar(&c.scopeFlag, "scope", "", "scope: "+scopeUsage+" (the agent key comes from roleTemplate.name)")
 	fs.StringVar(&c.format, "format", formats[0], "output `format`: "+strings.Join(formats, ", "))
 	fs.StringVar(&c.actorFlag, "actor", "", "who reads, `kind:name` (default: the workspace actor or human:$USER); agent:NAME may compose only agent NAME")
+	fs.StringVar(&c.agentFlag, "agent", "", "the agent `file`, the same as the AGENT_FILE argument")
 	fs.Usage = func() {}
 	c.fs = fs
 	return c
@@ -61,6 +63,15 @@ func (c *compCmd) parse(args []string) (file string, code int, ok bool) {
 	}
 	if err != nil {
 		return "", usageFail(c.e.stderr, c.name, err), false
+	}
+	if c.agentFlag != "" {
+		// --agent FILE is the argument; the same file given both ways is one.
+		switch {
+		case len(pos) == 0:
+			pos = []string{c.agentFlag}
+		case len(pos) == 1 && pos[0] != c.agentFlag:
+			return "", usageFail(c.e.stderr, c.name, fmt.Errorf("two agent files, %s and %s: give one", c.agentFlag, pos[0])), false
+		}
 	}
 	if len(pos) != 1 {
 		return "", usageFail(c.e.stderr, c.name, fmt.Errorf("want one AGENT_FILE, got %d arguments", len(pos))), false
@@ -226,14 +237,24 @@ func runRender(ctx context.Context, e *env, args []string) int {
 	c.noteStore(k)
 	switch c.format {
 	case "json":
+		// recall: the block's entries and its text as delivered (the one the
+		// text format appends), as MCP's compose answers it.
+		type recallJSON struct {
+			engine.RecallBlock
+			Text string `json:"text"`
+		}
+		var rj *recallJSON
+		if block != nil {
+			rj = &recallJSON{*block, block.Text()}
+		}
 		out := struct {
-			Agent    string              `json:"agent"`
-			At       string              `json:"at,omitempty"`
-			Text     string              `json:"text"`
-			Markdown string              `json:"markdown"`
-			Sections []engine.Section    `json:"sections"`
-			Recall   *engine.RecallBlock `json:"recall,omitempty"`
-		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, block}
+			Agent    string           `json:"agent"`
+			At       string           `json:"at,omitempty"`
+			Text     string           `json:"text"`
+			Markdown string           `json:"markdown"`
+			Sections []engine.Section `json:"sections"`
+			Recall   *recallJSON      `json:"recall,omitempty"`
+		}{res.Agent, res.At, res.Prompt.Text(), res.Prompt.Markdown(), res.Prompt.Sections, rj}
 		return writeJSONTo(e, c.name, out)
 	case "markdown":
 		printText(e.stdout, res.Prompt.Markdown())

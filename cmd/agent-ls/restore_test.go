@@ -210,3 +210,75 @@ func TestRestoreReadsTheLedger(t *testing.T) {
 		t.Fatalf("restore with the demotion's index key gone: exit %d, %+v %s; want it back unpromoted", r.code, res, r.stderr)
 	}
 }
+
+// TestRestoreInvalidatedLine: a version invalidated without a successor
+// comes back once. Restoring it again, while the restored copy is current,
+// is refused like any version already current (exit 1, nothing written),
+// not a second copy colliding with the first on its key. And when another
+// record took the key after the invalidation, the restore supersedes that
+// record (the restored version is the current one on its slot), so no two
+// live records hold the key.
+func TestRestoreInvalidatedLine(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	type saved struct {
+		Record struct{ ID string } `json:"record"`
+		State  string              `json:"state"`
+	}
+	var a, b saved
+	w.cliJSON(&a, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "conv-1",
+		"--target", "background.projectContext.dock", "Returns go to Dock 4")
+	if r := w.cli("memory", "invalidate", a.Record.ID, "--reason", "moved"); r.code != 0 {
+		t.Fatalf("invalidate: %d %s", r.code, r.stderr)
+	}
+	var res struct {
+		Superseded string               `json:"superseded"`
+		Record     *schema.MemoryRecord `json:"record"`
+	}
+	if r := w.cliJSON(&res, "memory", "restore", a.Record.ID); r.code != 0 || res.Record == nil {
+		t.Fatalf("restore: %d %s", r.code, r.stderr)
+	}
+	first := res.Record.ID
+	ledgerLen := func() int {
+		var l []ledgerRow
+		w.cliJSON(&l, "memory", "ledger")
+		return len(l)
+	}
+	n0 := ledgerLen()
+	if r := w.cli("memory", "restore", a.Record.ID); r.code != 1 || !strings.Contains(r.stderr, "already the current version") ||
+		!strings.Contains(r.stderr, first) {
+		t.Errorf("restore twice: exit %d, want 1 naming %s\n%s%s", r.code, first, r.stdout, r.stderr)
+	}
+	if n := ledgerLen(); n != n0 {
+		t.Errorf("the refused restore wrote %d ledger entries", n-n0)
+	}
+
+	// Another record takes a freed key; restoring the old version
+	// supersedes it.
+	var c saved
+	w.cliJSON(&c, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "conv-1",
+		"--target", "background.projectContext.gate", "Deploys leave from gate A")
+	if r := w.cli("memory", "invalidate", c.Record.ID, "--reason", "moved"); r.code != 0 {
+		t.Fatalf("invalidate: %d %s", r.code, r.stderr)
+	}
+	w.cliJSON(&b, "memory", "save", "--scope", "agent=deploy-ops", "--conversation", "conv-2",
+		"--target", "background.projectContext.gate", "Deploys leave from gate B")
+	if b.State != "promoted" {
+		t.Fatalf("save on the freed key: %+v", b)
+	}
+	res.Superseded, res.Record = "", nil
+	if r := w.cliJSON(&res, "memory", "restore", c.Record.ID); r.code != 0 || res.Superseded != b.Record.ID || res.Record == nil {
+		t.Fatalf("restore over a new holder: exit %d, superseded %q (want %s) %s", r.code, res.Superseded, b.Record.ID, r.stderr)
+	}
+	var live struct{ Records []struct{ ID string } }
+	w.cliJSON(&live, "memory", "list", "--target", "background.projectContext.gate")
+	if len(live.Records) != 1 || live.Records[0].ID != res.Record.ID {
+		t.Errorf("live records on the key after the restore: %+v, want only %s", live.Records, res.Record.ID)
+	}
+	if r := w.cli("render", "deploy.agent.yaml"); !strings.Contains(r.stdout, "gate A") || strings.Contains(r.stdout, "gate B") {
+		t.Errorf("render after the restore:\n%s", r.stdout)
+	}
+	if r := w.cli("memory", "ledger", "--verify"); r.code != 0 {
+		t.Fatalf("ledger --verify: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}

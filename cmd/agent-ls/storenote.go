@@ -24,7 +24,9 @@ func storeMissing(location string) bool {
 	if engine.IsURL(location) {
 		return false
 	}
-	_, err := os.Stat(location)
+	// Lstat: a symbolic link, dangling or not, is there (and refused when
+	// opened), never a missing store.
+	_, err := os.Lstat(location)
 	return errors.Is(err, fs.ErrNotExist)
 }
 

@@ -285,3 +285,38 @@ func TestTokenPostgres(t *testing.T) {
 	}
 	cliOK(t, dir, "memory", "--store", file, "ledger", "--verify")
 }
+
+// TestEventsTextNamesTheToken: memory events' text line carries the fields
+// of the JSON line (docs/EVENTS.md): a token-create or token-revoke line
+// named no token (only its agent), so a reader could not tell which token
+// was revoked; a propose line did not say what the proposal would do, and
+// no line its sequence number.
+func TestEventsTextNamesTheToken(t *testing.T) {
+	t.Parallel()
+	w := newEvoWorkspace(t, "")
+	_, id, r := createTokenCLI(t, w.dir, "--agent", "deploy.agent.yaml")
+	if r.code != 0 {
+		t.Fatalf("token create: %d %s", r.code, r.stderr)
+	}
+	if r := runBin(t, w.dir, "", nil, "token", "revoke", "--actor", "human:ana", id); r.code != 0 {
+		t.Fatalf("token revoke: %d %s", r.code, r.stderr)
+	}
+	w.cli("memory", "save", "--scope", "agent=deploy-ops", "--conversation", "c1", "--target", "judgment.deploy.constraints", "Never deploy on Fridays")
+	r = w.cli("memory", "events")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	want := map[string]string{
+		"agent.memory.token-create": "seq=1  token=" + id,
+		"agent.memory.token-revoke": "seq=2  token=" + id,
+		"agent.memory.propose":      "kind=promote",
+	}
+	for _, l := range lines {
+		for typ, frag := range want {
+			if strings.Contains(l, typ+" ") && strings.Contains(l, frag) {
+				delete(want, typ)
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("memory events text lacks %v:\n%s", want, r.stdout)
+	}
+}

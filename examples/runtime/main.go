@@ -1,13 +1,14 @@
-// Command runtime is a minimal agent runtime showing the three ways a
-// runtime gets an agent's prompt from agent-ls and hands back what the
-// agent learned (docs/RUNTIME.md, "From an agent runtime"):
+// Command runtime is a minimal agent runtime showing three of the four ways
+// a runtime gets an agent's prompt from agent-ls and hands back what the
+// agent learned (docs/RUNTIME.md, "From an agent runtime", numbered as
+// there; the third, one MCP service over HTTP, is docs/SERVICE.md's):
 //
 //  1. MCP over stdio, one server per conversation: agent-ls mcp AGENT_FILE
 //     --conversation ID; every memory_save carries that provenance.
 //  2. One long-lived MCP server for many conversations: each tools/call
 //     names its conversation in the request's _meta
 //     ("agent-ls/conversationId", "agent-ls/runId").
-//  3. No MCP: agent-ls render AGENT_FILE --recall --query FIRST_MESSAGE
+//  4. No MCP: agent-ls render AGENT_FILE --recall --query FIRST_MESSAGE
 //     --summarize --format json gives the composed system prompt and the
 //     recall block for the runtime to build its own prompt.
 //
@@ -119,7 +120,7 @@ func run(ctx context.Context, bin, dir string) error {
 		return fmt.Errorf("render --format json: %w", err)
 	}
 	for _, want := range []string{"Thursdays after 14:00 ET", lesson} {
-		fmt.Printf("3. render --recall --summarize --format json: agent %s, prompt holds %q: %v\n", prompt.Agent, want, strings.Contains(prompt.Text, want))
+		fmt.Printf("4. render --recall --summarize --format json: agent %s, prompt holds %q: %v\n", prompt.Agent, want, strings.Contains(prompt.Text, want))
 	}
 	return nil
 }
