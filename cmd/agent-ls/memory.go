@@ -1229,7 +1229,7 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 	fs.StringVar(&record, "record", "", "only entries about record `ID`")
 	fs.StringVar(&ops, "op", "", "only these comma-separated `ops` (write, supersede, invalidate, promote, ...)")
 	fs.Var(&limit, "limit", "only the newest `N` matching entries (default: all); "+limitMeaning)
-	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference")
+	fs.BoolVar(&verify, "verify", false, "check the hash chain and replay it against everything stored instead of listing; exit 1 naming each difference (to an agent actor, the verdict only)")
 	var head headFlag
 	fs.Var(&head, "head", "print the ledger's head as SEQ:HASH; with --verify and a `SEQ:HASH`, also check the chain still extends that pinned head")
 	fs.StringVar(&actor, "actor", "", readActorUsage)
@@ -1327,15 +1327,27 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 		if verr != nil && !errors.As(verr, &le) && !errors.As(verr, &se) {
 			return m.storeError(verr)
 		}
+		// An agent actor gets the store's verdict, which is everyone's, but
+		// nothing of other agents' records, which do not exist for it (the
+		// trust model): no differences naming records, no count of the
+		// whole ledger. A human's --verify names them.
+		confined := viewOf(a, loc).Confined()
+		if confined && se != nil {
+			verr = fmt.Errorf("the store does not verify: %d difference(s) between the stored state and the ledger's replay (an agent is not shown which; a human's --verify names them)", len(se.Diffs))
+			se.Diffs = nil
+		}
 		if m.format == "json" {
 			out := struct {
 				OK          bool               `json:"ok"`
-				Entries     int                `json:"entries"`
+				Entries     *int               `json:"entries,omitempty"`
 				Head        string             `json:"head"`
 				BadSeq      uint64             `json:"badSeq,omitempty"`
 				Differences []store.Difference `json:"differences,omitempty"`
 				Error       string             `json:"error,omitempty"`
-			}{OK: verr == nil, Entries: len(entries), Head: store.HeadOf(entries).String()}
+			}{OK: verr == nil, Head: store.HeadOf(entries).String()}
+			if n := len(entries); !confined {
+				out.Entries = &n
+			}
 			if le != nil {
 				out.BadSeq = le.Seq
 			}
@@ -1353,7 +1365,11 @@ func memLedger(ctx context.Context, m *memCmd, args []string) int {
 			if head.pin != nil {
 				pinned = ", extends the pinned head " + head.pin.String()
 			}
-			fmt.Fprintf(m.e.stdout, "ledger ok: %d entries, hash chain intact, stored state matches its replay%s\n", len(entries), pinned)
+			count := fmt.Sprintf(" %d entries,", len(entries))
+			if confined {
+				count = ""
+			}
+			fmt.Fprintf(m.e.stdout, "ledger ok:%s hash chain intact, stored state matches its replay%s\n", count, pinned)
 		} else if se != nil {
 			for _, d := range se.Diffs {
 				fmt.Fprintln(m.e.stdout, d)
