@@ -117,6 +117,26 @@ func TestFindErrors(t *testing.T) {
 	}
 }
 
+// agentFilesOf is the workspace found at root and its agent files, relative
+// to root with forward slashes.
+func agentFilesOf(t *testing.T, root string) (*Workspace, []string) {
+	t.Helper()
+	w, err := Find(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.AgentFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range files {
+		r, _ := filepath.Rel(root, f)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	return w, rel
+}
+
 func TestAgentFilesAndFindAgent(t *testing.T) {
 	t.Parallel()
 	root := writeTree(t, map[string]string{
@@ -132,19 +152,7 @@ func TestAgentFilesAndFindAgent(t *testing.T) {
 		"node_modules/m/x.agent.yaml": agentYAML("in-node-modules"),
 		".agent-memory/x.agent.yaml":  agentYAML("in-memory-dir"),
 	})
-	w, err := Find(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.AgentFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rel []string
-	for _, f := range files {
-		r, _ := filepath.Rel(root, f)
-		rel = append(rel, filepath.ToSlash(r))
-	}
+	w, rel := agentFilesOf(t, root)
 	want := []string{"a.agent.yaml", "broken.agent.yaml", "sub/b.agent.yml", "sub/c.agent.json", "sub/dup1.agent.yaml", "sub/dup2.agent.yaml"}
 	if !reflect.DeepEqual(rel, want) {
 		t.Errorf("AgentFiles = %v, want %v", rel, want)
@@ -183,19 +191,7 @@ func TestAgentFilesStopAtNestedWorkspaces(t *testing.T) {
 		"c/my-agent.agent.yaml":     agentYAML("my-agent"),
 		"c/deeper/other.agent.yaml": agentYAML("other"),
 	})
-	w, err := Find(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.AgentFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rel []string
-	for _, f := range files {
-		r, _ := filepath.Rel(root, f)
-		rel = append(rel, filepath.ToSlash(r))
-	}
+	w, rel := agentFilesOf(t, root)
 	if want := []string{"my.agent.yaml", "sub/b.agent.yaml"}; !reflect.DeepEqual(rel, want) {
 		t.Errorf("AgentFiles = %v, want %v", rel, want)
 	}
