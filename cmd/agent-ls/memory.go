@@ -432,6 +432,12 @@ func (m *memCmd) saveAnswer(res engine.SaveResult, agentFile string, ws *workspa
 		}
 	}
 	if refused {
+		// Worded for a person: the guidance says what is missing (no
+		// "not_found: "); a conflict or refusal names itself once.
+		if res.Status == engine.SaveNotFound {
+			m.errorf("%s", res.Guidance)
+			return exitFindings
+		}
 		msg := string(res.Status)
 		if res.Existing != nil {
 			msg += " with " + res.Existing.ID
