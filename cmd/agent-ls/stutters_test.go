@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,5 +42,41 @@ func TestSaveAnswersWordedOnce(t *testing.T) {
 			}
 		}
 	}
-	_ = filepath.Join
+}
+
+// TestMigrateWordedOnce: a migration into a store that is not empty is
+// refused naming the destination once (it said "refused: copy: load into
+// PATH: conflict: the destination is not empty"), and --store, which
+// memory migrate does not take (--from and --to name its stores), is a
+// usage error naming the flag, not silently ignored; its help lists no
+// --store.
+func TestMigrateWordedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	src := filepath.Join(dir, "src.db")
+	saveJSON(t, dir, src, "--content", "the freeze lasts a week")
+	dst := filepath.Join(dir, "dst.db")
+	mustOK(t, runBin(t, dir, "", memEnv, "memory", "migrate", "--from", src, "--to", dst), "migrate")
+	r := runBin(t, dir, "", memEnv, "memory", "migrate", "--from", src, "--to", dst)
+	want := "agent-ls memory migrate: refused: the destination " + dst + " is not empty: migrate into a new or empty store\n"
+	if r.code != exitFindings || r.stderr != want {
+		t.Errorf("migrate into a full store: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
+	}
+	other := filepath.Join(dir, "other.db")
+	for _, args := range [][]string{
+		{"memory", "migrate", "--store", other, "--from", src, "--to", filepath.Join(dir, "new1.db")},
+		{"memory", "--store", other, "migrate", "--from", src, "--to", filepath.Join(dir, "new2.db")},
+	} {
+		r := runBin(t, dir, "", memEnv, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--store") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming --store", args, r.code, r.stderr)
+		}
+		if _, err := os.Stat(args[len(args)-1]); err == nil {
+			t.Errorf("%v: the migration ran", args)
+		}
+	}
+	if r := runBin(t, dir, "", memEnv, "memory", "migrate", "--help"); r.code != exitOK || strings.Contains(r.stdout, "--store") {
+		t.Errorf("migrate --help: exit %d, lists --store:\n%s", r.code, r.stdout)
+	}
 }
