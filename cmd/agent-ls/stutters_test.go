@@ -80,3 +80,30 @@ func TestMigrateWordedOnce(t *testing.T) {
 		t.Errorf("migrate --help: exit %d, lists --store:\n%s", r.code, r.stdout)
 	}
 }
+
+// TestStoreNotAFileWordedOnce: a store path that is a symbolic link or a
+// directory is refused saying what it is, once: the message ended
+// "..., not a store file: not a regular file".
+func TestStoreNotAFileWordedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	real := filepath.Join(dir, "real.db")
+	saveJSON(t, dir, real, "--content", "the freeze lasts a week")
+	link, sub := filepath.Join(dir, "link.db"), filepath.Join(dir, "sub.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		link: "agent-ls memory list: store " + link + " is a symbolic link (agent-ls never opens a store through one: name the real file)\n",
+		sub:  "agent-ls memory list: store " + sub + " is a directory, not a store file\n",
+	} {
+		r := runBin(t, dir, "", memEnv, "memory", "--store", path, "list")
+		if r.code == exitOK || r.stderr != want {
+			t.Errorf("memory --store %s list: exit %d, stderr %q; want %q", path, r.code, r.stderr, want)
+		}
+	}
+}
