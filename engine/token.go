@@ -192,10 +192,10 @@ func TokenAgentFile(ws *workspace.Workspace, t store.Token) (string, error) {
 func checkTokenScope(ws *workspace.Workspace, scope map[string]string) error {
 	bad := func(err error) error { return &TokenSpecError{Field: TokenFieldScope, Err: err} }
 	for _, k := range sortedKeys(scope) {
-		if err := schema.CheckScopePart("key", k); err != nil {
+		if err := schema.CheckScopePart("scope key", k); err != nil {
 			return bad(err)
 		}
-		if err := schema.CheckScopePart("value", scope[k]); err != nil {
+		if err := schema.CheckScopePart("scope value", scope[k]); err != nil {
 			return bad(err)
 		}
 		if k == store.AgentKey {

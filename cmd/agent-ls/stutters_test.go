@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mcpserver "github.com/agent-ls/agent-ls/mcp"
 )
 
 // TestSaveAnswersWordedOnce: a save's refusal is worded for a person, each
@@ -104,6 +109,77 @@ func TestStoreNotAFileWordedOnce(t *testing.T) {
 		r := runBin(t, dir, "", memEnv, "memory", "--store", path, "list")
 		if r.code == exitOK || r.stderr != want {
 			t.Errorf("memory --store %s list: exit %d, stderr %q; want %q", path, r.code, r.stderr, want)
+		}
+	}
+}
+
+// TestTargetAndScopeWordedOnce: a bad target or scope pair is worded with
+// the surface's name for it, once. Before: `--scope: scope value "c=d"
+// holds '='`, `--target "...": judgment target: slot ...`, memory
+// retarget's `target "...": target domain: ...`, and MCP's `target:
+// judgment target: slot ...` for the object form.
+func TestTargetAndScopeWordedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	db := filepath.Join(dir, "m.db")
+	rec := saveJSON(t, dir, db, "--content", "the freeze lasts a week")
+	stutters := []string{"scope value", "scope key", "judgment target", "target domain", " target: target", "target key"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"memory", "--store", db, "save", "--scope", "b=c=d", "x"}, `--scope: value "c=d" holds '='`},
+		{[]string{"memory", "--store", db, "list", "--scope", "b;=c"}, `--scope: key "b;" holds ';'`},
+		{[]string{"memory", "--store", db, "list", "--scope", "Agent=x"}, `--scope: key "Agent": did you mean "agent"?`},
+		{[]string{"memory", "--store", db, "save", "--target", "judgment.x.nope", "x"}, `--target "judgment.x.nope": slot "nope" is not one of`},
+		{[]string{"memory", "--store", db, "save", "--target", "judgment.a\x01b.heuristics", "x"}, `--target "judgment.a\x01b.heuristics": domain: contains a control character`},
+		{[]string{"memory", "--store", db, "retarget", rec.ID, "judgment.a\x01b.heuristics"}, `target "judgment.a\x01b.heuristics": domain: contains a control character`},
+		{[]string{"memory", "--store", db, "retarget", rec.ID, "background.projectContext. k"}, `target "background.projectContext. k": key: has leading white space`},
+	} {
+		r := runBin(t, dir, "", memEnv, tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+		for _, s := range stutters {
+			if strings.Contains(r.stderr, s) {
+				t.Errorf("%q: %q says %q", tc.args, r.stderr, s)
+			}
+		}
+	}
+	mdir, agentFile := mcpWorkspace(t)
+	cs := mcpSession(t, mdir, agentFile)
+	for _, tc := range []struct {
+		target any
+		want   string
+	}{
+		{map[string]any{"primitive": "judgment", "domain": "x", "slot": "nope"}, `target: slot "nope" is not one of`},
+		{map[string]any{"primitive": "judgment", "domain": "a\x01b", "slot": "heuristics"}, `target: domain: contains a control character`},
+		{map[string]any{"primitive": "nope"}, `target: primitive "nope" is not one of`},
+		{"judgment.x.nope", `target "judgment.x.nope": slot "nope" is not one of`},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolSave, Arguments: map[string]any{"content": "x", "target": tc.target}})
+		var text string
+		if err != nil {
+			text = err.Error()
+		} else {
+			if !res.IsError {
+				t.Errorf("memory_save target %v: not refused", tc.target)
+				continue
+			}
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					text += tc.Text
+				}
+			}
+		}
+		if !strings.Contains(text, tc.want) {
+			t.Errorf("memory_save target %v: %q; want %q", tc.target, text, tc.want)
+		}
+		for _, s := range stutters {
+			if strings.Contains(text, s) {
+				t.Errorf("memory_save target %v: %q says %q", tc.target, text, s)
+			}
 		}
 	}
 }
