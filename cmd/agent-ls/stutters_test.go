@@ -183,3 +183,39 @@ func TestTargetAndScopeWordedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageLinesListWhatTheyTake: every command's usage line names each
+// flag its help lists, or ends with [flags] (render's omitted --summarize,
+// overlay's --report, diff's --format, each --agent).
+func TestUsageLinesListWhatTheyTake(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmds := [][]string{{"init"}, {"lint"}, {"render"}, {"overlay"}, {"diff"}, {"bisect"}, {"learnings"}, {"garden"},
+		{"proposals"}, {"approve"}, {"reject"}, {"promote"}, {"lens"}, {"serve"}, {"mcp"},
+		{"token", "create"}, {"token", "list"}, {"token", "revoke"}}
+	for _, s := range []string{"init", "migrate", "save", "save-batch", "list", "search", "show", "export", "import",
+		"invalidate", "corroborate", "retarget", "ledger", "events", "backup", "restore"} {
+		cmds = append(cmds, []string{"memory", s})
+	}
+	for _, c := range cmds {
+		r := runBin(t, dir, "", memEnv, append(c, "--help")...)
+		usage, _, _ := strings.Cut(r.stdout, "\n")
+		if r.code != exitOK || !strings.HasPrefix(usage, "Usage: agent-ls "+strings.Join(c, " ")) {
+			t.Errorf("%v --help: exit %d, first line %q", c, r.code, usage)
+			continue
+		}
+		if strings.HasSuffix(usage, " [flags]") || strings.Contains(usage, " [flags] ") {
+			continue
+		}
+		_, flags, _ := strings.Cut(r.stdout, "\nFlags:\n")
+		for _, line := range strings.Split(flags, "\n") {
+			if !strings.HasPrefix(line, "  --") {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "  "), " ")
+			if !strings.Contains(usage+" ", name+" ") && !strings.Contains(usage, name+"]") && !strings.Contains(usage, name+")") {
+				t.Errorf("%v: usage line %q omits %s and has no [flags]", c, usage, name)
+			}
+		}
+	}
+}
