@@ -234,7 +234,8 @@ func TestMemoryHelp(t *testing.T) {
 	}
 	for _, sub := range memorySubs() {
 		r := runBin(t, dir, "", nil, "memory", sub.name, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage: agent-ls memory "+sub.name) || !strings.Contains(r.stdout, "-store") {
+		// Every subcommand takes --store but migrate (--from and --to).
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage: agent-ls memory "+sub.name) || strings.Contains(r.stdout, "-store") != (sub.name != "migrate") {
 			t.Errorf("memory %s --help: exit %d, stdout %q, stderr %q", sub.name, r.code, r.stdout, r.stderr)
 		}
 	}
