@@ -219,3 +219,22 @@ func TestUsageLinesListWhatTheyTake(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenRevokeUnknownWordedOnce: revoking a token that is not there says
+// so once: it said "token revoke: revoke token: not found: no token ...".
+func TestTokenRevokeUnknownWordedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustOK(t, runBin(t, dir, "", memEnv, "init"), "init")
+	mustOK(t, runBin(t, dir, "", memEnv, "token", "create", "--agent", "my-agent.agent.yaml", "--name", "a"), "token create")
+	secret := "als_" + strings.Repeat("A", 43)
+	for arg, want := range map[string]string{
+		"tok_01M999QP8RZGZSCZASM2TETJHW": "agent-ls token revoke: no token tok_01M999QP8RZGZSCZASM2TETJHW\n",
+		secret:                           "agent-ls token revoke: no token has this secret\n",
+	} {
+		r := runBin(t, dir, "", memEnv, "token", "revoke", arg)
+		if r.code != exitFindings || r.stderr != want {
+			t.Errorf("token revoke %s: exit %d, stderr %q; want exit 1 and %q", arg, r.code, r.stderr, want)
+		}
+	}
+}
