@@ -311,7 +311,7 @@ func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRec
 			return res, err
 		} else if ok {
 			res.Status, res.Existing = SaveConflict, old
-			res.Guidance = pendingWhy(p) + "; save again once it is decided"
+			res.Guidance = pendingWhy(p) + "; try again once it is decided" // a save or a retarget
 			return res, nil
 		}
 	}

@@ -36,12 +36,14 @@ func TestSaveAnswersWordedOnce(t *testing.T) {
 		{w.dir, agent("memory", "save", "--target", "judgment.deploy.heuristics", "--supersedes", "01JZZZZZZZZZZZZZZZZZZZZZZZ", "x"), "memory save: no record 01JZZZZZZZZZZZZZZZZZZZZZZZ to supersede"},
 		{w.dir, agent("memory", "save", "--target", "judgment.deploy.escalationTriggers", "--supersedes", s.aGuarded, "Ask before deleting anything in prod"),
 			"memory save: conflict with " + s.aGuarded + ": proposal "},
+		// A retarget is a save underneath: its answer says to try again, not to save.
+		{w.dir, agent("memory", "retarget", s.aGuarded, "judgment.incident.escalationTriggers"), "memory retarget: conflict"},
 	} {
 		r := runBin(t, tc.dir, "", []string{"USER=ana"}, tc.args...)
 		if r.code != exitFindings || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 1 and %q", tc.args, r.code, r.stderr, tc.want)
 		}
-		for _, stutter := range []string{"not_found", "conflict: ", "save: save:"} {
+		for _, stutter := range []string{"not_found", "conflict: conflict", "with " + s.aGuarded + ": conflict", "save: save:", "retarget: conflict: conflict", "save again"} {
 			if strings.Contains(r.stderr, stutter) {
 				t.Errorf("%v: %q says %q", tc.args, r.stderr, stutter)
 			}
