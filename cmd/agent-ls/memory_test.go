@@ -196,7 +196,7 @@ func TestMemoryErrors(t *testing.T) {
 		{"invalidate unknown", []string{"invalidate", missing}, 1, "agent-ls memory invalidate: no record " + missing},
 		{"corroborate unknown", []string{"corroborate", missing, "--conversation", "c"}, 1, "no record " + missing},
 		{"corroborate without conversation", []string{"corroborate", rec.ID}, 2, "--conversation is required"},
-		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "agent-ls memory save: not_found: no record " + missing},
+		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "agent-ls memory save: no record " + missing},
 		{"bad kind", []string{"save", "--kind", "rumour", "--content", "x"}, 2, `--kind "rumour"`},
 		{"bad scope", []string{"save", "--scope", "project", "--content", "x"}, 2, "--scope"},
 		{"bad target", []string{"save", "--target", "judgment.refunds.nope", "--content", "x"}, 2, "--target"},
