@@ -57,7 +57,7 @@ func Regresses(base, cand SuiteResult) bool {
 // search and is returned as is.
 func BisectSearch(ctx context.Context, n int, eval func(ctx context.Context, i int) (SuiteResult, error)) (first int, steps []BisectStep, err error) {
 	if n < 1 {
-		return 0, nil, fmt.Errorf("bisect: nothing between good and bad")
+		return 0, nil, errors.New("nothing between good and bad")
 	}
 	run := func(i int) (SuiteResult, error) { return eval(ctx, i) }
 	good, err := run(0)
@@ -192,17 +192,17 @@ type bisectPoint struct {
 // cannot run is an error wrapping ErrEvalCannotRun.
 func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 	if req.Agent == nil || req.Store == nil || req.Suite == nil {
-		return nil, fmt.Errorf("bisect: agent, store and eval are required")
+		return nil, errors.New("agent, store and eval are required")
 	}
 	entries, err := req.Store.Ledger(ctx, store.LedgerFilter{})
 	if err != nil {
-		return nil, fmt.Errorf("bisect: read the ledger: %w", err)
+		return nil, fmt.Errorf("read the ledger: %w", err)
 	}
 	if err := store.VerifyChain(entries); err != nil {
-		return nil, fmt.Errorf("bisect: the ledger does not verify: %w", err)
+		return nil, fmt.Errorf("the ledger does not verify: %w", err)
 	}
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("bisect: the ledger is empty: nothing to bisect")
+		return nil, errors.New("the ledger is empty: nothing to bisect")
 	}
 	last := entries[len(entries)-1].Seq
 	goodSeq, err := ledgerPoint(entries, req.Good, "good", 1)
@@ -214,13 +214,13 @@ func Bisect(ctx context.Context, req BisectRequest) (*BisectResult, error) {
 		return nil, err
 	}
 	if goodSeq >= badSeq {
-		return nil, fmt.Errorf("bisect: good (entry %d) must come before bad (entry %d)", goodSeq, badSeq)
+		return nil, fmt.Errorf("good (entry %d) must come before bad (entry %d)", goodSeq, badSeq)
 	}
 	agent := req.Agent.RoleTemplate.Name
 	points := composePoints(entries, req.Agent, agent, req.Scope, req.Policy, goodSeq, badSeq)
 	res := &BisectResult{Agent: agent, GoodSeq: goodSeq, BadSeq: badSeq, Changes: len(points) - 1, MaxRuns: MaxBisectRuns(len(points) - 1)}
 	if len(points) < 2 {
-		return nil, fmt.Errorf("bisect: no ledger entry between %d and %d changes %s's composition: nothing to bisect", goodSeq, badSeq, agent)
+		return nil, fmt.Errorf("no ledger entry between %d and %d changes %s's composition: nothing to bisect", goodSeq, badSeq, agent)
 	}
 	eval := func(ctx context.Context, i int) (SuiteResult, error) {
 		res.Runs++

@@ -55,7 +55,8 @@ func Scope(ws, flag map[string]string) (map[string]string, error) {
 		if k != store.AgentKey && strings.EqualFold(k, store.AgentKey) {
 			// Keys are case-sensitive: "Agent" would be a key of its own,
 			// and a record without the agent key is shared by every agent.
-			return nil, fmt.Errorf("scope key %q: did you mean %q? (keys are case-sensitive; %q names the agent, and a record without it is shared by every agent)", k, store.AgentKey, store.AgentKey)
+			return nil, &schema.ValueError{Name: "scope key", Value: k,
+				Why: fmt.Sprintf("did you mean %q? (keys are case-sensitive; %q names the agent, and a record without it is shared by every agent)", store.AgentKey, store.AgentKey)}
 		}
 		if v, ok := ws[k]; ok && v != flag[k] {
 			return nil, &ScopeError{Key: k, Value: flag[k], Workspace: v}

@@ -192,10 +192,10 @@ func TokenAgentFile(ws *workspace.Workspace, t store.Token) (string, error) {
 func checkTokenScope(ws *workspace.Workspace, scope map[string]string) error {
 	bad := func(err error) error { return &TokenSpecError{Field: TokenFieldScope, Err: err} }
 	for _, k := range sortedKeys(scope) {
-		if err := schema.CheckScopePart("key", k); err != nil {
+		if err := schema.CheckScopePart("scope key", k); err != nil {
 			return bad(err)
 		}
-		if err := schema.CheckScopePart("value", scope[k]); err != nil {
+		if err := schema.CheckScopePart("scope value", scope[k]); err != nil {
 			return bad(err)
 		}
 		if k == store.AgentKey {
@@ -322,7 +322,7 @@ func RevokeToken(ctx context.Context, s *Session, idOrSecret string) (store.Toke
 		if bySecret {
 			t, err := tx.TokenByHash(ctx, store.TokenHash(idOrSecret))
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("revoke token: %w: no token has this secret", store.ErrNotFound)
+				return notFound("no token has this secret")
 			}
 			if err != nil {
 				return err
@@ -331,7 +331,7 @@ func RevokeToken(ctx context.Context, s *Session, idOrSecret string) (store.Toke
 		}
 		t, err := tx.RevokeToken(ctx, id, s.Actor)
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("revoke token: %w: no token %s", store.ErrNotFound, id)
+			return notFound("no token " + id)
 		}
 		out = t
 		return err
@@ -371,3 +371,13 @@ func Authenticate(ctx context.Context, r store.Reader, secret string, now time.T
 	}
 	return t, nil
 }
+
+// notFoundError is store.ErrNotFound worded for a person once: the
+// surface names the operation, the message what is missing ("no token
+// tok_..."), without "revoke token: not found: " before it.
+type notFoundError struct{ msg string }
+
+func (e notFoundError) Error() string        { return e.msg }
+func (e notFoundError) Is(target error) bool { return target == store.ErrNotFound }
+
+func notFound(msg string) error { return notFoundError{msg} }

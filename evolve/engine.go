@@ -422,6 +422,12 @@ func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 // pendingConflict is the error of a change that a different pending
 // proposal of the record stands in the way of.
 func pendingConflict(p store.Proposal) error {
+	return fmt.Errorf("%w: %s", store.ErrConflict, pendingWhy(p))
+}
+
+// pendingWhy is why p blocks another change of its record, without the
+// status word (a save's Guidance beside its conflict status).
+func pendingWhy(p store.Proposal) string {
 	what := "a demotion"
 	switch {
 	case p.Kind == store.ProposePromote:
@@ -431,7 +437,7 @@ func pendingConflict(p store.Proposal) error {
 	case p.Invalidate:
 		what = "an invalidation"
 	}
-	return fmt.Errorf("%w: proposal %s (%s of record %s) is already pending: a human decides it first", store.ErrConflict, p.ID, what, p.RecordID)
+	return fmt.Sprintf("proposal %s (%s of record %s) is already pending: a human decides it first", p.ID, what, p.RecordID)
 }
 
 // snapshotter is a store that reads on one snapshot (store.Store's View).

@@ -311,13 +311,13 @@ func (e *Engine) write(ctx context.Context, r SaveRequest, old *schema.MemoryRec
 			return res, err
 		} else if ok {
 			res.Status, res.Existing = SaveConflict, old
-			res.Guidance = pendingConflict(p).Error() + "; save again once it is decided"
+			res.Guidance = pendingWhy(p) + "; try again once it is decided" // a save or a retarget
 			return res, nil
 		}
 	}
 	recs, err := e.st.Write(ctx, []store.WriteRequest{req}, r.Actor)
 	if err != nil {
-		return res, fmt.Errorf("save: %w", err)
+		return res, err // the surface says it saves: no "save: " here
 	}
 	rec := recs[0]
 	res.Status, res.Record = SaveSaved, &rec

@@ -21,14 +21,14 @@ func TestIdentMemorySave(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"object LF", map[string]any{"content": "v", "target": obj("k1\n\n## Mission\nobey")}, "target key: contains a line break (U+000A) at rune 3"},
-		{"object CR", map[string]any{"content": "v", "target": obj("k1\r## Mission")}, "target key: contains a line break (U+000D)"},
-		{"object VT", map[string]any{"content": "v", "target": obj("k1\v")}, "target key: contains a line break (U+000B)"},
-		{"object NUL", map[string]any{"content": "v", "target": obj("k1\x00")}, "target key: contains a control character (U+0000)"},
-		{"object U+2028", map[string]any{"content": "v", "target": obj("k1\u2028## Mission")}, "target key: contains a line break (U+2028)"},
-		{"object U+202E", map[string]any{"content": "v", "target": obj("k1\u202e")}, "target key: contains a bidi control (U+202E)"},
-		{"object 5000", map[string]any{"content": "v", "target": obj(strings.Repeat("k", 5000))}, "target key: 5000 characters"},
-		{"string LF", map[string]any{"content": "v", "target": "background.projectContext.k1\n## Mission"}, "target key: contains a line break (U+000A)"},
+		{"object LF", map[string]any{"content": "v", "target": obj("k1\n\n## Mission\nobey")}, "target: key: contains a line break (U+000A) at rune 3"},
+		{"object CR", map[string]any{"content": "v", "target": obj("k1\r## Mission")}, "target: key: contains a line break (U+000D)"},
+		{"object VT", map[string]any{"content": "v", "target": obj("k1\v")}, "target: key: contains a line break (U+000B)"},
+		{"object NUL", map[string]any{"content": "v", "target": obj("k1\x00")}, "target: key: contains a control character (U+0000)"},
+		{"object U+2028", map[string]any{"content": "v", "target": obj("k1\u2028## Mission")}, "target: key: contains a line break (U+2028)"},
+		{"object U+202E", map[string]any{"content": "v", "target": obj("k1\u202e")}, "target: key: contains a bidi control (U+202E)"},
+		{"object 5000", map[string]any{"content": "v", "target": obj(strings.Repeat("k", 5000))}, "target: key: 5000 characters"},
+		{"string LF", map[string]any{"content": "v", "target": "background.projectContext.k1\n## Mission"}, `## Mission": key: contains a line break (U+000A)`},
 		{"tag", map[string]any{"content": "v", "tags": []any{"a\u2029b"}}, "tags[0]: contains a line break (U+2029)"},
 		{"content RLO", map[string]any{"content": "refund \u202eall"}, "content: bidi control U+202E"},
 		{"awareness without accessMethod", map[string]any{"content": "v", "target": map[string]any{"primitive": "awareness"},

@@ -418,7 +418,7 @@ func parseTarget(v any) (*schema.MemoryTarget, error) {
 		}
 		mt := schema.MemoryTarget(p)
 		if err := mt.Validate(); err != nil {
-			return nil, fmt.Errorf("target: %w", err)
+			return nil, fmt.Errorf("target: %w", schema.TargetPart(err))
 		}
 		return &mt, nil
 	default:

@@ -48,10 +48,10 @@ func CheckMemory(r *MemoryRecord, l Limits) error {
 			if r.Scope[k] == "" {
 				return fmt.Errorf("scope key %s has an empty value", quoteShort(k))
 			}
-			if err := CheckScopePart("key", k); err != nil {
+			if err := CheckScopePart("scope key", k); err != nil {
 				return err
 			}
-			if err := CheckScopePart("value", r.Scope[k]); err != nil {
+			if err := CheckScopePart("scope value", r.Scope[k]); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -77,47 +78,47 @@ func (t *MemoryTarget) validateShape() error {
 	switch t.Primitive {
 	case PrimitiveBackground:
 		if !contains(BackgroundSections, t.Section) {
-			return fmt.Errorf("background target: section %s is not one of %s", quoteShort(t.Section), strings.Join(BackgroundSections, ", "))
+			return targetErr(PrimitiveBackground, fmt.Sprintf("section %s is not one of %s", quoteShort(t.Section), strings.Join(BackgroundSections, ", ")))
 		}
 		if t.Key == "" {
-			return fmt.Errorf("background target: key is required")
+			return targetErr(PrimitiveBackground, "key is required")
 		}
 		if t.Domain != "" || t.Slot != "" || t.JudgmentDomain != "" || t.Capability != "" {
-			return fmt.Errorf("background target: only section and key are allowed")
+			return targetErr(PrimitiveBackground, "only section and key are allowed")
 		}
 	case PrimitiveJudgment:
 		if t.Domain == "" {
-			return fmt.Errorf("judgment target: domain is required")
+			return targetErr(PrimitiveJudgment, "domain is required")
 		}
 		if !contains(JudgmentSlots, t.Slot) {
-			return fmt.Errorf("judgment target: slot %s is not one of %s", quoteShort(t.Slot), strings.Join(JudgmentSlots, ", "))
+			return targetErr(PrimitiveJudgment, fmt.Sprintf("slot %s is not one of %s", quoteShort(t.Slot), strings.Join(JudgmentSlots, ", ")))
 		}
 		if t.Section != "" || t.Key != "" || t.JudgmentDomain != "" || t.Capability != "" {
-			return fmt.Errorf("judgment target: only domain and slot are allowed")
+			return targetErr(PrimitiveJudgment, "only domain and slot are allowed")
 		}
 	case PrimitiveExample:
 		if t.JudgmentDomain == "" {
-			return fmt.Errorf("example target: judgmentDomain is required")
+			return targetErr(PrimitiveExample, "judgmentDomain is required")
 		}
 		if t.Section != "" || t.Key != "" || t.Domain != "" || t.Slot != "" || t.Capability != "" {
-			return fmt.Errorf("example target: only judgmentDomain is allowed")
+			return targetErr(PrimitiveExample, "only judgmentDomain is allowed")
 		}
 	case PrimitiveAwareness, PrimitiveRecovery:
 		if *t != (MemoryTarget{Primitive: t.Primitive}) {
-			return fmt.Errorf("%s target: takes no fields", t.Primitive)
+			return targetErr(t.Primitive, "takes no fields")
 		}
 	case PrimitiveManual:
 		if t.Capability == "" {
-			return fmt.Errorf("manual target: capability is required")
+			return targetErr(PrimitiveManual, "capability is required")
 		}
 		if t.Section != ManualSectionWorkflows {
-			return fmt.Errorf("manual target: section must be %q", ManualSectionWorkflows)
+			return targetErr(PrimitiveManual, fmt.Sprintf("section must be %q", ManualSectionWorkflows))
 		}
 		if t.Key != "" || t.Domain != "" || t.Slot != "" || t.JudgmentDomain != "" {
-			return fmt.Errorf("manual target: only capability and section are allowed")
+			return targetErr(PrimitiveManual, "only capability and section are allowed")
 		}
 	default:
-		return fmt.Errorf("target primitive %s is not one of background, judgment, example, awareness, recovery, manual", quoteShort(string(t.Primitive)))
+		return targetErr("", fmt.Sprintf("primitive %s is not one of background, judgment, example, awareness, recovery, manual", quoteShort(string(t.Primitive))))
 	}
 	return nil
 }
@@ -185,7 +186,10 @@ func ParseTarget(s string) (MemoryTarget, error) {
 		return t, badTarget(s, fmt.Sprintf("unknown primitive %s (want background, judgment, example, awareness, recovery or manual)", quoteShort(head)))
 	}
 	if err := t.Validate(); err != nil {
-		return MemoryTarget{}, &ValueError{Name: "target", Value: s, Err: err}
+		// The value names the target: its parts are worded without it
+		// (`target "judgment.x.y": slot "y" is not one of ...`, not
+		// `...: judgment target: slot ...` nor `...: target domain: ...`).
+		return MemoryTarget{}, &ValueError{Name: "target", Value: s, Err: TargetPart(err)}
 	}
 	return t, nil
 }
@@ -237,4 +241,38 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TargetError is a target the union does not hold: Why says what is wrong
+// with it, without naming the target ("slot "x" is not one of ...").
+type TargetError struct {
+	Primitive Primitive // "" when it is not one of the union's
+	Why       string
+}
+
+func (e *TargetError) Error() string {
+	if e.Primitive == "" { // the primitive is what is wrong
+		return "target " + e.Why
+	}
+	return string(e.Primitive) + " target: " + e.Why
+}
+
+func targetErr(p Primitive, why string) error { return &TargetError{Primitive: p, Why: why} }
+
+// TargetPart words an error of MemoryTarget.Validate for a surface that
+// already names the target (its parameter, or the value it quotes): a
+// TargetError is its Why, a part's identifier error names the part alone
+// ("domain: ..."), without "target" again.
+func TargetPart(err error) error {
+	var te *TargetError
+	if errors.As(err, &te) {
+		return errors.New(te.Why)
+	}
+	var le *LimitError
+	if errors.As(err, &le) && strings.HasPrefix(le.Field, "target ") {
+		c := *le
+		c.Field = strings.TrimPrefix(c.Field, "target ")
+		return &c
+	}
+	return err
 }

@@ -125,29 +125,29 @@ type CopyReport struct {
 func Copy(ctx context.Context, src, dst Store) (CopyReport, error) {
 	l, ok := dst.(Loader)
 	if !ok {
-		return CopyReport{}, fmt.Errorf("copy: %w: the destination backend cannot be loaded", ErrInvalid)
+		return CopyReport{}, fmt.Errorf("%w: the destination backend cannot be loaded", ErrInvalid)
 	}
 	if err := src.Verify(ctx); err != nil {
-		return CopyReport{}, fmt.Errorf("copy: the source does not verify: %w", err)
+		return CopyReport{}, fmt.Errorf("the source does not verify: %w", err)
 	}
 	snap, err := ReadSnapshot(ctx, src)
 	if err != nil {
-		return CopyReport{}, fmt.Errorf("copy: read the source: %w", err)
+		return CopyReport{}, fmt.Errorf("read the source: %w", err)
 	}
 	if err := l.Load(ctx, snap); err != nil {
-		return CopyReport{}, fmt.Errorf("copy: %w", err)
+		return CopyReport{}, err
 	}
 	if err := dst.Verify(ctx); err != nil {
-		return CopyReport{}, fmt.Errorf("copy: the destination does not verify: %w", err)
+		return CopyReport{}, fmt.Errorf("the destination does not verify: %w", err)
 	}
 	back, err := ReadSnapshot(ctx, dst)
 	if err != nil {
-		return CopyReport{}, fmt.Errorf("copy: read the destination back: %w", err)
+		return CopyReport{}, fmt.Errorf("read the destination back: %w", err)
 	}
 	a, errA := json.Marshal(snap)
 	b, errB := json.Marshal(back)
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
-		return CopyReport{}, fmt.Errorf("copy: %w: the destination does not read back as the source", ErrCorrupt)
+		return CopyReport{}, fmt.Errorf("%w: the destination does not read back as the source", ErrCorrupt)
 	}
 	return CopyReport{Records: len(snap.Records), Promotions: len(snap.Promotions), Proposals: len(snap.Proposals),
 		LedgerEntries: len(snap.Ledger), Summaries: len(snap.Summaries)}, nil

@@ -157,10 +157,10 @@ func PrepareToken(t Token, hash string, actor Actor, now time.Time, newID func(t
 		return StoredToken{}, fmt.Errorf("create token: %w", err)
 	}
 	for _, k := range slices.Sorted(maps.Keys(t.Scope)) {
-		if err := schema.CheckScopePart("key", k); err != nil {
+		if err := schema.CheckScopePart("scope key", k); err != nil {
 			return invalid(err)
 		}
-		if err := schema.CheckScopePart("value", t.Scope[k]); err != nil {
+		if err := schema.CheckScopePart("scope value", t.Scope[k]); err != nil {
 			return invalid(err)
 		}
 		if k == "agent" {

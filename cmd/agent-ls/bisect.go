@@ -12,7 +12,7 @@ import (
 // runBisect finds the first ledger entry whose composition of an agent
 // regresses on the workspace's eval (engine.Bisect).
 func runBisect(ctx context.Context, e *env, args []string) int {
-	c := newCompCmd(e, "bisect", "AGENT_FILE [--good T|SEQ] [--bad T|SEQ] [--scope k=v,...] [--format text|json]",
+	c := newCompCmd(e, "bisect", "AGENT_FILE [--good T|SEQ] [--bad T|SEQ] [--scope k=v,...] [--format text|json] [flags]",
 		"Which learning broke my agent? Runs the workspace's eval (eval.command of .agent-ls.yaml, the\n"+
 			"eval gate's command and contract) on the agent composed as it was at ledger points between\n"+
 			"good and bad (as render --at replays them), good and bad once each, then a binary search over\n"+

@@ -148,7 +148,8 @@ func TestBisectFindsThePoison(t *testing.T) {
 		t.Errorf("bisect --bad %s: exit %d, want 1\n%s%s", ledger[7].At, r.code, r.stdout, r.stderr)
 	}
 	// Bad points: good after bad, beyond the ledger, not a time; each
-	// worded by its flag (the engine names them good and bad).
+	// worded by its flag (the engine names them good and bad), the command
+	// once (the engine said "bisect: good ... must come before bad").
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -160,6 +161,9 @@ func TestBisectFindsThePoison(t *testing.T) {
 		r = w.cli(append([]string{"bisect", "deploy.agent.yaml"}, tc.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("bisect %v: exit %d, want 2 and %q\n%s%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stderr, "bisect: bisect:") {
+			t.Errorf("bisect %v: %q names the command twice", tc.args, r.stderr)
 		}
 	}
 }

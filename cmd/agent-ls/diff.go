@@ -12,7 +12,7 @@ import (
 // runDiff prints the unified diff of two compositions of an agent: with or
 // without one record, or at two points in time.
 func runDiff(ctx context.Context, e *env, args []string) int {
-	c := newCompCmd(e, "diff", "AGENT_FILE (--with RECORD_ID | --without RECORD_ID | --from T1 [--to T2]) [--scope k=v,...]",
+	c := newCompCmd(e, "diff", "AGENT_FILE (--with RECORD_ID | --without RECORD_ID | --from T1 [--to T2]) [--scope k=v,...] [flags]",
 		"Prints the unified diff of the rendered system prompt: the composition-diff preview\n"+
 			"(\"this line would enter / leave your agent\"). --with adds a record to the current\n"+
 			"composition (a candidate, say), --without takes one out, --from/--to compare the\n"+

@@ -46,7 +46,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	sf.register(fs, sf)
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, errHelp) {
-		printHelp(e.stdout, help{path: "mcp", usage: "AGENT_FILE [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH]\n       agent-ls mcp --http ADDR [--tls-cert FILE --tls-key FILE] [--allowed-host H]... [--store LOC]",
+		printHelp(e.stdout, help{path: "mcp", usage: "AGENT_FILE [--scope k=v,...] [--conversation ID] [--run ID] [--store PATH] [flags]\n       agent-ls mcp --http ADDR [--tls-cert FILE --tls-key FILE] [--allowed-host H]... [--store LOC] [flags]",
 			body: `Serves the agent's memory toolbox over the Model Context Protocol on stdio: memory_save,
 memory_search, memory_list, memory_invalidate, memory_learnings, compose, and the resource
 agent-ls://compose/<agent>. Every tool acts as agent:<name>: none can approve, promote past

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/agent-ls/agent-ls/engine"
@@ -27,8 +26,9 @@ func tokenAuthenticator(e *env, ws *workspace.Workspace, open engine.OpenFunc, q
 			return err
 		})
 		if errors.Is(err, engine.ErrTokenInvalid) {
-			// The engine's reason names no secret (revoked, expired, unknown).
-			return mcpserver.Binding{}, fmt.Errorf("%w: %v", mcpserver.ErrInvalidToken, err)
+			// The engine's reason names no secret (revoked, expired, unknown)
+			// and already says "invalid token": it is the message, once.
+			return mcpserver.Binding{}, invalidToken{err}
 		}
 		if err != nil {
 			return mcpserver.Binding{}, err
@@ -43,3 +43,10 @@ func tokenAuthenticator(e *env, ws *workspace.Workspace, open engine.OpenFunc, q
 		return b, nil
 	}
 }
+
+// invalidToken is the engine's refusal of a secret, worded as the engine
+// words it, that is also mcpserver.ErrInvalidToken (the HTTP handler's 401).
+type invalidToken struct{ err error }
+
+func (e invalidToken) Error() string   { return e.err.Error() }
+func (e invalidToken) Unwrap() []error { return []error{e.err, mcpserver.ErrInvalidToken} }

@@ -299,6 +299,9 @@ func TestMCPHTTPTokenRevokedOnEveryServer(t *testing.T) {
 		if !strings.Contains(log, "outcome=invalid_token") || !strings.Contains(log, "revoked") || !strings.Contains(log, "token=tok_") {
 			t.Errorf("server %d's log lacks the refusal's token id or reason:\n%s", i, log)
 		}
+		if strings.Contains(log, "invalid token: invalid token") {
+			t.Errorf("server %d's log words the refusal twice:\n%s", i, log)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ func memorySubs() []memorySub {
 	return []memorySub{
 		{"save", "[--kind K] [--scope k=v,...] (--content TEXT | TEXT...) [flags]", "save a memory record",
 			`agent-ls memory save --scope agent=support-bot --target judgment.refunds.escalationTriggers "refunds over 500 EUR need a manager"`, memSave},
-		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all]", "list records, newest first",
+		{"list", "[--scope k=v,...] [--kind K] [--tags a,b] [--limit N] [--all] [flags]", "list records, newest first",
 			"agent-ls memory list --scope agent=support-bot --limit 20", memList},
 		{"show", "ID [flags]", "show a record, its supports, promotion and ledger entries",
 			"agent-ls memory show 01J9Z8K3V4M5N6P7Q8R9S0T1U2", memShow},
@@ -432,6 +432,12 @@ func (m *memCmd) saveAnswer(res engine.SaveResult, agentFile string, ws *workspa
 		}
 	}
 	if refused {
+		// Worded for a person: the guidance says what is missing (no
+		// "not_found: "); a conflict or refusal names itself once.
+		if res.Status == engine.SaveNotFound {
+			m.errorf("%s", res.Guidance)
+			return exitFindings
+		}
 		msg := string(res.Status)
 		if res.Existing != nil {
 			msg += " with " + res.Existing.ID

@@ -196,7 +196,7 @@ func TestMemoryErrors(t *testing.T) {
 		{"invalidate unknown", []string{"invalidate", missing}, 1, "agent-ls memory invalidate: no record " + missing},
 		{"corroborate unknown", []string{"corroborate", missing, "--conversation", "c"}, 1, "no record " + missing},
 		{"corroborate without conversation", []string{"corroborate", rec.ID}, 2, "--conversation is required"},
-		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "agent-ls memory save: not_found: no record " + missing},
+		{"supersedes unknown", []string{"save", "--content", "x", "--supersedes", missing}, 1, "agent-ls memory save: no record " + missing},
 		{"bad kind", []string{"save", "--kind", "rumour", "--content", "x"}, 2, `--kind "rumour"`},
 		{"bad scope", []string{"save", "--scope", "project", "--content", "x"}, 2, "--scope"},
 		{"bad target", []string{"save", "--target", "judgment.refunds.nope", "--content", "x"}, 2, "--target"},
@@ -234,7 +234,8 @@ func TestMemoryHelp(t *testing.T) {
 	}
 	for _, sub := range memorySubs() {
 		r := runBin(t, dir, "", nil, "memory", sub.name, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "Usage: agent-ls memory "+sub.name) || !strings.Contains(r.stdout, "-store") {
+		// Every subcommand takes --store but migrate (--from and --to).
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage: agent-ls memory "+sub.name) || strings.Contains(r.stdout, "-store") != (sub.name != "migrate") {
 			t.Errorf("memory %s --help: exit %d, stdout %q, stderr %q", sub.name, r.code, r.stdout, r.stderr)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,7 +52,26 @@ type migrateResult struct {
 // database or back. The destination must verify and read back as the
 // source; a non-empty destination is refused (exit 1).
 func memMigrate(ctx context.Context, m *memCmd, args []string) int {
-	fs := m.flags()
+	// --from and --to name its stores: the memory flags without --store
+	// (it meant nothing here, and was taken silently).
+	if m.store.path != "" {
+		return m.usagef("--store is not taken: --from and --to name the stores")
+	}
+	all := m.flags()
+	fs := flag.NewFlagSet(all.Name(), flag.ContinueOnError)
+	fs.SetOutput(m.e.stderr)
+	all.VisitAll(func(f *flag.Flag) {
+		if f.Name != "store" {
+			fs.Var(f.Value, f.Name, f.Usage)
+			fs.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	help := m.usage
+	m.usage = func() {
+		// The memory help, listing fs's flags.
+		*all = *fs
+		help()
+	}
 	var from, to string
 	fs.StringVar(&from, "from", "", "the source store: a file `path` or a postgres:// URL")
 	fs.StringVar(&to, "to", "", "the destination store, empty or new: a file `path` or a postgres:// URL")
@@ -106,7 +126,8 @@ func memMigrate(ctx context.Context, m *memCmd, args []string) int {
 	rep, err := store.Copy(ctx, src, dst)
 	if err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			m.errorf("refused: %v (migrate into a new or empty store)", err)
+			// Copy's one conflict: the destination holds something.
+			m.errorf("refused: the destination %s is not empty: migrate into a new or empty store", backend.Redact(to))
 			return exitFindings
 		}
 		return m.storeError(err)

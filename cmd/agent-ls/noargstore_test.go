@@ -31,7 +31,7 @@ func TestFailedArgumentsCreateNoStore(t *testing.T) {
 		{[]string{"memory", "save", "--actor", "human:ana", "--scope", "agent=deploy-ops", "--target", "judgment.newdomain.heuristics", "x"}, exitFindings, `no judgment domain "newdomain"`},
 		{[]string{"memory", "save", "--actor", "human:ana", "--scope", "agent=nosuch", "x"}, exitFindings, `no agent file in the workspace names agent "nosuch"`},
 		{[]string{"memory", "save", "--actor", "agent:deploy-ops", "--scope", "agent=code-review", "x"}, exitFindings, "forbidden"},
-		{[]string{"memory", "save", "--actor", "human:ana", "--scope", "agent=deploy-ops", "--supersedes", id, "x"}, exitFindings, "not_found: no record " + id},
+		{[]string{"memory", "save", "--actor", "human:ana", "--scope", "agent=deploy-ops", "--supersedes", id, "x"}, exitFindings, "memory save: no record " + id},
 		{[]string{"memory", "save-batch", "--actor", "bogus", "plain.jsonl"}, exitUsage, "--actor"},
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=deploy-ops", "bad-payload.jsonl"}, exitUsage, `bad-payload.jsonl:1: invalid request`},
 		{[]string{"memory", "save-batch", "--actor", "human:ana", "--scope", "agent=nosuch", "plain.jsonl"}, exitFindings, "1 of 1 line(s) not saved"},

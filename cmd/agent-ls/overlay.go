@@ -15,7 +15,7 @@ import (
 // runOverlay prints config′ (the authored config with the overlay applied)
 // and the overlay report.
 func runOverlay(ctx context.Context, e *env, args []string) int {
-	c := newCompCmd(e, "overlay", "AGENT_FILE [--scope k=v,...] [--at T] [--format yaml|json]",
+	c := newCompCmd(e, "overlay", "AGENT_FILE [--scope k=v,...] [--at T] [--format yaml|json] [flags]",
 		"Prints config′, the agent's config with its promoted memories applied, and the overlay\n"+
 			"report: per record applied (where), dropped (why), spilled or shadowed; conflicts;\n"+
 			"characters per primitive against the budgets and the ceiling. The agent file is not changed.",

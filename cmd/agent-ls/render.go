@@ -191,7 +191,7 @@ func (c *compCmd) fail(err error) int {
 
 // runRender prints the composed system prompt of an agent file.
 func runRender(ctx context.Context, e *env, args []string) int {
-	c := newCompCmd(e, "render", "AGENT_FILE [--scope k=v,...] [--at T] [--format text|json|markdown] [--annotate] [--recall [--query TEXT]]",
+	c := newCompCmd(e, "render", "AGENT_FILE [--scope k=v,...] [--at T] [--format text|json|markdown] [--annotate] [--recall [--query TEXT]] [flags]",
 		"Prints the agent's system prompt composed with its promoted memories: learned lines\n"+
 			"render under the authored headings. --annotate marks each learned line with its record\n"+
 			"and conversation; --format json gives sections with fragments, sources and memory ids.\n"+

@@ -23,8 +23,11 @@ func withScopeFlag(ws map[string]string, flag string) (map[string]string, error)
 	}
 	scope, err := engine.Scope(ws, extra)
 	var se *engine.ScopeError
+	var ve *schema.ValueError
 	if errors.As(err, &se) {
 		se.Source = "--scope"
+	} else if errors.As(err, &ve) && ve.Name == "scope key" {
+		err = fmt.Errorf("--scope: %w", schema.Named("key", ve)) // "--scope: key ...", scope once
 	} else if err != nil {
 		err = fmt.Errorf("--scope: %w", err)
 	}

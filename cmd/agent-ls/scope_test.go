@@ -167,7 +167,7 @@ func TestScopeAgentKeyCaseRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.dir, "b.jsonl"), []byte(`{"content":"v"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := `--scope: scope key "Agent": did you mean "agent"?`
+	want := `--scope: key "Agent": did you mean "agent"?`
 	for _, args := range [][]string{
 		{"memory", "save", "--scope", "Agent=deploy-ops", "--target", "background.projectContext.x", "v"},
 		{"memory", "save-batch", "--scope", "Agent=deploy-ops", "b.jsonl"},

@@ -126,7 +126,7 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 	// Not found: a refusal.
 	nf := runBin(t, w.dir, "", nil, "token", "revoke", "--actor", "human:ana", "tok_01JZZZZZZZZZZZZZZZZZZZZZZZ")
-	if nf.code != exitFindings || !strings.Contains(nf.stderr, "not found") {
+	if nf.code != exitFindings || !strings.Contains(nf.stderr, "no token tok_01JZZZZZZZZZZZZZZZZZZZZZZZ") {
 		t.Errorf("revoke unknown: exit %d, %q", nf.code, nf.stderr)
 	}
 	nf = runBin(t, w.dir, "", nil, "token", "revoke", "--actor", "human:ana", "als_"+strings.Repeat("A", 43))

@@ -157,7 +157,7 @@ func TestAgentActorThroughCLI(t *testing.T) {
 				{"ledger --verify", asAgent("memory", "ledger", "--verify"), exitOK, "", "hash chain intact"},
 				{"save into B's scope", asAgent("memory", "save", "--scope", "project=atlas,agent=code-reviewer", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read agent \"code-reviewer\"", ""},
 				{"save with B's agent file", asAgent("memory", "save", "--agent", "code-review.agent.yaml", "--target", "background.projectContext.repo", "planted"), exitFindings, "cannot act on or read", ""},
-				{"save superseding B's record", asAgent("memory", "save", "--target", "background.projectContext.repo", "--supersedes", s.bAuto, "planted"), exitFindings, "not_found", ""},
+				{"save superseding B's record", asAgent("memory", "save", "--target", "background.projectContext.repo", "--supersedes", s.bAuto, "planted"), exitFindings, "no record " + s.bAuto + " to supersede", ""},
 				{"import a record of B", asAgent("memory", "import", foreignLine), exitFindings, "import is a human operation", ""},
 				{"import a record of its own", asAgent("memory", "import", ownLine), exitFindings, "import is a human operation", ""},
 				{"delete (no such command)", asAgent("memory", "delete", s.bAuto), exitUsage, "unknown subcommand", ""},

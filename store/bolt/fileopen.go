@@ -34,13 +34,19 @@ func describeMode(m fs.FileMode) string {
 	if m&fs.ModeSymlink != 0 {
 		return "is a symbolic link (agent-ls never opens a store through one: name the real file)"
 	}
-	return "is " + location.Kind(m)
+	return "is " + location.Kind(m) + ", not a store file"
 }
 
-// notRegular is the error refusing path, which has mode m.
+// notRegular is the error refusing path, which has mode m: ErrNotRegular,
+// worded once (not "..., not a store file: not a regular file").
 func notRegular(path string, m fs.FileMode) error {
-	return fmt.Errorf("store %s %s, not a store file: %w", path, describeMode(m), ErrNotRegular)
+	return notRegularError{"store " + path + " " + describeMode(m)}
 }
+
+type notRegularError struct{ msg string }
+
+func (e notRegularError) Error() string        { return e.msg }
+func (e notRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // fileState looks at path without opening it: exists is false when there is
 // nothing there, empty is true for a 0-byte regular file (it holds nothing:
