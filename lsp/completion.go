@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf16"
@@ -44,13 +45,20 @@ func (s *server) Completion(ctx context.Context, p *protocol.CompletionParams) (
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		cc, ok = jsonScanContext(text, pos)
 	}
-	if !ok || cc.key == "" && served(path) != nil {
+	other := served(path) != nil
+	if !ok || cc.key == "" && other {
 		// Another file (a memory record's YAML, or any YAML an editor
 		// asks about) gets the values of a record's keys, never an agent
 		// file's keys and snippets.
 		return out, nil
 	}
-	out.Items = completionItems(cc, s.parsedDocument(p.TextDocument.URI, path, text), path)
+	doc := s.parsedDocument(p.TextDocument.URI, path, text)
+	if other && !recordShaped(doc, schema.JoinPointer(cc.parent, cc.key)) {
+		// Not a memory record either: a Kubernetes manifest's kind is
+		// not a memory kind.
+		return out, nil
+	}
+	out.Items = completionItems(cc, doc, path)
 	return out, nil
 }
 
@@ -421,6 +429,31 @@ func valueChoices(parent, key string, doc *schema.Document, path string) []choic
 		add("existing judgment domain", judgmentDomains(doc, path)...)
 	}
 	return out
+}
+
+// recordShaped reports whether doc reads as a memory record: a mapping
+// whose every top-level key is one of the record schema's properties. A
+// text that does not parse (mid-edit) is judged by at, the pointer being
+// completed: its top-level key must be a record's.
+func recordShaped(doc *schema.Document, at string) bool {
+	props := schema.SchemaDocFor(schema.FileRecords).Properties("")
+	isProp := func(name string) bool {
+		return slices.ContainsFunc(props, func(p schema.SchemaProperty) bool { return p.Name == name })
+	}
+	if doc == nil {
+		toks := schema.SplitPointer(at)
+		return len(toks) > 0 && isProp(toks[0])
+	}
+	keys := doc.Children("")
+	if len(keys) == 0 {
+		return false
+	}
+	for _, k := range keys {
+		if !isProp(lastToken(k)) {
+			return false
+		}
+	}
+	return true
 }
 
 // recordEnum reads an enum of the memory-record schema by JSON Pointer.

@@ -132,3 +132,35 @@ func TestDomainCompletionSiblingsAsAgentFiles(t *testing.T) {
 		t.Errorf("domain completion = %q, want [deploy] from team[1]/Ops.Agent.YAML", labels)
 	}
 }
+
+// TestRecordValuesOnlyInRecordShapedFiles: an editor that starts the
+// server for every YAML file gets a memory record's values (kind,
+// primitive, ...) only in a document shaped like a record (every top-level
+// key a record's); a Kubernetes manifest's kind was offered memory kinds.
+func TestRecordValuesOnlyInRecordShapedFiles(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	c := startServer(t, Options{NoWatch: true})
+	c.initialize(env.root, nil, false)
+	for _, tt := range []struct {
+		file, text string
+		pos        protocol.Position
+		want       bool
+	}{
+		{"deploy.yaml", "apiVersion: apps/v1\nkind: \nmetadata:\n  name: web\n", protocol.Position{Line: 1, Character: 6}, false},
+		{"compose.yaml", "services:\n  web:\n    target:\n      primitive: \n", protocol.Position{Line: 3, Character: 17}, false},
+		{"r.memory.yaml", "content: Deploys go out on Thursdays\nkind: \n", protocol.Position{Line: 1, Character: 6}, true},
+		{"r2.memory.yaml", "kind: fact\ntarget:\n  primitive: \n", protocol.Position{Line: 2, Character: 13}, true},
+	} {
+		uri := pathToURI(env.write(t, tt.file, tt.text))
+		var list protocol.CompletionList
+		c.call(protocol.MethodTextDocumentCompletion, map[string]any{"textDocument": map[string]any{"uri": uri}, "position": tt.pos}, &list)
+		if got := len(list.Items) > 0; got != tt.want {
+			var labels []string
+			for _, it := range list.Items {
+				labels = append(labels, it.Label)
+			}
+			t.Errorf("%s: completion %q; want items: %v", tt.file, labels, tt.want)
+		}
+	}
+}
