@@ -78,21 +78,7 @@ func TestAddJudgmentFixJSONString(t *testing.T) {
 	c.initialize(env.root, nil, false)
 	path := env.write(t, "j.agent.json", text)
 	uri := c.open(path, text, 1)
-	var diag *protocol.Diagnostic
-	c.waitFor("unknown-domain diagnostic", func(ns, _ []note) bool {
-		for _, d := range diagsOf(ns, uri) {
-			for i := range d.Diagnostics {
-				if d.Diagnostics[i].Code == "unknown-domain" {
-					diag = &d.Diagnostics[i]
-					return true
-				}
-			}
-		}
-		return false
-	})
-	var actions []protocol.CodeAction
-	c.call(protocol.MethodTextDocumentCodeAction, map[string]any{"textDocument": map[string]any{"uri": uri}, "range": diag.Range,
-		"context": map[string]any{"diagnostics": []protocol.Diagnostic{*diag}}}, &actions)
+	actions := c.actionsForDiagnostic(uri, "unknown-domain")
 	var fix *protocol.CodeAction
 	for i := range actions {
 		if strings.HasPrefix(actions[i].Title, "Add judgment domain") && actions[i].Edit != nil {
